@@ -1,0 +1,15 @@
+//! Pure types and rules of Tributary: no IO, no database, no HTTP.
+//!
+//! Everything here is deterministic and unit-testable: money is exact
+//! ([`Decimal`]), time is passed in ([`clock::Clock`]), and the sync
+//! reconciler ([`reconcile`]) is a function from stored state and a provider
+//! snapshot to the changes that storage applies in one transaction.
+
+pub mod access;
+pub mod clock;
+pub mod model;
+pub mod money;
+pub mod reconcile;
+pub mod snapshot;
+
+pub use money::Decimal;

@@ -1,0 +1,133 @@
+//! Enumerations shared by every layer, with their stable wire spellings.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Declares a string-backed enum with one canonical spelling per variant, used
+/// in the database and on the wire alike.
+macro_rules! wire_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownValue;
+            fn from_str(text: &str) -> Result<Self, UnknownValue> {
+                match text {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(UnknownValue { kind: stringify!($name), value: text.to_owned() }),
+                }
+            }
+        }
+    };
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {kind} `{value}`")]
+pub struct UnknownValue {
+    pub kind: &'static str,
+    pub value: String,
+}
+
+wire_enum! {
+    /// The data provider behind a connection; the lowercase id is what the
+    /// `provider` field of an account carries.
+    Provider {
+        Sandbox => "sandbox",
+        SimpleFin => "simplefin",
+        GoCardless => "gocardless",
+        Ofx => "ofx",
+        Camt => "camt",
+        Mt940 => "mt940",
+        Csv => "csv",
+    }
+}
+
+impl Provider {
+    /// Whether the provider reports investment holdings at all. Holdings on an
+    /// account of any other provider answer `HOLDINGS_NOT_SUPPORTED`.
+    pub fn supports_holdings(self) -> bool {
+        matches!(
+            self,
+            Provider::Sandbox | Provider::SimpleFin | Provider::Ofx
+        )
+    }
+}
+
+wire_enum! {
+    /// Status of a connection, reported as the status of each of its accounts.
+    ConnectionStatus {
+        Active => "ACTIVE",
+        Error => "ERROR",
+        ReauthRequired => "REAUTH_REQUIRED",
+        Disconnected => "DISCONNECTED",
+    }
+}
+
+wire_enum! {
+    AccountKind {
+        Checking => "checking",
+        Savings => "savings",
+        CreditCard => "credit_card",
+        Brokerage => "brokerage",
+        Loan => "loan",
+        Other => "other",
+    }
+}
+
+wire_enum! {
+    /// Who pays for a Platform app's end users' connections.
+    BillingModel {
+        Integrator => "integrator",
+        User => "user",
+    }
+}
+
+wire_enum! {
+    SyncJobStatus {
+        Queued => "queued",
+        Running => "running",
+        Succeeded => "succeeded",
+        Failed => "failed",
+        Deferred => "deferred",
+    }
+}
+
+wire_enum! {
+    SyncJobKind {
+        Scheduled => "scheduled",
+        OnDemand => "on_demand",
+        Initial => "initial",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_spelling_round_trips() {
+        for p in Provider::ALL {
+            assert_eq!(p.as_str().parse::<Provider>().unwrap(), *p);
+        }
+        for s in ConnectionStatus::ALL {
+            assert_eq!(s.to_string().parse::<ConnectionStatus>().unwrap(), *s);
+        }
+        assert!("Sandbox".parse::<Provider>().is_err());
+    }
+}

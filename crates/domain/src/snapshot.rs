@@ -1,0 +1,99 @@
+//! What a connector returns: the provider's current view of one connection.
+
+use crate::model::AccountKind;
+use crate::money::Decimal;
+use chrono::{DateTime, NaiveDate, Utc};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderSnapshot {
+    pub institution: SnapshotInstitution,
+    pub accounts: Vec<SnapshotAccount>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotInstitution {
+    /// The provider's id for the institution, unique within the provider.
+    pub provider_institution_id: String,
+    pub name: String,
+    pub logo_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotAccount {
+    /// The provider's id for the account, unique within the connection.
+    pub provider_account_id: String,
+    pub name: String,
+    pub kind: AccountKind,
+    pub currency: String,
+    /// Last digits of the account number, for display only.
+    pub mask: Option<String>,
+    pub balance: Option<SnapshotBalance>,
+    pub transactions: Vec<SnapshotTransaction>,
+    /// `None` when the provider reports no holdings for this account; `Some`
+    /// (possibly empty) replaces the stored holdings.
+    pub holdings: Option<Vec<SnapshotHolding>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotBalance {
+    pub current: Decimal,
+    pub available: Option<Decimal>,
+    pub currency: String,
+    pub as_of: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotTransaction {
+    /// The provider's id; unique within the account. A pending record and the
+    /// posted record that replaces it have different ids.
+    pub provider_id: String,
+    /// On a posted record: the provider id of the pending record it replaces,
+    /// where the provider gives that link.
+    pub pending_provider_id: Option<String>,
+    pub is_pending: bool,
+    pub date: NaiveDate,
+    pub amount: Decimal,
+    pub currency: String,
+    pub merchant: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotHolding {
+    pub security: Security,
+    pub quantity: Decimal,
+    pub price: Decimal,
+    pub value: Decimal,
+    pub cost_basis: Option<Decimal>,
+    pub currency: String,
+    /// The provider's own record, kept verbatim and served as `raw`.
+    pub raw: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Security {
+    pub name: String,
+    pub currency: String,
+    pub ticker: Option<String>,
+    pub figi: Option<String>,
+    pub cusip: Option<String>,
+    pub isin: Option<String>,
+}
+
+impl Security {
+    /// The identity under which one security is stored once and shared by
+    /// every holding of it: the strongest identifier the provider gave.
+    pub fn identity_key(&self) -> String {
+        if let Some(isin) = &self.isin {
+            format!("isin:{isin}")
+        } else if let Some(figi) = &self.figi {
+            format!("figi:{figi}")
+        } else if let Some(cusip) = &self.cusip {
+            format!("cusip:{cusip}")
+        } else if let Some(ticker) = &self.ticker {
+            format!("ticker:{ticker}:{}", self.currency)
+        } else {
+            format!("name:{}:{}", self.name, self.currency)
+        }
+    }
+}

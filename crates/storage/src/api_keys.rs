@@ -1,0 +1,163 @@
+//! API keys of the Personal interface. Only the SHA-256 of a key is stored;
+//! creating, checking and revoking keys is `tributary-auth`'s business.
+
+use crate::StorageResult;
+use crate::backend;
+use crate::db::AnyConnection;
+use crate::error::StorageError;
+use crate::schema::{accounts, api_key_accounts, api_keys};
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+pub struct ApiKeyRecord {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    /// Lower-case hex SHA-256 of the key.
+    pub key_hash: String,
+    pub is_restricted: bool,
+    pub created_at: NaiveDateTime,
+    pub last_used_at: Option<NaiveDateTime>,
+    pub revoked_at: Option<NaiveDateTime>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewApiKey<'a> {
+    pub user_id: i64,
+    pub name: &'a str,
+    pub key_hash: &'a str,
+    /// `Some` restricts the key to these accounts (all must be the user's).
+    pub account_scope: Option<&'a [i64]>,
+    pub now: NaiveDateTime,
+}
+
+pub fn insert_api_key(
+    conn: &mut AnyConnection,
+    key: &NewApiKey<'_>,
+) -> StorageResult<ApiKeyRecord> {
+    conn.transaction(|conn| {
+        if let Some(scope) = key.account_scope {
+            let owned: Vec<i64> = accounts::table
+                .filter(accounts::user_id.eq(key.user_id))
+                .filter(accounts::id.eq_any(scope))
+                .select(accounts::id)
+                .load(conn)?;
+            if let Some(missing) = scope.iter().find(|id| !owned.contains(id)) {
+                return Err(StorageError::InvalidReference(format!(
+                    "account {missing} does not exist or does not belong to this user"
+                )));
+            }
+        }
+        let id: i64 = diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::user_id.eq(key.user_id),
+                api_keys::name.eq(key.name),
+                api_keys::key_hash.eq(key.key_hash),
+                api_keys::is_restricted.eq(key.account_scope.is_some()),
+                api_keys::created_at.eq(key.now),
+            ))
+            .returning(api_keys::id)
+            .get_result(conn)?;
+        if let Some(scope) = key.account_scope {
+            backend::insert_api_key_scope(conn, id, scope)?;
+        }
+        Ok(api_keys::table
+            .find(id)
+            .select(ApiKeyRecord::as_select())
+            .first(conn)?)
+    })
+}
+
+/// The key with this hash, if any, and its account scope when restricted.
+/// The hash column is unique and indexed: one lookup, plus one for the scope
+/// of a restricted key.
+pub fn find_by_hash(
+    conn: &mut AnyConnection,
+    key_hash: &str,
+) -> StorageResult<Option<(ApiKeyRecord, Option<Vec<i64>>)>> {
+    let Some(record) = api_keys::table
+        .filter(api_keys::key_hash.eq(key_hash))
+        .select(ApiKeyRecord::as_select())
+        .first(conn)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let scope = if record.is_restricted {
+        Some(scope_of(conn, record.id)?)
+    } else {
+        None
+    };
+    Ok(Some((record, scope)))
+}
+
+pub fn scope_of(conn: &mut AnyConnection, key_id: i64) -> StorageResult<Vec<i64>> {
+    Ok(api_key_accounts::table
+        .filter(api_key_accounts::api_key_id.eq(key_id))
+        .order(api_key_accounts::account_id)
+        .select(api_key_accounts::account_id)
+        .load(conn)?)
+}
+
+pub fn touch_last_used(
+    conn: &mut AnyConnection,
+    key_id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(api_keys::table.find(key_id))
+        .set(api_keys::last_used_at.eq(now))
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn list_for_user(
+    conn: &mut AnyConnection,
+    user_id: i64,
+) -> StorageResult<Vec<(ApiKeyRecord, Option<Vec<i64>>)>> {
+    let keys: Vec<ApiKeyRecord> = api_keys::table
+        .filter(api_keys::user_id.eq(user_id))
+        .order(api_keys::id)
+        .select(ApiKeyRecord::as_select())
+        .load(conn)?;
+    let scopes: Vec<(i64, i64)> = api_key_accounts::table
+        .filter(api_key_accounts::api_key_id.eq_any(keys.iter().map(|k| k.id)))
+        .order((api_key_accounts::api_key_id, api_key_accounts::account_id))
+        .load(conn)?;
+    Ok(keys
+        .into_iter()
+        .map(|key| {
+            let scope = key.is_restricted.then(|| {
+                scopes
+                    .iter()
+                    .filter(|(k, _)| *k == key.id)
+                    .map(|(_, a)| *a)
+                    .collect()
+            });
+            (key, scope)
+        })
+        .collect())
+}
+
+/// Revokes a key; `NotFound` when there is no such key. Revoking twice keeps
+/// the first revocation time.
+pub fn revoke(
+    conn: &mut AnyConnection,
+    key_id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<ApiKeyRecord> {
+    conn.transaction(|conn| {
+        diesel::update(
+            api_keys::table
+                .find(key_id)
+                .filter(api_keys::revoked_at.is_null()),
+        )
+        .set(api_keys::revoked_at.eq(now))
+        .execute(conn)?;
+        Ok(api_keys::table
+            .find(key_id)
+            .select(ApiKeyRecord::as_select())
+            .first(conn)?)
+    })
+}

@@ -1,0 +1,165 @@
+//! The one place for statements diesel's multi-backend connection cannot
+//! express: upserts (`ON CONFLICT … RETURNING`) and multi-row inserts. Each
+//! inner connection can, so the same query is type-checked once per backend
+//! by `with_backend!`.
+
+use crate::db::AnyConnection;
+use crate::schema::{accounts, api_key_accounts, institutions, securities, transactions};
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::upsert::excluded;
+use tributary_domain::snapshot::{Security, SnapshotInstitution, SnapshotTransaction};
+
+/// Runs `$body` with `$c` bound to the concrete connection of either backend.
+macro_rules! with_backend {
+    ($conn:expr, $c:ident => $body:expr) => {
+        match $conn {
+            AnyConnection::Sqlite($c) => $body,
+            AnyConnection::Postgresql($c) => $body,
+        }
+    };
+}
+
+/// Inserts or refreshes an institution; returns its id.
+pub(crate) fn upsert_institution(
+    conn: &mut AnyConnection,
+    provider: &str,
+    institution: &SnapshotInstitution,
+) -> QueryResult<i64> {
+    let row = (
+        institutions::provider.eq(provider),
+        institutions::provider_institution_id.eq(&institution.provider_institution_id),
+        institutions::name.eq(&institution.name),
+        institutions::logo_url.eq(&institution.logo_url),
+    );
+    with_backend!(conn, c => diesel::insert_into(institutions::table)
+        .values(row)
+        .on_conflict((institutions::provider, institutions::provider_institution_id))
+        .do_update()
+        .set((
+            institutions::name.eq(excluded(institutions::name)),
+            institutions::logo_url.eq(excluded(institutions::logo_url)),
+        ))
+        .returning(institutions::id)
+        .get_result(c))
+}
+
+/// Inserts or refreshes a security by its identity key; returns its id.
+pub(crate) fn upsert_security(conn: &mut AnyConnection, security: &Security) -> QueryResult<i64> {
+    let row = (
+        securities::identity_key.eq(security.identity_key()),
+        securities::name.eq(&security.name),
+        securities::currency.eq(&security.currency),
+        securities::ticker.eq(&security.ticker),
+        securities::figi.eq(&security.figi),
+        securities::cusip.eq(&security.cusip),
+        securities::isin.eq(&security.isin),
+    );
+    with_backend!(conn, c => diesel::insert_into(securities::table)
+        .values(row)
+        .on_conflict(securities::identity_key)
+        .do_update()
+        .set((
+            securities::name.eq(excluded(securities::name)),
+            securities::ticker.eq(excluded(securities::ticker)),
+            securities::figi.eq(excluded(securities::figi)),
+            securities::cusip.eq(excluded(securities::cusip)),
+        ))
+        .returning(securities::id)
+        .get_result(c))
+}
+
+pub(crate) struct AccountUpsert<'a> {
+    pub connection_id: i64,
+    pub user_id: i64,
+    pub provider_account_id: &'a str,
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub currency: &'a str,
+    pub mask: Option<&'a str>,
+    pub now: NaiveDateTime,
+}
+
+/// Inserts or refreshes an account; returns (id, whether it was created).
+pub(crate) fn upsert_account(
+    conn: &mut AnyConnection,
+    account: &AccountUpsert<'_>,
+) -> QueryResult<(i64, bool)> {
+    let row = (
+        accounts::connection_id.eq(account.connection_id),
+        accounts::user_id.eq(account.user_id),
+        accounts::provider_account_id.eq(account.provider_account_id),
+        accounts::name.eq(account.name),
+        accounts::kind.eq(account.kind),
+        accounts::currency.eq(account.currency),
+        accounts::mask.eq(account.mask),
+        accounts::created_at.eq(account.now),
+        accounts::updated_at.eq(account.now),
+    );
+    // `created_at = updated_at` on the returned row tells an insert from an
+    // update without a second query.
+    let (id, created_at, updated_at): (i64, NaiveDateTime, NaiveDateTime) = with_backend!(conn, c => diesel::insert_into(accounts::table)
+            .values(row)
+            .on_conflict((accounts::connection_id, accounts::provider_account_id))
+            .do_update()
+            .set((
+                accounts::name.eq(excluded(accounts::name)),
+                accounts::kind.eq(excluded(accounts::kind)),
+                accounts::currency.eq(excluded(accounts::currency)),
+                accounts::mask.eq(excluded(accounts::mask)),
+                accounts::updated_at.eq(excluded(accounts::updated_at)),
+            ))
+            .returning((accounts::id, accounts::created_at, accounts::updated_at))
+            .get_result(c))?;
+    Ok((id, created_at == updated_at && created_at == account.now))
+}
+
+/// Inserts new transactions of one account, in batches that stay under both
+/// backends' limits on bound parameters.
+pub(crate) fn insert_transactions(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    records: &[SnapshotTransaction],
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    for batch in records.chunks(500) {
+        let rows: Vec<_> = batch
+            .iter()
+            .map(|record| {
+                (
+                    transactions::account_id.eq(account_id),
+                    transactions::provider_transaction_id.eq(&record.provider_id),
+                    transactions::pending_provider_id.eq(&record.pending_provider_id),
+                    transactions::is_pending.eq(record.is_pending),
+                    transactions::booked_on.eq(record.date),
+                    transactions::amount.eq(record.amount.to_string()),
+                    transactions::currency.eq(&record.currency),
+                    transactions::merchant.eq(&record.merchant),
+                    transactions::description.eq(&record.description),
+                    transactions::created_at.eq(now),
+                    transactions::updated_at.eq(now),
+                )
+            })
+            .collect();
+        with_backend!(conn, c => diesel::insert_into(transactions::table).values(&rows).execute(c))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn insert_api_key_scope(
+    conn: &mut AnyConnection,
+    key_id: i64,
+    account_ids: &[i64],
+) -> QueryResult<()> {
+    let rows: Vec<_> = account_ids
+        .iter()
+        .map(|account| {
+            (
+                api_key_accounts::api_key_id.eq(key_id),
+                api_key_accounts::account_id.eq(*account),
+            )
+        })
+        .collect();
+    with_backend!(conn, c => diesel::insert_into(api_key_accounts::table).values(&rows).execute(c))?;
+    Ok(())
+}

@@ -1,0 +1,184 @@
+//! Connections (a user's link to one institution through one provider) and
+//! the institutions they point at.
+
+use crate::StorageResult;
+use crate::backend;
+use crate::db::AnyConnection;
+use crate::schema::{connections, institutions};
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use tributary_domain::model::{ConnectionStatus, Provider};
+use tributary_domain::snapshot::SnapshotInstitution;
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = connections)]
+struct ConnectionRow {
+    id: i64,
+    user_id: i64,
+    institution_id: i64,
+    provider: String,
+    status: String,
+    status_reason: Option<String>,
+    settings: String,
+    last_synced_at: Option<NaiveDateTime>,
+    next_sync_at: Option<NaiveDateTime>,
+    consecutive_failures: i32,
+    consent_expires_at: Option<NaiveDateTime>,
+    created_at: NaiveDateTime,
+    updated_at: NaiveDateTime,
+}
+
+/// A connection as read back. Encrypted credentials are deliberately not
+/// part of it: they are read only by the code that decrypts them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionRecord {
+    pub id: i64,
+    pub user_id: i64,
+    pub institution_id: i64,
+    pub institution_name: String,
+    pub provider: Provider,
+    pub status: ConnectionStatus,
+    pub status_reason: Option<String>,
+    /// Non-secret provider settings.
+    pub settings: serde_json::Value,
+    pub last_synced_at: Option<NaiveDateTime>,
+    pub next_sync_at: Option<NaiveDateTime>,
+    pub consecutive_failures: i32,
+    pub consent_expires_at: Option<NaiveDateTime>,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+impl ConnectionRow {
+    fn into_record(self, institution_name: String) -> StorageResult<ConnectionRecord> {
+        Ok(ConnectionRecord {
+            id: self.id,
+            user_id: self.user_id,
+            institution_id: self.institution_id,
+            institution_name,
+            provider: self.provider.parse()?,
+            status: self.status.parse()?,
+            status_reason: self.status_reason,
+            settings: serde_json::from_str(&self.settings).map_err(|err| {
+                crate::StorageError::Corrupt(format!("connection settings: {err}"))
+            })?,
+            last_synced_at: self.last_synced_at,
+            next_sync_at: self.next_sync_at,
+            consecutive_failures: self.consecutive_failures,
+            consent_expires_at: self.consent_expires_at,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+pub fn upsert_institution(
+    conn: &mut AnyConnection,
+    provider: Provider,
+    institution: &SnapshotInstitution,
+) -> StorageResult<i64> {
+    Ok(backend::upsert_institution(
+        conn,
+        provider.as_str(),
+        institution,
+    )?)
+}
+
+#[derive(Debug, Clone)]
+pub struct NewConnection<'a> {
+    pub user_id: i64,
+    pub provider: Provider,
+    pub institution: &'a SnapshotInstitution,
+    pub settings: &'a serde_json::Value,
+    pub now: NaiveDateTime,
+}
+
+/// Creates an ACTIVE connection that has never synced.
+pub fn create_connection(
+    conn: &mut AnyConnection,
+    new: &NewConnection<'_>,
+) -> StorageResult<ConnectionRecord> {
+    conn.transaction(|conn| {
+        let institution_id = upsert_institution(conn, new.provider, new.institution)?;
+        let id: i64 = diesel::insert_into(connections::table)
+            .values((
+                connections::user_id.eq(new.user_id),
+                connections::institution_id.eq(institution_id),
+                connections::provider.eq(new.provider.as_str()),
+                connections::status.eq(ConnectionStatus::Active.as_str()),
+                connections::settings.eq(new.settings.to_string()),
+                connections::next_sync_at.eq(new.now),
+                connections::created_at.eq(new.now),
+                connections::updated_at.eq(new.now),
+            ))
+            .returning(connections::id)
+            .get_result(conn)?;
+        get_connection(conn, id)
+    })
+}
+
+pub fn get_connection(conn: &mut AnyConnection, id: i64) -> StorageResult<ConnectionRecord> {
+    let (row, name): (ConnectionRow, String) = connections::table
+        .inner_join(institutions::table)
+        .filter(connections::id.eq(id))
+        .select((ConnectionRow::as_select(), institutions::name))
+        .first(conn)?;
+    row.into_record(name)
+}
+
+/// Connections of one user, or of everyone, oldest first.
+pub fn list_connections(
+    conn: &mut AnyConnection,
+    user_id: Option<i64>,
+) -> StorageResult<Vec<ConnectionRecord>> {
+    let mut query = connections::table
+        .inner_join(institutions::table)
+        .select((ConnectionRow::as_select(), institutions::name))
+        .order(connections::id)
+        .into_boxed();
+    if let Some(user_id) = user_id {
+        query = query.filter(connections::user_id.eq(user_id));
+    }
+    let rows: Vec<(ConnectionRow, String)> = query.load(conn)?;
+    rows.into_iter()
+        .map(|(row, name)| row.into_record(name))
+        .collect()
+}
+
+/// Records a failed sync: the new status, the reason in plain words, one more
+/// consecutive failure.
+pub fn record_failure(
+    conn: &mut AnyConnection,
+    id: i64,
+    status: ConnectionStatus,
+    reason: &str,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::status.eq(status.as_str()),
+            connections::status_reason.eq(reason),
+            connections::consecutive_failures.eq(connections::consecutive_failures + 1),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Records a successful sync (called inside the sync's own transaction).
+pub(crate) fn record_success(
+    conn: &mut AnyConnection,
+    id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::status.eq(ConnectionStatus::Active.as_str()),
+            connections::status_reason.eq(None::<String>),
+            connections::consecutive_failures.eq(0),
+            connections::last_synced_at.eq(now),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}

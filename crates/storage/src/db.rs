@@ -1,0 +1,347 @@
+//! Connections, the pool and migrations. The backend is chosen from the URL
+//! scheme here, before anything connects, so a bad URL fails at once with a
+//! message that says what is wrong (diesel's own multi-connection `establish`
+//! would try every backend and report only "invalid connection url" after
+//! the pool's timeout).
+
+use crate::StorageResult;
+use crate::error::StorageError;
+use diesel::Connection;
+use diesel::connection::SimpleConnection;
+use diesel::pg::PgConnection;
+use diesel::r2d2::{self, CustomizeConnection, ManageConnection, Pool, PooledConnection};
+use diesel::sqlite::SqliteConnection;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+
+/// One connection type for both backends; queries written once against it run
+/// on either. Backend-specific SQL lives in `crate::backend`.
+#[derive(diesel::MultiConnection)]
+pub enum AnyConnection {
+    Postgresql(PgConnection),
+    Sqlite(SqliteConnection),
+}
+
+impl fmt::Debug for AnyConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AnyConnection::Postgresql(_) => "AnyConnection::Postgresql",
+            AnyConnection::Sqlite(_) => "AnyConnection::Sqlite",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A parsed `TRIBUTARY_DATABASE_URL`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    /// `sqlite://PATH`: a file, created when missing.
+    Sqlite(PathBuf),
+    /// `postgres://…` or `postgresql://…`, handed to libpq as given.
+    Postgres(String),
+}
+
+// The PostgreSQL URL may carry a password: never print it.
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DatabaseUrl::Sqlite(path) => write!(f, "sqlite://{}", path.display()),
+            DatabaseUrl::Postgres(url) => match redact_password(url) {
+                Some(redacted) => f.write_str(&redacted),
+                None => f.write_str(url),
+            },
+        }
+    }
+}
+
+fn redact_password(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let (userinfo, host) = rest.split_once('@')?;
+    let (user, _password) = userinfo.split_once(':')?;
+    Some(format!("{scheme}://{user}:***@{host}"))
+}
+
+impl DatabaseUrl {
+    pub fn parse(url: &str) -> StorageResult<Self> {
+        let url = url.trim();
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(StorageError::InvalidUrl(
+                    "`sqlite://` needs a file path, e.g. sqlite://tributary.db".into(),
+                ));
+            }
+            if path == ":memory:" {
+                return Err(StorageError::InvalidUrl(
+                    "an in-memory SQLite database would be a different empty database on \
+                     every pooled connection; give a file path"
+                        .into(),
+                ));
+            }
+            return Ok(DatabaseUrl::Sqlite(PathBuf::from(path)));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DatabaseUrl::Postgres(url.to_owned()));
+        }
+        let scheme = url.split_once("://").map_or(url, |(scheme, _)| scheme);
+        Err(StorageError::InvalidUrl(format!(
+            "unsupported scheme `{scheme}`: use sqlite://PATH or postgres://USER@HOST/DB"
+        )))
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            DatabaseUrl::Sqlite(_) => Backend::Sqlite,
+            DatabaseUrl::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Opens one connection of the right backend, with the real error.
+    pub fn establish(&self) -> StorageResult<AnyConnection> {
+        match self {
+            DatabaseUrl::Sqlite(path) => {
+                let path = path.to_str().ok_or_else(|| {
+                    StorageError::InvalidUrl("the SQLite path is not valid UTF-8".into())
+                })?;
+                SqliteConnection::establish(path).map(AnyConnection::Sqlite)
+            }
+            DatabaseUrl::Postgres(url) => {
+                PgConnection::establish(url).map(AnyConnection::Postgresql)
+            }
+        }
+        .map_err(|err| StorageError::Unavailable(format!("cannot connect to {self}: {err}")))
+    }
+}
+
+/// r2d2 manager that opens the backend the URL names (and only that one).
+#[derive(Debug)]
+pub struct Manager(DatabaseUrl);
+
+impl ManageConnection for Manager {
+    type Connection = AnyConnection;
+    type Error = r2d2::Error;
+
+    fn connect(&self) -> Result<AnyConnection, r2d2::Error> {
+        self.0.establish().map_err(|err| {
+            r2d2::Error::ConnectionError(diesel::ConnectionError::BadConnection(err.to_string()))
+        })
+    }
+
+    fn is_valid(&self, conn: &mut AnyConnection) -> Result<(), r2d2::Error> {
+        conn.batch_execute("SELECT 1")
+            .map_err(r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, _conn: &mut AnyConnection) -> bool {
+        false
+    }
+}
+
+/// SQLite settings that are per connection, not per file.
+#[derive(Debug)]
+struct SqlitePragmas {
+    busy_timeout: Duration,
+}
+
+impl CustomizeConnection<AnyConnection, r2d2::Error> for SqlitePragmas {
+    fn on_acquire(&self, conn: &mut AnyConnection) -> Result<(), r2d2::Error> {
+        apply_sqlite_pragmas(conn, self.busy_timeout).map_err(r2d2::Error::QueryError)
+    }
+}
+
+fn apply_sqlite_pragmas(
+    conn: &mut AnyConnection,
+    busy_timeout: Duration,
+) -> diesel::QueryResult<()> {
+    // One statement per call: SQLite ignores all but the first PRAGMA of a
+    // batch in some builds.
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {}",
+        busy_timeout.as_millis()
+    ))?;
+    conn.batch_execute("PRAGMA journal_mode = WAL")?;
+    conn.batch_execute("PRAGMA synchronous = NORMAL")?;
+    conn.batch_execute("PRAGMA foreign_keys = ON")
+}
+
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub max_size: u32,
+    /// How long a request waits for a free connection before the database
+    /// counts as unavailable (503).
+    pub connection_timeout: Duration,
+    pub sqlite_busy_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        Self {
+            max_size: 8,
+            connection_timeout: Duration::from_secs(5),
+            sqlite_busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+pub type PooledConn = PooledConnection<Manager>;
+
+/// The pool, cheap to clone.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool<Manager>,
+    url: DatabaseUrl,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Database {
+    /// Connects once directly (so an unreachable server reports its real
+    /// error at once), then builds the pool.
+    pub fn connect(url: &DatabaseUrl, options: &PoolOptions) -> StorageResult<Self> {
+        if let DatabaseUrl::Sqlite(path) = url {
+            if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                if !dir.is_dir() {
+                    return Err(StorageError::InvalidUrl(format!(
+                        "the directory {} of the SQLite file does not exist",
+                        dir.display()
+                    )));
+                }
+            }
+        }
+        let mut probe = url.establish()?;
+        if url.backend() == Backend::Sqlite {
+            apply_sqlite_pragmas(&mut probe, options.sqlite_busy_timeout)?;
+        }
+        drop(probe);
+
+        let mut builder = Pool::builder()
+            .max_size(options.max_size)
+            .min_idle(Some(1))
+            .connection_timeout(options.connection_timeout);
+        if url.backend() == Backend::Sqlite {
+            builder = builder.connection_customizer(Box::new(SqlitePragmas {
+                busy_timeout: options.sqlite_busy_timeout,
+            }));
+        }
+        let pool = builder
+            .build(Manager(url.clone()))
+            .map_err(|err| StorageError::Unavailable(err.to_string()))?;
+        Ok(Self {
+            pool,
+            url: url.clone(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.url.backend()
+    }
+
+    pub fn url(&self) -> &DatabaseUrl {
+        &self.url
+    }
+
+    /// A pooled connection; never hold one across an `.await`.
+    pub fn conn(&self) -> StorageResult<PooledConn> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Applies every pending migration; returns the names applied.
+    pub fn migrate(&self) -> StorageResult<Vec<String>> {
+        let mut conn = self.conn()?;
+        let applied = match &mut *conn {
+            AnyConnection::Sqlite(c) => c.run_pending_migrations(SQLITE_MIGRATIONS),
+            AnyConnection::Postgresql(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS),
+        }
+        .map_err(|err| StorageError::Migration(err.to_string()))?;
+        Ok(applied.iter().map(ToString::to_string).collect())
+    }
+
+    pub fn has_pending_migrations(&self) -> StorageResult<bool> {
+        let mut conn = self.conn()?;
+        match &mut *conn {
+            AnyConnection::Sqlite(c) => c.has_pending_migration(SQLITE_MIGRATIONS),
+            AnyConnection::Postgresql(c) => c.has_pending_migration(POSTGRES_MIGRATIONS),
+        }
+        .map_err(|err| StorageError::Migration(err.to_string()))
+    }
+
+    /// Readiness: a round trip to the database.
+    pub fn ping(&self) -> StorageResult<()> {
+        self.conn()?.batch_execute("SELECT 1")?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_comes_from_the_scheme() {
+        assert_eq!(
+            DatabaseUrl::parse("sqlite://tributary.db").unwrap(),
+            DatabaseUrl::Sqlite("tributary.db".into())
+        );
+        assert_eq!(
+            DatabaseUrl::parse("sqlite:///var/lib/t.db").unwrap(),
+            DatabaseUrl::Sqlite("/var/lib/t.db".into())
+        );
+        assert_eq!(
+            DatabaseUrl::parse("postgresql://u@h/db").unwrap().backend(),
+            Backend::Postgres
+        );
+    }
+
+    #[test]
+    fn bad_urls_fail_with_the_reason() {
+        let err = DatabaseUrl::parse("mysql://root@localhost/x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unsupported scheme `mysql`"), "{err}");
+        let err = DatabaseUrl::parse("tributary.db").unwrap_err().to_string();
+        assert!(err.contains("sqlite://PATH"), "{err}");
+        assert!(DatabaseUrl::parse("sqlite://").is_err());
+        assert!(DatabaseUrl::parse("sqlite://:memory:").is_err());
+    }
+
+    #[test]
+    fn passwords_never_print() {
+        let url = DatabaseUrl::parse("postgres://app:s3cret@db:5432/t").unwrap();
+        assert_eq!(url.to_string(), "postgres://app:***@db:5432/t");
+        assert!(!format!("{url:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn unreachable_postgres_reports_the_real_error_not_a_pool_timeout() {
+        let url = DatabaseUrl::parse("postgres://nobody@127.0.0.1:1/none").unwrap();
+        let err = Database::connect(&url, &PoolOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot connect to postgres://nobody@127.0.0.1:1/none"),
+            "{err}"
+        );
+        assert!(!err.contains("timed out"), "{err}");
+    }
+}

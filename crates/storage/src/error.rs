@@ -1,0 +1,60 @@
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database URL cannot be used; says why.
+    #[error("invalid database URL: {0}")]
+    InvalidUrl(String),
+    /// The database cannot be reached or no connection was free in time.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    #[error("not found")]
+    NotFound,
+    /// A uniqueness rule was hit, e.g. a user that already exists.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// A stored value does not parse (e.g. decimal text); data written by
+    /// something other than Tributary.
+    #[error("corrupt stored value: {0}")]
+    Corrupt(String),
+    /// A referenced row does not exist or is not the caller's; says which.
+    #[error("{0}")]
+    InvalidReference(String),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    #[error("database error: {0}")]
+    Query(#[source] DieselError),
+}
+
+impl From<DieselError> for StorageError {
+    fn from(err: DieselError) -> Self {
+        match err {
+            DieselError::NotFound => StorageError::NotFound,
+            DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+                StorageError::Conflict(info.message().to_owned())
+            }
+            DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
+                StorageError::Unavailable(info.message().to_owned())
+            }
+            other => StorageError::Query(other),
+        }
+    }
+}
+
+impl From<diesel::r2d2::PoolError> for StorageError {
+    fn from(err: diesel::r2d2::PoolError) -> Self {
+        StorageError::Unavailable(err.to_string())
+    }
+}
+
+impl From<tributary_domain::money::DecimalParseError> for StorageError {
+    fn from(err: tributary_domain::money::DecimalParseError) -> Self {
+        StorageError::Corrupt(err.to_string())
+    }
+}
+
+impl From<tributary_domain::model::UnknownValue> for StorageError {
+    fn from(err: tributary_domain::model::UnknownValue) -> Self {
+        StorageError::Corrupt(err.to_string())
+    }
+}

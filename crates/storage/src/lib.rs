@@ -1,0 +1,23 @@
+//! Storage: the one diesel schema for SQLite and PostgreSQL, embedded
+//! migrations, the connection pool and the repositories. Every SQL statement
+//! of Tributary lives in this crate.
+
+mod backend;
+pub mod db;
+pub mod error;
+pub mod schema;
+
+pub mod api_keys;
+pub mod connections;
+pub mod read;
+pub mod sync_apply;
+pub mod sync_jobs;
+pub mod users;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use db::{AnyConnection, Backend, Database, DatabaseUrl, PoolOptions};
+pub use error::StorageError;
+
+pub type StorageResult<T> = Result<T, StorageError>;

@@ -1,0 +1,386 @@
+//! The read path of the data endpoints. Each function is one indexed query,
+//! whatever the number of rows: accounts join their connection and
+//! institution, holdings join their security, nothing is fetched per row.
+
+use crate::db::AnyConnection;
+use crate::schema::{
+    accounts, balances, connections, holdings, institutions, securities, transactions,
+};
+use crate::{StorageError, StorageResult};
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::prelude::*;
+use tributary_domain::access::Viewer;
+use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::snapshot::Security;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccountView {
+    pub id: i64,
+    pub name: String,
+    pub kind: AccountKind,
+    pub currency: String,
+    pub mask: Option<String>,
+    pub provider: Provider,
+    pub status: ConnectionStatus,
+    pub institution_name: String,
+    pub institution_logo: Option<String>,
+}
+
+type AccountColumns = (
+    accounts::id,
+    accounts::name,
+    accounts::kind,
+    accounts::currency,
+    accounts::mask,
+    connections::provider,
+    connections::status,
+    institutions::name,
+    institutions::logo_url,
+);
+
+const ACCOUNT_COLUMNS: AccountColumns = (
+    accounts::id,
+    accounts::name,
+    accounts::kind,
+    accounts::currency,
+    accounts::mask,
+    connections::provider,
+    connections::status,
+    institutions::name,
+    institutions::logo_url,
+);
+
+type AccountRow = (
+    i64,
+    String,
+    String,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<String>,
+);
+
+fn account_view(row: AccountRow) -> StorageResult<AccountView> {
+    let (id, name, kind, currency, mask, provider, status, institution_name, institution_logo) =
+        row;
+    Ok(AccountView {
+        id,
+        name,
+        kind: kind.parse()?,
+        currency,
+        mask,
+        provider: provider.parse()?,
+        status: status.parse()?,
+        institution_name,
+        institution_logo,
+    })
+}
+
+/// Every account the viewer may see, in id order.
+pub fn list_accounts(conn: &mut AnyConnection, viewer: &Viewer) -> StorageResult<Vec<AccountView>> {
+    let mut query = accounts::table
+        .inner_join(connections::table.inner_join(institutions::table))
+        .filter(accounts::user_id.eq(viewer.user_id))
+        .select(ACCOUNT_COLUMNS)
+        .order(accounts::id)
+        .into_boxed();
+    if let Some(scope) = &viewer.account_scope {
+        query = query.filter(accounts::id.eq_any(scope));
+    }
+    let rows: Vec<AccountRow> = query.load(conn)?;
+    rows.into_iter().map(account_view).collect()
+}
+
+/// The account, when it exists and the viewer may see it. Someone else's
+/// account and a missing one are both `None`.
+pub fn find_account(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account_id: i64,
+) -> StorageResult<Option<AccountView>> {
+    if !viewer.may_see_account(account_id) {
+        return Ok(None);
+    }
+    let row: Option<AccountRow> = accounts::table
+        .inner_join(connections::table.inner_join(institutions::table))
+        .filter(accounts::id.eq(account_id))
+        .filter(accounts::user_id.eq(viewer.user_id))
+        .select(ACCOUNT_COLUMNS)
+        .first(conn)
+        .optional()?;
+    row.map(account_view).transpose()
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TransactionFilter {
+    pub include_pending: bool,
+    /// Inclusive bounds on the transaction date.
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+}
+
+/// A position in the newest-first order: rows strictly after it come next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionPosition {
+    pub date: NaiveDate,
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransactionRecord {
+    pub id: i64,
+    pub account_id: i64,
+    pub provider_transaction_id: String,
+    pub pending_provider_id: Option<String>,
+    pub is_pending: bool,
+    pub date: NaiveDate,
+    pub amount: Decimal,
+    pub currency: String,
+    pub merchant: Option<String>,
+    pub description: Option<String>,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = transactions)]
+struct TransactionRow {
+    id: i64,
+    account_id: i64,
+    provider_transaction_id: String,
+    pending_provider_id: Option<String>,
+    is_pending: bool,
+    booked_on: NaiveDate,
+    amount: String,
+    currency: String,
+    merchant: Option<String>,
+    description: Option<String>,
+}
+
+impl TryFrom<TransactionRow> for TransactionRecord {
+    type Error = StorageError;
+    fn try_from(row: TransactionRow) -> StorageResult<Self> {
+        Ok(TransactionRecord {
+            id: row.id,
+            account_id: row.account_id,
+            provider_transaction_id: row.provider_transaction_id,
+            pending_provider_id: row.pending_provider_id,
+            is_pending: row.is_pending,
+            date: row.booked_on,
+            amount: parse_decimal(&row.amount)?,
+            currency: row.currency,
+            merchant: row.merchant,
+            description: row.description,
+        })
+    }
+}
+
+fn filtered_transactions<'a>(
+    account_id: i64,
+    filter: &TransactionFilter,
+) -> transactions::BoxedQuery<'a, crate::db::MultiBackend> {
+    let mut query = transactions::table
+        .filter(transactions::account_id.eq(account_id))
+        .into_boxed();
+    if !filter.include_pending {
+        query = query.filter(transactions::is_pending.eq(false));
+    }
+    if let Some(from) = filter.from {
+        query = query.filter(transactions::booked_on.ge(from));
+    }
+    if let Some(to) = filter.to {
+        query = query.filter(transactions::booked_on.le(to));
+    }
+    query
+}
+
+/// Transactions of one account, newest first (date, then id). With `limit`,
+/// one page of at most `limit` rows after `after`; ordering by the unique
+/// (date, id) keeps pages stable while new rows arrive.
+pub fn list_transactions(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    filter: &TransactionFilter,
+    limit: Option<i64>,
+    after: Option<TransactionPosition>,
+) -> StorageResult<Vec<TransactionRecord>> {
+    let mut query = filtered_transactions(account_id, filter)
+        .select(TransactionRow::as_select())
+        .order((transactions::booked_on.desc(), transactions::id.desc()));
+    if let Some(after) = after {
+        query = query.filter(
+            transactions::booked_on
+                .lt(after.date)
+                .or(transactions::booked_on
+                    .eq(after.date)
+                    .and(transactions::id.lt(after.id))),
+        );
+    }
+    if let Some(limit) = limit {
+        query = query.limit(limit);
+    }
+    let rows: Vec<TransactionRow> = query.load(conn)?;
+    rows.into_iter().map(TransactionRecord::try_from).collect()
+}
+
+/// How many transactions match the filter (the `total` of a paged listing).
+pub fn count_transactions(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    filter: &TransactionFilter,
+) -> StorageResult<i64> {
+    Ok(filtered_transactions(account_id, filter)
+        .count()
+        .get_result(conn)?)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BalanceRecord {
+    pub amount: Decimal,
+    pub available: Option<Decimal>,
+    pub currency: String,
+    pub as_of: NaiveDateTime,
+}
+
+/// The newest balance snapshot of an account.
+pub fn latest_balance(
+    conn: &mut AnyConnection,
+    account_id: i64,
+) -> StorageResult<Option<BalanceRecord>> {
+    let row: Option<(String, Option<String>, String, NaiveDateTime)> = balances::table
+        .filter(balances::account_id.eq(account_id))
+        .order((balances::as_of.desc(), balances::id.desc()))
+        .select((
+            balances::amount,
+            balances::available,
+            balances::currency,
+            balances::as_of,
+        ))
+        .first(conn)
+        .optional()?;
+    row.map(|(amount, available, currency, as_of)| {
+        Ok(BalanceRecord {
+            amount: parse_decimal(&amount)?,
+            available: available.as_deref().map(parse_decimal).transpose()?,
+            currency,
+            as_of,
+        })
+    })
+    .transpose()
+}
+
+/// Balance history of an account, oldest first.
+pub fn balance_history(
+    conn: &mut AnyConnection,
+    account_id: i64,
+) -> StorageResult<Vec<BalanceRecord>> {
+    let rows: Vec<(String, Option<String>, String, NaiveDateTime)> = balances::table
+        .filter(balances::account_id.eq(account_id))
+        .order((balances::as_of.asc(), balances::id.asc()))
+        .select((
+            balances::amount,
+            balances::available,
+            balances::currency,
+            balances::as_of,
+        ))
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(amount, available, currency, as_of)| {
+            Ok(BalanceRecord {
+                amount: parse_decimal(&amount)?,
+                available: available.as_deref().map(parse_decimal).transpose()?,
+                currency,
+                as_of,
+            })
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HoldingView {
+    pub security: Security,
+    pub quantity: Decimal,
+    pub price: Decimal,
+    pub value: Decimal,
+    pub cost_basis: Option<Decimal>,
+    pub currency: String,
+    pub raw: serde_json::Value,
+    pub as_of: NaiveDateTime,
+}
+
+type HoldingRow = (
+    (
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    ),
+    (
+        String,
+        String,
+        String,
+        Option<String>,
+        String,
+        String,
+        NaiveDateTime,
+    ),
+);
+
+/// Holdings of an account with their securities, by security name.
+pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult<Vec<HoldingView>> {
+    let rows: Vec<HoldingRow> = holdings::table
+        .inner_join(securities::table)
+        .filter(holdings::account_id.eq(account_id))
+        .order((securities::name, holdings::id))
+        .select((
+            (
+                securities::name,
+                securities::currency,
+                securities::ticker,
+                securities::figi,
+                securities::cusip,
+                securities::isin,
+            ),
+            (
+                holdings::quantity,
+                holdings::price,
+                holdings::value,
+                holdings::cost_basis,
+                holdings::currency,
+                holdings::raw,
+                holdings::as_of,
+            ),
+        ))
+        .load(conn)?;
+    rows.into_iter()
+        .map(
+            |(
+                (name, sec_currency, ticker, figi, cusip, isin),
+                (quantity, price, value, cost_basis, currency, raw, as_of),
+            )| {
+                Ok(HoldingView {
+                    security: Security {
+                        name,
+                        currency: sec_currency,
+                        ticker,
+                        figi,
+                        cusip,
+                        isin,
+                    },
+                    quantity: parse_decimal(&quantity)?,
+                    price: parse_decimal(&price)?,
+                    value: parse_decimal(&value)?,
+                    cost_basis: cost_basis.as_deref().map(parse_decimal).transpose()?,
+                    currency,
+                    raw: serde_json::from_str(&raw).map_err(|err| {
+                        StorageError::Corrupt(format!("holding raw record: {err}"))
+                    })?,
+                    as_of,
+                })
+            },
+        )
+        .collect()
+}

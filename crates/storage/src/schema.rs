@@ -1,0 +1,206 @@
+//! The one diesel schema shared by SQLite and PostgreSQL; mirrors
+//! `migrations/{sqlite,postgres}`. Decimal columns are `Text` (see DESIGN.md).
+
+diesel::table! {
+    apps (id) {
+        id -> BigInt,
+        client_id -> Text,
+        name -> Text,
+        client_secret_hash -> Nullable<Text>,
+        is_public -> Bool,
+        billing_model -> Text,
+        default_max_accounts -> Nullable<Integer>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    app_redirect_uris (id) {
+        id -> BigInt,
+        app_id -> BigInt,
+        uri -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> BigInt,
+        app_id -> Nullable<BigInt>,
+        email -> Text,
+        external_user_id -> Nullable<Text>,
+        max_accounts -> Nullable<Integer>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        name -> Text,
+        key_hash -> Text,
+        is_restricted -> Bool,
+        created_at -> Timestamp,
+        last_used_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    api_key_accounts (api_key_id, account_id) {
+        api_key_id -> BigInt,
+        account_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    institutions (id) {
+        id -> BigInt,
+        provider -> Text,
+        provider_institution_id -> Text,
+        name -> Text,
+        logo_url -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    connections (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        institution_id -> BigInt,
+        provider -> Text,
+        status -> Text,
+        status_reason -> Nullable<Text>,
+        settings -> Text,
+        credentials_encrypted -> Nullable<Binary>,
+        last_synced_at -> Nullable<Timestamp>,
+        next_sync_at -> Nullable<Timestamp>,
+        consecutive_failures -> Integer,
+        consent_expires_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    accounts (id) {
+        id -> BigInt,
+        connection_id -> BigInt,
+        user_id -> BigInt,
+        provider_account_id -> Text,
+        name -> Text,
+        kind -> Text,
+        currency -> Text,
+        mask -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    transactions (id) {
+        id -> BigInt,
+        account_id -> BigInt,
+        provider_transaction_id -> Text,
+        pending_provider_id -> Nullable<Text>,
+        is_pending -> Bool,
+        booked_on -> Date,
+        amount -> Text,
+        currency -> Text,
+        merchant -> Nullable<Text>,
+        description -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    balances (id) {
+        id -> BigInt,
+        account_id -> BigInt,
+        amount -> Text,
+        available -> Nullable<Text>,
+        currency -> Text,
+        as_of -> Timestamp,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    securities (id) {
+        id -> BigInt,
+        identity_key -> Text,
+        name -> Text,
+        currency -> Text,
+        ticker -> Nullable<Text>,
+        figi -> Nullable<Text>,
+        cusip -> Nullable<Text>,
+        isin -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    holdings (id) {
+        id -> BigInt,
+        account_id -> BigInt,
+        security_id -> BigInt,
+        quantity -> Text,
+        price -> Text,
+        value -> Text,
+        cost_basis -> Nullable<Text>,
+        currency -> Text,
+        raw -> Text,
+        as_of -> Timestamp,
+    }
+}
+
+diesel::table! {
+    sync_jobs (id) {
+        id -> BigInt,
+        connection_id -> BigInt,
+        kind -> Text,
+        status -> Text,
+        run_after -> Timestamp,
+        attempts -> Integer,
+        locked_by -> Nullable<Text>,
+        lease_expires_at -> Nullable<Timestamp>,
+        started_at -> Nullable<Timestamp>,
+        finished_at -> Nullable<Timestamp>,
+        error -> Nullable<Text>,
+        summary -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(app_redirect_uris -> apps (app_id));
+diesel::joinable!(users -> apps (app_id));
+diesel::joinable!(api_keys -> users (user_id));
+diesel::joinable!(api_key_accounts -> api_keys (api_key_id));
+diesel::joinable!(api_key_accounts -> accounts (account_id));
+diesel::joinable!(connections -> users (user_id));
+diesel::joinable!(connections -> institutions (institution_id));
+diesel::joinable!(accounts -> connections (connection_id));
+diesel::joinable!(accounts -> users (user_id));
+diesel::joinable!(transactions -> accounts (account_id));
+diesel::joinable!(balances -> accounts (account_id));
+diesel::joinable!(holdings -> accounts (account_id));
+diesel::joinable!(holdings -> securities (security_id));
+diesel::joinable!(sync_jobs -> connections (connection_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    apps,
+    app_redirect_uris,
+    users,
+    api_keys,
+    api_key_accounts,
+    institutions,
+    connections,
+    accounts,
+    transactions,
+    balances,
+    securities,
+    holdings,
+    sync_jobs,
+);

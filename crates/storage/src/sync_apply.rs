@@ -1,0 +1,160 @@
+//! Applies a provider snapshot to a connection in one database transaction:
+//! a failure anywhere leaves the previous state whole.
+
+use crate::backend::{self, AccountUpsert};
+use crate::connections::{self, upsert_institution};
+use crate::db::AnyConnection;
+use crate::read::TransactionRecord;
+use crate::schema::{balances, holdings, transactions};
+use crate::{StorageError, StorageResult};
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use tributary_domain::model::Provider;
+use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile_transactions};
+use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount};
+
+pub fn apply_snapshot(
+    conn: &mut AnyConnection,
+    connection_id: i64,
+    snapshot: &ProviderSnapshot,
+    now: NaiveDateTime,
+) -> StorageResult<SyncSummary> {
+    conn.transaction(|conn| {
+        let connection = connections::get_connection(conn, connection_id)?;
+        upsert_institution(conn, connection.provider, &snapshot.institution)?;
+        let mut summary = SyncSummary::default();
+        for account in &snapshot.accounts {
+            apply_account(
+                conn,
+                connection.id,
+                connection.user_id,
+                connection.provider,
+                account,
+                now,
+                &mut summary,
+            )?;
+        }
+        connections::record_success(conn, connection.id, now)?;
+        Ok(summary)
+    })
+}
+
+fn apply_account(
+    conn: &mut AnyConnection,
+    connection_id: i64,
+    user_id: i64,
+    provider: Provider,
+    account: &SnapshotAccount,
+    now: NaiveDateTime,
+    summary: &mut SyncSummary,
+) -> StorageResult<()> {
+    let (account_id, created) = backend::upsert_account(
+        conn,
+        &AccountUpsert {
+            connection_id,
+            user_id,
+            provider_account_id: &account.provider_account_id,
+            name: &account.name,
+            kind: account.kind.as_str(),
+            currency: &account.currency,
+            mask: account.mask.as_deref(),
+            now,
+        },
+    )?;
+    summary.accounts_seen += 1;
+    summary.accounts_created += usize::from(created);
+
+    let stored = stored_transactions(conn, account_id)?;
+    let changes = reconcile_transactions(&stored, &account.transactions);
+    summary.absorb(&changes);
+
+    if !changes.delete.is_empty() {
+        diesel::delete(transactions::table.filter(transactions::id.eq_any(&changes.delete)))
+            .execute(conn)?;
+    }
+    for (id, record) in &changes.update {
+        diesel::update(transactions::table.find(*id))
+            .set((
+                transactions::provider_transaction_id.eq(&record.provider_id),
+                transactions::pending_provider_id.eq(&record.pending_provider_id),
+                transactions::is_pending.eq(record.is_pending),
+                transactions::booked_on.eq(record.date),
+                transactions::amount.eq(record.amount.to_string()),
+                transactions::currency.eq(&record.currency),
+                transactions::merchant.eq(&record.merchant),
+                transactions::description.eq(&record.description),
+                transactions::updated_at.eq(now),
+            ))
+            .execute(conn)?;
+    }
+    backend::insert_transactions(conn, account_id, &changes.insert, now)?;
+
+    if let Some(balance) = &account.balance {
+        diesel::insert_into(balances::table)
+            .values((
+                balances::account_id.eq(account_id),
+                balances::amount.eq(balance.current.to_string()),
+                balances::available.eq(balance.available.map(|a| a.to_string())),
+                balances::currency.eq(&balance.currency),
+                balances::as_of.eq(balance.as_of.naive_utc()),
+                balances::created_at.eq(now),
+            ))
+            .execute(conn)?;
+        summary.balances_recorded += 1;
+    }
+
+    if let Some(positions) = &account.holdings {
+        if !provider.supports_holdings() {
+            return Err(StorageError::InvalidReference(format!(
+                "provider {provider} reported holdings but is not marked as supporting them"
+            )));
+        }
+        diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id)))
+            .execute(conn)?;
+        for position in positions {
+            let security_id = backend::upsert_security(conn, &position.security)?;
+            diesel::insert_into(holdings::table)
+                .values((
+                    holdings::account_id.eq(account_id),
+                    holdings::security_id.eq(security_id),
+                    holdings::quantity.eq(position.quantity.to_string()),
+                    holdings::price.eq(position.price.to_string()),
+                    holdings::value.eq(position.value.to_string()),
+                    holdings::cost_basis.eq(position.cost_basis.map(|c| c.to_string())),
+                    holdings::currency.eq(&position.currency),
+                    holdings::raw.eq(position.raw.to_string()),
+                    holdings::as_of.eq(now),
+                ))
+                .execute(conn)?;
+        }
+        summary.holdings_replaced += positions.len();
+    }
+    Ok(())
+}
+
+fn stored_transactions(
+    conn: &mut AnyConnection,
+    account_id: i64,
+) -> StorageResult<Vec<StoredTransaction>> {
+    let all = crate::read::TransactionFilter {
+        include_pending: true,
+        from: None,
+        to: None,
+    };
+    let records = crate::read::list_transactions(conn, account_id, &all, None, None)?;
+    Ok(records.into_iter().map(stored_from_record).collect())
+}
+
+fn stored_from_record(record: TransactionRecord) -> StoredTransaction {
+    StoredTransaction {
+        id: record.id,
+        provider_id: record.provider_transaction_id,
+        pending_provider_id: record.pending_provider_id,
+        is_pending: record.is_pending,
+        date: record.date,
+        amount: record.amount,
+        currency: record.currency,
+        merchant: record.merchant,
+        description: record.description,
+    }
+}

@@ -1,0 +1,172 @@
+//! Test support: every storage test runs on a temporary SQLite file and on a
+//! throwaway PostgreSQL database, created for the test and dropped after it.
+//!
+//! PostgreSQL is found at `TRIBUTARY_TEST_POSTGRES_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`). When no server answers, the
+//! PostgreSQL half is skipped with a message, unless
+//! `TRIBUTARY_REQUIRE_POSTGRES=1`, which turns the skip into a failure.
+
+use crate::db::{Backend, Database, DatabaseUrl, PoolOptions};
+use diesel::connection::SimpleConnection;
+use rand::RngExt as _;
+use std::time::Duration;
+
+pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// A migrated, empty database that is removed when dropped.
+#[derive(Debug)]
+pub struct TestDatabase {
+    db: Option<Database>,
+    url: DatabaseUrl,
+    cleanup: Cleanup,
+}
+
+#[derive(Debug)]
+enum Cleanup {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    Postgres { admin_url: String, name: String },
+}
+
+impl TestDatabase {
+    pub fn db(&self) -> &Database {
+        self.db.as_ref().expect("database is present until drop")
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.url.backend()
+    }
+
+    /// The URL, as `TRIBUTARY_DATABASE_URL` would carry it.
+    pub fn url(&self) -> String {
+        match &self.url {
+            DatabaseUrl::Sqlite(path) => format!("sqlite://{}", path.display()),
+            DatabaseUrl::Postgres(url) => url.clone(),
+        }
+    }
+
+    /// A temporary SQLite file, migrated.
+    pub fn sqlite() -> TestDatabase {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let url = DatabaseUrl::Sqlite(dir.path().join("tributary.db"));
+        let db = Database::connect(&url, &test_pool_options()).expect("open SQLite test database");
+        db.migrate().expect("migrate SQLite test database");
+        TestDatabase {
+            db: Some(db),
+            url,
+            cleanup: Cleanup::Sqlite(dir),
+        }
+    }
+
+    /// A fresh PostgreSQL database, migrated; `None` (after saying so) when
+    /// no server answers and PostgreSQL is not required.
+    pub fn postgres() -> Option<TestDatabase> {
+        let admin_url = std::env::var("TRIBUTARY_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned());
+        let admin = match DatabaseUrl::parse(&admin_url).and_then(|url| url.establish()) {
+            Ok(conn) => conn,
+            Err(err) => {
+                if postgres_required() {
+                    panic!(
+                        "PostgreSQL is required (TRIBUTARY_REQUIRE_POSTGRES=1) but unreachable: {err}"
+                    );
+                }
+                eprintln!(
+                    "SKIPPED the PostgreSQL half of this test: {err} (set TRIBUTARY_REQUIRE_POSTGRES=1 to fail instead)"
+                );
+                return None;
+            }
+        };
+        let mut admin = admin;
+        let name = format!("tributary_test_{:016x}", rand::rng().random::<u64>());
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create test database");
+        let test_url = with_database_name(&admin_url, &name);
+        let url = DatabaseUrl::parse(&test_url).expect("test database URL");
+        let db =
+            Database::connect(&url, &test_pool_options()).expect("open PostgreSQL test database");
+        db.migrate().expect("migrate PostgreSQL test database");
+        Some(TestDatabase {
+            db: Some(db),
+            url,
+            cleanup: Cleanup::Postgres { admin_url, name },
+        })
+    }
+
+    /// SQLite always, PostgreSQL when reachable (or required).
+    pub fn all() -> Vec<TestDatabase> {
+        let mut all = vec![TestDatabase::sqlite()];
+        all.extend(TestDatabase::postgres());
+        all
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        // Close the pool before dropping the database it points at.
+        self.db.take();
+        if let Cleanup::Postgres { admin_url, name } = &self.cleanup {
+            if let Ok(mut admin) = DatabaseUrl::parse(admin_url).and_then(|url| url.establish()) {
+                let _ =
+                    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+            }
+        }
+    }
+}
+
+/// Runs `test` on every backend, naming the backend if it panics.
+pub fn on_every_backend(test: impl Fn(&Database)) {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        test(database.db());
+    }
+}
+
+fn postgres_required() -> bool {
+    std::env::var("TRIBUTARY_REQUIRE_POSTGRES").is_ok_and(|v| v == "1")
+}
+
+fn test_pool_options() -> PoolOptions {
+    PoolOptions {
+        max_size: 4,
+        connection_timeout: Duration::from_secs(10),
+        sqlite_busy_timeout: Duration::from_secs(10),
+    }
+}
+
+/// `postgres://u@h:5432/test?x=y` with `test` replaced by `name`.
+fn with_database_name(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_and_path = &base[scheme_end..];
+    let host = host_and_path
+        .split_once('/')
+        .map_or(host_and_path, |(host, _)| host);
+    let mut out = format!("{}{host}/{name}", &base[..scheme_end]);
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn database_name_is_replaced_and_the_rest_kept() {
+        assert_eq!(
+            super::with_database_name(
+                "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+                "t1"
+            ),
+            "postgres://postgres@127.0.0.1:5432/t1?sslmode=disable"
+        );
+        assert_eq!(
+            super::with_database_name("postgres://h", "t1"),
+            "postgres://h/t1"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! Users: Personal users (no app) and, later, Platform users owned by an app.
+
+use crate::StorageResult;
+use crate::db::AnyConnection;
+use crate::schema::users;
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = users)]
+pub struct UserRecord {
+    pub id: i64,
+    pub app_id: Option<i64>,
+    pub email: String,
+    pub external_user_id: Option<String>,
+    pub max_accounts: Option<i32>,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+/// Creates a Personal user. An existing e-mail is a `Conflict`.
+pub fn create_personal_user(
+    conn: &mut AnyConnection,
+    email: &str,
+    now: NaiveDateTime,
+) -> StorageResult<UserRecord> {
+    let id: i64 = diesel::insert_into(users::table)
+        .values((
+            users::email.eq(email),
+            users::created_at.eq(now),
+            users::updated_at.eq(now),
+        ))
+        .returning(users::id)
+        .get_result(conn)?;
+    get_user(conn, id)
+}
+
+pub fn find_personal_user(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> StorageResult<Option<UserRecord>> {
+    Ok(users::table
+        .filter(users::app_id.is_null())
+        .filter(users::email.eq(email))
+        .select(UserRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+pub fn get_user(conn: &mut AnyConnection, id: i64) -> StorageResult<UserRecord> {
+    Ok(users::table
+        .find(id)
+        .select(UserRecord::as_select())
+        .first(conn)?)
+}
+
+pub fn list_users(conn: &mut AnyConnection) -> StorageResult<Vec<UserRecord>> {
+    Ok(users::table
+        .order(users::id)
+        .select(UserRecord::as_select())
+        .load(conn)?)
+}
+
+pub fn count_users(conn: &mut AnyConnection) -> StorageResult<i64> {
+    Ok(users::table.count().get_result(conn)?)
+}

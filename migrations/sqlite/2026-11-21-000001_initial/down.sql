@@ -1,0 +1,13 @@
+DROP TABLE sync_jobs;
+DROP TABLE holdings;
+DROP TABLE securities;
+DROP TABLE balances;
+DROP TABLE transactions;
+DROP TABLE api_key_accounts;
+DROP TABLE accounts;
+DROP TABLE connections;
+DROP TABLE institutions;
+DROP TABLE api_keys;
+DROP TABLE users;
+DROP TABLE app_redirect_uris;
+DROP TABLE apps;
