@@ -63,7 +63,10 @@ pub struct SnapshotHolding {
     pub security: Security,
     pub quantity: Decimal,
     pub price: Decimal,
+    /// Value in the holding's `currency`.
     pub value: Decimal,
+    /// Value in the account's currency, when the provider converts it.
+    pub value_in_account_currency: Option<Decimal>,
     pub cost_basis: Option<Decimal>,
     pub currency: String,
     /// The provider's own record, kept verbatim and served as `raw`.

@@ -1,1 +1,11 @@
+//! Providers: the [`Connector`] trait every data source implements, the
+//! sources themselves (one module each), and the sync engine that runs a
+//! connector and hands its snapshot to storage.
 
+pub mod connector;
+pub mod registry;
+pub mod sandbox;
+pub mod sync;
+
+pub use connector::{Connector, ConnectorError, FetchContext};
+pub use registry::Registry;

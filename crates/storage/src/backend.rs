@@ -80,11 +80,11 @@ pub(crate) struct AccountUpsert<'a> {
     pub now: NaiveDateTime,
 }
 
-/// Inserts or refreshes an account; returns (id, whether it was created).
+/// Inserts or refreshes an account; returns its id.
 pub(crate) fn upsert_account(
     conn: &mut AnyConnection,
     account: &AccountUpsert<'_>,
-) -> QueryResult<(i64, bool)> {
+) -> QueryResult<i64> {
     let row = (
         accounts::connection_id.eq(account.connection_id),
         accounts::user_id.eq(account.user_id),
@@ -96,22 +96,19 @@ pub(crate) fn upsert_account(
         accounts::created_at.eq(account.now),
         accounts::updated_at.eq(account.now),
     );
-    // `created_at = updated_at` on the returned row tells an insert from an
-    // update without a second query.
-    let (id, created_at, updated_at): (i64, NaiveDateTime, NaiveDateTime) = with_backend!(conn, c => diesel::insert_into(accounts::table)
-            .values(row)
-            .on_conflict((accounts::connection_id, accounts::provider_account_id))
-            .do_update()
-            .set((
-                accounts::name.eq(excluded(accounts::name)),
-                accounts::kind.eq(excluded(accounts::kind)),
-                accounts::currency.eq(excluded(accounts::currency)),
-                accounts::mask.eq(excluded(accounts::mask)),
-                accounts::updated_at.eq(excluded(accounts::updated_at)),
-            ))
-            .returning((accounts::id, accounts::created_at, accounts::updated_at))
-            .get_result(c))?;
-    Ok((id, created_at == updated_at && created_at == account.now))
+    with_backend!(conn, c => diesel::insert_into(accounts::table)
+        .values(row)
+        .on_conflict((accounts::connection_id, accounts::provider_account_id))
+        .do_update()
+        .set((
+            accounts::name.eq(excluded(accounts::name)),
+            accounts::kind.eq(excluded(accounts::kind)),
+            accounts::currency.eq(excluded(accounts::currency)),
+            accounts::mask.eq(excluded(accounts::mask)),
+            accounts::updated_at.eq(excluded(accounts::updated_at)),
+        ))
+        .returning(accounts::id)
+        .get_result(c))
 }
 
 /// Inserts new transactions of one account, in batches that stay under both

@@ -21,3 +21,6 @@ pub use db::{AnyConnection, Backend, Database, DatabaseUrl, PoolOptions};
 pub use error::StorageError;
 
 pub type StorageResult<T> = Result<T, StorageError>;
+
+#[cfg(test)]
+mod tests;

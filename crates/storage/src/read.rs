@@ -303,6 +303,7 @@ pub struct HoldingView {
     pub quantity: Decimal,
     pub price: Decimal,
     pub value: Decimal,
+    pub value_in_account_currency: Option<Decimal>,
     pub cost_basis: Option<Decimal>,
     pub currency: String,
     pub raw: serde_json::Value,
@@ -322,6 +323,7 @@ type HoldingRow = (
         String,
         String,
         String,
+        Option<String>,
         Option<String>,
         String,
         String,
@@ -348,6 +350,7 @@ pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult
                 holdings::quantity,
                 holdings::price,
                 holdings::value,
+                holdings::value_in_account_currency,
                 holdings::cost_basis,
                 holdings::currency,
                 holdings::raw,
@@ -359,7 +362,16 @@ pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult
         .map(
             |(
                 (name, sec_currency, ticker, figi, cusip, isin),
-                (quantity, price, value, cost_basis, currency, raw, as_of),
+                (
+                    quantity,
+                    price,
+                    value,
+                    value_in_account_currency,
+                    cost_basis,
+                    currency,
+                    raw,
+                    as_of,
+                ),
             )| {
                 Ok(HoldingView {
                     security: Security {
@@ -373,6 +385,10 @@ pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult
                     quantity: parse_decimal(&quantity)?,
                     price: parse_decimal(&price)?,
                     value: parse_decimal(&value)?,
+                    value_in_account_currency: value_in_account_currency
+                        .as_deref()
+                        .map(parse_decimal)
+                        .transpose()?,
                     cost_basis: cost_basis.as_deref().map(parse_decimal).transpose()?,
                     currency,
                     raw: serde_json::from_str(&raw).map_err(|err| {

@@ -149,6 +149,7 @@ diesel::table! {
         quantity -> Text,
         price -> Text,
         value -> Text,
+        value_in_account_currency -> Nullable<Text>,
         cost_basis -> Nullable<Text>,
         currency -> Text,
         raw -> Text,

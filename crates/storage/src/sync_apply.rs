@@ -2,14 +2,14 @@
 //! a failure anywhere leaves the previous state whole.
 
 use crate::backend::{self, AccountUpsert};
-use crate::connections::{self, upsert_institution};
+use crate::connections::{self, ConnectionRecord, upsert_institution};
 use crate::db::AnyConnection;
 use crate::read::TransactionRecord;
-use crate::schema::{balances, holdings, transactions};
+use crate::schema::{accounts, balances, holdings, transactions};
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use tributary_domain::model::Provider;
+use std::collections::HashSet;
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile_transactions};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount};
 
@@ -22,17 +22,19 @@ pub fn apply_snapshot(
     conn.transaction(|conn| {
         let connection = connections::get_connection(conn, connection_id)?;
         upsert_institution(conn, connection.provider, &snapshot.institution)?;
+        let known_accounts: HashSet<String> = accounts::table
+            .filter(accounts::connection_id.eq(connection.id))
+            .select(accounts::provider_account_id)
+            .load::<String>(conn)?
+            .into_iter()
+            .collect();
         let mut summary = SyncSummary::default();
         for account in &snapshot.accounts {
-            apply_account(
-                conn,
-                connection.id,
-                connection.user_id,
-                connection.provider,
-                account,
-                now,
-                &mut summary,
-            )?;
+            summary.accounts_seen += 1;
+            if !known_accounts.contains(&account.provider_account_id) {
+                summary.accounts_created += 1;
+            }
+            apply_account(conn, &connection, account, now, &mut summary)?;
         }
         connections::record_success(conn, connection.id, now)?;
         Ok(summary)
@@ -41,18 +43,16 @@ pub fn apply_snapshot(
 
 fn apply_account(
     conn: &mut AnyConnection,
-    connection_id: i64,
-    user_id: i64,
-    provider: Provider,
+    connection: &ConnectionRecord,
     account: &SnapshotAccount,
     now: NaiveDateTime,
     summary: &mut SyncSummary,
 ) -> StorageResult<()> {
-    let (account_id, created) = backend::upsert_account(
+    let account_id = backend::upsert_account(
         conn,
         &AccountUpsert {
-            connection_id,
-            user_id,
+            connection_id: connection.id,
+            user_id: connection.user_id,
             provider_account_id: &account.provider_account_id,
             name: &account.name,
             kind: account.kind.as_str(),
@@ -61,8 +61,6 @@ fn apply_account(
             now,
         },
     )?;
-    summary.accounts_seen += 1;
-    summary.accounts_created += usize::from(created);
 
     let stored = stored_transactions(conn, account_id)?;
     let changes = reconcile_transactions(&stored, &account.transactions);
@@ -104,6 +102,7 @@ fn apply_account(
     }
 
     if let Some(positions) = &account.holdings {
+        let provider = connection.provider;
         if !provider.supports_holdings() {
             return Err(StorageError::InvalidReference(format!(
                 "provider {provider} reported holdings but is not marked as supporting them"
@@ -120,6 +119,8 @@ fn apply_account(
                     holdings::quantity.eq(position.quantity.to_string()),
                     holdings::price.eq(position.price.to_string()),
                     holdings::value.eq(position.value.to_string()),
+                    holdings::value_in_account_currency
+                        .eq(position.value_in_account_currency.map(|v| v.to_string())),
                     holdings::cost_basis.eq(position.cost_basis.map(|c| c.to_string())),
                     holdings::currency.eq(&position.currency),
                     holdings::raw.eq(position.raw.to_string()),

@@ -155,6 +155,9 @@ CREATE TABLE holdings (
     quantity TEXT NOT NULL,
     price TEXT NOT NULL,
     value TEXT NOT NULL,
+    -- The value in the account's currency, when the provider converts it;
+    -- sums into the holdings response's totalValue.
+    value_in_account_currency TEXT,
     cost_basis TEXT,
     currency TEXT NOT NULL,
     raw TEXT NOT NULL DEFAULT '{}',

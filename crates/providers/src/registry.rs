@@ -1,0 +1,29 @@
+//! Which connector serves which provider.
+
+use crate::connector::Connector;
+use crate::sandbox::SandboxConnector;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tributary_domain::model::Provider;
+
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    connectors: HashMap<Provider, Arc<dyn Connector>>,
+}
+
+impl Registry {
+    /// Every connector that needs no configuration.
+    pub fn with_defaults() -> Self {
+        let mut registry = Registry::default();
+        registry.register(Arc::new(SandboxConnector::default()));
+        registry
+    }
+
+    pub fn register(&mut self, connector: Arc<dyn Connector>) {
+        self.connectors.insert(connector.provider(), connector);
+    }
+
+    pub fn get(&self, provider: Provider) -> Option<&Arc<dyn Connector>> {
+        self.connectors.get(&provider)
+    }
+}

@@ -1,0 +1,152 @@
+//! The sandbox provider: a deterministic fake bank that every new user can
+//! connect to, used by the zero-config demo, by tests and by benchmarks.
+//!
+//! The data depends only on a seed fixed when the connection is made (from
+//! the user's e-mail and the sandbox username), the date, and the time of the
+//! previous sync; see docs/sandbox.md. Special usernames trigger failures.
+
+mod generator;
+mod securities;
+
+use crate::connector::{Connector, ConnectorError, FetchContext};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_domain::model::Provider;
+use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
+
+/// Connects and syncs normally.
+pub const USER_GOOD: &str = "user_good";
+/// Refused when connecting, as a wrong password would be.
+pub const USER_BAD_CREDENTIALS: &str = "user_bad_credentials";
+/// Connects; every sync then asks for re-authentication.
+pub const USER_REAUTH_REQUIRED: &str = "user_reauth_required";
+/// Connects; every sync then fails as if the bank were down.
+pub const USER_PROVIDER_DOWN: &str = "user_provider_down";
+/// Connects and syncs normally, after a delay (see `SandboxConnector::slow_delay`).
+pub const USER_SLOW: &str = "user_slow";
+
+pub const INSTITUTION_ID: &str = "tributary_sandbox_bank";
+pub const INSTITUTION_NAME: &str = "Tributary Sandbox Bank";
+
+/// Settings stored on a sandbox connection: nothing in them is secret.
+pub fn connection_settings(email: &str, username: &str) -> serde_json::Value {
+    let digest = Sha256::digest(format!("sandbox\0{email}\0{username}").as_bytes());
+    let mut seed = [0u8; 8];
+    seed.copy_from_slice(&digest[..8]);
+    serde_json::json!({ "username": username, "seed": u64::from_be_bytes(seed) })
+}
+
+type Pause = Arc<dyn Fn(Duration) + Send + Sync>;
+
+#[derive(Clone)]
+pub struct SandboxConnector {
+    /// How long `user_slow` takes to answer.
+    pub slow_delay: Duration,
+    pause: Pause,
+}
+
+impl std::fmt::Debug for SandboxConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxConnector")
+            .field("slow_delay", &self.slow_delay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SandboxConnector {
+    fn default() -> Self {
+        Self {
+            slow_delay: Duration::from_secs(10),
+            pause: Arc::new(std::thread::sleep),
+        }
+    }
+}
+
+impl SandboxConnector {
+    /// A sandbox whose `user_slow` delay goes through `pause` (tests record it
+    /// instead of waiting).
+    pub fn with_pause(
+        slow_delay: Duration,
+        pause: impl Fn(Duration) + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            slow_delay,
+            pause: Arc::new(pause),
+        }
+    }
+}
+
+fn institution() -> SnapshotInstitution {
+    SnapshotInstitution {
+        provider_institution_id: INSTITUTION_ID.to_owned(),
+        name: INSTITUTION_NAME.to_owned(),
+        logo_url: None,
+    }
+}
+
+struct Settings<'a> {
+    username: &'a str,
+    seed: u64,
+}
+
+fn read_settings(settings: &serde_json::Value) -> Result<Settings<'_>, ConnectorError> {
+    let username = settings
+        .get("username")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| ConnectorError::Misconfigured("sandbox settings lack `username`".into()))?;
+    let seed = settings
+        .get("seed")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| {
+            ConnectorError::Misconfigured("sandbox settings lack a numeric `seed`".into())
+        })?;
+    Ok(Settings { username, seed })
+}
+
+impl Connector for SandboxConnector {
+    fn provider(&self) -> Provider {
+        Provider::Sandbox
+    }
+
+    fn prepare(&self, settings: &serde_json::Value) -> Result<SnapshotInstitution, ConnectorError> {
+        let settings = read_settings(settings)?;
+        if settings.username == USER_BAD_CREDENTIALS {
+            return Err(ConnectorError::InvalidCredentials(format!(
+                "the sandbox refuses `{USER_BAD_CREDENTIALS}`, as a bank refuses a wrong password"
+            )));
+        }
+        Ok(institution())
+    }
+
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let settings = read_settings(context.settings)?;
+        match settings.username {
+            USER_BAD_CREDENTIALS => {
+                return Err(ConnectorError::InvalidCredentials(
+                    "the sandbox password was changed".into(),
+                ));
+            }
+            USER_REAUTH_REQUIRED => {
+                return Err(ConnectorError::ReauthRequired(
+                    "the sandbox bank asks the user to log in again".into(),
+                ));
+            }
+            USER_PROVIDER_DOWN => {
+                return Err(ConnectorError::Unavailable {
+                    reason: "the sandbox bank answered 503 Service Unavailable".into(),
+                    retry_after: Some(Duration::from_secs(300)),
+                });
+            }
+            USER_SLOW => (self.pause)(self.slow_delay),
+            _ => {}
+        }
+        Ok(ProviderSnapshot {
+            institution: institution(),
+            accounts: generator::generate(settings.seed, context.now, context.last_synced_at),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,510 @@
+//! Storage tests; each runs on a temporary SQLite file and on a throwaway
+//! PostgreSQL database (see `testing`).
+
+use crate::api_keys::{self, NewApiKey};
+use crate::connections::{self, NewConnection};
+use crate::read::{self, TransactionFilter, TransactionPosition};
+use crate::testing::on_every_backend;
+use crate::{AnyConnection, Database, StorageError, sync_apply, users};
+use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+use diesel::connection::{Connection, Instrumentation, InstrumentationEvent};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tributary_domain::access::Viewer;
+use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::money::parse_decimal;
+use tributary_domain::snapshot::*;
+
+fn now() -> NaiveDateTime {
+    Utc.with_ymd_and_hms(2026, 11, 21, 9, 30, 0)
+        .unwrap()
+        .naive_utc()
+}
+
+fn date(day: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 11, day).unwrap()
+}
+
+fn institution() -> SnapshotInstitution {
+    SnapshotInstitution {
+        provider_institution_id: "bank".into(),
+        name: "Test Bank".into(),
+        logo_url: Some("https://logo.example/bank.png".into()),
+    }
+}
+
+fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransaction {
+    SnapshotTransaction {
+        provider_id: id.into(),
+        pending_provider_id: None,
+        is_pending: false,
+        date: date(day),
+        amount: parse_decimal(amount).unwrap(),
+        currency: "USD".into(),
+        merchant: Some("Shop".into()),
+        description: None,
+    }
+}
+
+fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount {
+    SnapshotAccount {
+        provider_account_id: id.into(),
+        name: format!("Account {id}"),
+        kind: AccountKind::Checking,
+        currency: "USD".into(),
+        mask: Some("1234".into()),
+        balance: Some(SnapshotBalance {
+            current: parse_decimal("100.00").unwrap(),
+            available: None,
+            currency: "USD".into(),
+            as_of: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+        }),
+        transactions,
+        holdings: None,
+    }
+}
+
+fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
+    ProviderSnapshot {
+        institution: institution(),
+        accounts,
+    }
+}
+
+/// A user with one connection of `provider`; returns (user id, connection id).
+fn user_with_connection(conn: &mut AnyConnection, email: &str, provider: Provider) -> (i64, i64) {
+    let user = users::create_personal_user(conn, email, now()).unwrap();
+    let connection = connections::create_connection(
+        conn,
+        &NewConnection {
+            user_id: user.id,
+            provider,
+            institution: &institution(),
+            settings: &serde_json::json!({}),
+            now: now(),
+        },
+    )
+    .unwrap();
+    (user.id, connection.id)
+}
+
+#[test]
+fn amounts_come_back_with_the_same_digits() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) = user_with_connection(conn, "exact@example.com", Provider::Sandbox);
+        let amounts = ["12345678901234.56789", "-0.10", "0.1", "-1650.00"];
+        let txns = amounts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| transaction(&format!("t{i}"), 1 + i as u32, a))
+            .collect();
+        sync_apply::apply_snapshot(conn, connection, &snapshot(vec![account("a", txns)]), now())
+            .unwrap();
+        let viewer = Viewer::whole_user(user);
+        let acc = &read::list_accounts(conn, &viewer).unwrap()[0];
+        let stored =
+            read::list_transactions(conn, acc.id, &TransactionFilter::default(), None, None)
+                .unwrap();
+        let mut got: Vec<String> = stored.iter().map(|t| t.amount.to_string()).collect();
+        got.reverse();
+        assert_eq!(got, amounts);
+    });
+}
+
+#[test]
+fn reapplying_a_snapshot_changes_nothing() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) = user_with_connection(conn, "twice@example.com", Provider::Sandbox);
+        let snap = snapshot(vec![account(
+            "a",
+            vec![transaction("t1", 1, "-5.00"), transaction("t2", 2, "7.00")],
+        )]);
+        let first = sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
+        assert_eq!((first.accounts_created, first.transactions_added), (1, 2));
+        let second = sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
+        assert_eq!(
+            (
+                second.accounts_created,
+                second.transactions_added,
+                second.transactions_unchanged
+            ),
+            (0, 0, 2)
+        );
+        let acc = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap();
+        assert_eq!(acc.len(), 1);
+        let all = TransactionFilter {
+            include_pending: true,
+            ..Default::default()
+        };
+        assert_eq!(read::count_transactions(conn, acc[0].id, &all).unwrap(), 2);
+        assert_eq!(
+            read::balance_history(conn, acc[0].id).unwrap().len(),
+            2,
+            "each sync appends a balance"
+        );
+    });
+}
+
+#[test]
+fn posted_record_replaces_its_pending_row_keeping_the_id() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "pending@example.com", Provider::Sandbox);
+        let mut pending = transaction("p1", 20, "-20.00");
+        pending.is_pending = true;
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", vec![pending])]),
+            now(),
+        )
+        .unwrap();
+        let acc = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        let all = TransactionFilter {
+            include_pending: true,
+            ..Default::default()
+        };
+        let before = read::list_transactions(conn, acc, &all, None, None).unwrap();
+
+        let mut posted = transaction("t1", 21, "-23.40");
+        posted.pending_provider_id = Some("p1".into());
+        let summary = sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", vec![posted])]),
+            now(),
+        )
+        .unwrap();
+        assert_eq!(summary.posted_from_pending, 1);
+        let after = read::list_transactions(conn, acc, &all, None, None).unwrap();
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0].id, before[0].id);
+        assert!(!after[0].is_pending);
+        assert_eq!(after[0].provider_transaction_id, "t1");
+        assert_eq!(after[0].pending_provider_id.as_deref(), Some("p1"));
+        assert_eq!(after[0].amount.to_string(), "-23.40");
+    });
+}
+
+#[test]
+fn a_failing_sync_leaves_the_previous_state_whole() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        // A CSV connection cannot carry holdings: storing them fails midway,
+        // after the account and its transactions were written.
+        let (user, connection) = user_with_connection(conn, "atomic@example.com", Provider::Csv);
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", vec![transaction("t1", 1, "-1.00")])]),
+            now(),
+        )
+        .unwrap();
+        let mut broken = account(
+            "a",
+            vec![transaction("t1", 1, "-1.00"), transaction("t2", 2, "-2.00")],
+        );
+        broken.holdings = Some(vec![]);
+        let second = account("b", vec![transaction("x", 3, "9.00")]);
+        let err =
+            sync_apply::apply_snapshot(conn, connection, &snapshot(vec![second, broken]), now())
+                .unwrap_err();
+        assert!(matches!(err, StorageError::InvalidReference(_)), "{err}");
+        let accounts = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap();
+        assert_eq!(accounts.len(), 1, "account b was rolled back");
+        let all = TransactionFilter {
+            include_pending: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            read::count_transactions(conn, accounts[0].id, &all).unwrap(),
+            1
+        );
+        assert_eq!(
+            read::balance_history(conn, accounts[0].id).unwrap().len(),
+            1
+        );
+    });
+}
+
+#[test]
+fn accounts_of_others_and_out_of_scope_are_invisible() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (alice, c1) = user_with_connection(conn, "alice@example.com", Provider::Sandbox);
+        let (bob, c2) = user_with_connection(conn, "bob@example.com", Provider::Sandbox);
+        sync_apply::apply_snapshot(
+            conn,
+            c1,
+            &snapshot(vec![account("a1", vec![]), account("a2", vec![])]),
+            now(),
+        )
+        .unwrap();
+        sync_apply::apply_snapshot(conn, c2, &snapshot(vec![account("b1", vec![])]), now())
+            .unwrap();
+        let alice_accounts = read::list_accounts(conn, &Viewer::whole_user(alice)).unwrap();
+        let bob_account = read::list_accounts(conn, &Viewer::whole_user(bob)).unwrap()[0].id;
+        assert_eq!(alice_accounts.len(), 2);
+        assert_eq!(alice_accounts[0].institution_name, "Test Bank");
+        assert_eq!(
+            alice_accounts[0].institution_logo.as_deref(),
+            Some("https://logo.example/bank.png")
+        );
+        assert!(
+            read::find_account(conn, &Viewer::whole_user(alice), bob_account)
+                .unwrap()
+                .is_none()
+        );
+        let scoped = Viewer {
+            user_id: alice,
+            account_scope: Some(vec![alice_accounts[1].id]),
+        };
+        let visible = read::list_accounts(conn, &scoped).unwrap();
+        assert_eq!(
+            visible.iter().map(|a| a.id).collect::<Vec<_>>(),
+            vec![alice_accounts[1].id]
+        );
+        assert!(
+            read::find_account(conn, &scoped, alice_accounts[0].id)
+                .unwrap()
+                .is_none()
+        );
+        // A scope naming someone else's account still shows nothing of theirs.
+        let sneaky = Viewer {
+            user_id: alice,
+            account_scope: Some(vec![bob_account]),
+        };
+        assert!(read::list_accounts(conn, &sneaky).unwrap().is_empty());
+    });
+}
+
+#[test]
+fn keyset_pages_stay_stable_while_rows_arrive() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) = user_with_connection(conn, "pages@example.com", Provider::Sandbox);
+        // Several rows share a date, so the id decides order within a day.
+        let first: Vec<_> = (0..9)
+            .map(|i| transaction(&format!("t{i}"), 1 + i / 3, "-1.00"))
+            .collect();
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", first.clone())]),
+            now(),
+        )
+        .unwrap();
+        let acc = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        let filter = TransactionFilter::default();
+        let page1 = read::list_transactions(conn, acc, &filter, Some(4), None).unwrap();
+        let last = page1.last().unwrap();
+
+        // New rows arrive, newer and on the cursor's own date.
+        let mut more = first.clone();
+        more.push(transaction("new-late", 20, "-2.00"));
+        more.push(transaction("new-same-day", last.date.day0() + 1, "-3.00"));
+        sync_apply::apply_snapshot(conn, connection, &snapshot(vec![account("a", more)]), now())
+            .unwrap();
+
+        let mut seen: Vec<i64> = page1.iter().map(|t| t.id).collect();
+        let mut after = Some(TransactionPosition {
+            date: last.date,
+            id: last.id,
+        });
+        while let Some(position) = after {
+            let page =
+                read::list_transactions(conn, acc, &filter, Some(4), Some(position)).unwrap();
+            seen.extend(page.iter().map(|t| t.id));
+            after = (page.len() == 4).then(|| TransactionPosition {
+                date: page[3].date,
+                id: page[3].id,
+            });
+        }
+        let original = read::list_transactions(conn, acc, &filter, None, None).unwrap();
+        let original_ids: Vec<i64> = original
+            .iter()
+            .filter(|t| t.provider_transaction_id.starts_with('t'))
+            .map(|t| t.id)
+            .collect();
+        assert_eq!(
+            seen, original_ids,
+            "every original row exactly once, in order"
+        );
+    });
+}
+
+use chrono::Datelike;
+
+#[derive(Clone, Default)]
+struct QueryCounter(Arc<AtomicUsize>);
+
+impl Instrumentation for QueryCounter {
+    fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
+        if let InstrumentationEvent::StartQuery { .. } = event {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[test]
+fn each_read_is_one_query_whatever_the_row_count() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "queries@example.com", Provider::Sandbox);
+        let many: Vec<_> = (0..50)
+            .map(|i| transaction(&format!("t{i}"), 1 + i % 28, "-1.00"))
+            .collect();
+        let accounts: Vec<_> = (0..5)
+            .map(|i| account(&format!("a{i}"), many.clone()))
+            .collect();
+        sync_apply::apply_snapshot(conn, connection, &snapshot(accounts), now()).unwrap();
+        let viewer = Viewer::whole_user(user);
+        let id = read::list_accounts(conn, &viewer).unwrap()[0].id;
+
+        let counter = QueryCounter::default();
+        conn.set_instrumentation(counter.clone());
+        let mut count = |f: &mut dyn FnMut(&mut AnyConnection)| {
+            counter.0.store(0, Ordering::SeqCst);
+            f(conn);
+            counter.0.load(Ordering::SeqCst)
+        };
+        assert_eq!(
+            count(&mut |c| assert_eq!(read::list_accounts(c, &viewer).unwrap().len(), 5)),
+            1
+        );
+        assert_eq!(
+            count(&mut |c| assert!(read::find_account(c, &viewer, id).unwrap().is_some())),
+            1
+        );
+        assert_eq!(
+            count(&mut |c| assert_eq!(
+                read::list_transactions(c, id, &TransactionFilter::default(), None, None)
+                    .unwrap()
+                    .len(),
+                50
+            )),
+            1
+        );
+        assert_eq!(
+            count(&mut |c| assert!(read::latest_balance(c, id).unwrap().is_some())),
+            1
+        );
+        assert_eq!(
+            count(&mut |c| assert!(read::list_holdings(c, id).unwrap().is_empty())),
+            1
+        );
+    });
+}
+
+#[test]
+fn api_keys_are_stored_as_hashes_with_their_scope() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) = user_with_connection(conn, "keys@example.com", Provider::Sandbox);
+        let (other, other_connection) =
+            user_with_connection(conn, "other@example.com", Provider::Sandbox);
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", vec![])]),
+            now(),
+        )
+        .unwrap();
+        sync_apply::apply_snapshot(
+            conn,
+            other_connection,
+            &snapshot(vec![account("b", vec![])]),
+            now(),
+        )
+        .unwrap();
+        let mine = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        let theirs = read::list_accounts(conn, &Viewer::whole_user(other)).unwrap()[0].id;
+
+        let hash = "a".repeat(64);
+        let scope = [mine];
+        let key = api_keys::insert_api_key(
+            conn,
+            &NewApiKey {
+                user_id: user,
+                name: "budget app",
+                key_hash: &hash,
+                account_scope: Some(&scope),
+                now: now(),
+            },
+        )
+        .unwrap();
+        let (found, found_scope) = api_keys::find_by_hash(conn, &hash).unwrap().unwrap();
+        assert_eq!(found, key);
+        assert_eq!(found_scope, Some(vec![mine]));
+        assert!(
+            api_keys::find_by_hash(conn, &"b".repeat(64))
+                .unwrap()
+                .is_none()
+        );
+
+        let err = api_keys::insert_api_key(
+            conn,
+            &NewApiKey {
+                user_id: user,
+                name: "x",
+                key_hash: &"c".repeat(64),
+                account_scope: Some(&[theirs]),
+                now: now(),
+            },
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("account {theirs}")),
+            "{err}"
+        );
+        assert!(
+            api_keys::find_by_hash(conn, &"c".repeat(64))
+                .unwrap()
+                .is_none(),
+            "nothing half-written"
+        );
+
+        let revoked = api_keys::revoke(conn, key.id, now()).unwrap();
+        assert_eq!(revoked.revoked_at, Some(now()));
+        assert!(matches!(
+            api_keys::revoke(conn, 9_999, now()),
+            Err(StorageError::NotFound)
+        ));
+    });
+}
+
+#[test]
+fn one_personal_user_per_email() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        users::create_personal_user(conn, "same@example.com", now()).unwrap();
+        let err = users::create_personal_user(conn, "same@example.com", now()).unwrap_err();
+        assert!(matches!(err, StorageError::Conflict(_)), "{err}");
+        assert_eq!(users::count_users(conn).unwrap(), 1);
+    });
+}
+
+#[test]
+fn foreign_keys_are_enforced() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let err = users::get_user(conn, 42).unwrap_err();
+        assert!(matches!(err, StorageError::NotFound));
+        let err = connections::create_connection(
+            conn,
+            &NewConnection {
+                user_id: 42,
+                provider: Provider::Sandbox,
+                institution: &institution(),
+                settings: &serde_json::json!({}),
+                now: now(),
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, StorageError::Query(_)), "{err}");
+    });
+}
