@@ -1,1 +1,127 @@
-fn main() {}
+//! `tributary`: the admin command line. Migrations, users, API keys,
+//! connections and syncs, against the database in TRIBUTARY_DATABASE_URL.
+
+mod commands;
+
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
+use tributary_http::config::DEFAULT_DATABASE_URL;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tributary",
+    version,
+    about = "Administer a Tributary database: migrations, users, API keys, connections and syncs."
+)]
+struct Cli {
+    /// sqlite://PATH or postgres://USER@HOST/DB
+    #[arg(long, global = true, env = "TRIBUTARY_DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
+    database_url: String,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply pending database migrations.
+    Migrate,
+    /// Manage users.
+    #[command(subcommand)]
+    Users(UsersCommand),
+    /// Manage API keys of the Personal interface.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Connect a user to a provider.
+    #[command(subcommand)]
+    Connect(ConnectCommand),
+    /// List connections with their status.
+    #[command(subcommand)]
+    Connections(ConnectionsCommand),
+    /// Sync connections now.
+    Sync(SyncArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum UsersCommand {
+    /// Create a Personal user.
+    Create {
+        /// The user's e-mail address.
+        email: String,
+    },
+    /// List all users.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysCommand {
+    /// Create an API key; it is printed once and never stored in plain text.
+    Create {
+        /// E-mail of the key's owner.
+        #[arg(long)]
+        user: String,
+        /// A name to recognise the key by.
+        #[arg(long, default_value = "default")]
+        name: String,
+        /// Restrict the key to this account id (repeat for several).
+        #[arg(long = "account", value_name = "ID")]
+        accounts: Vec<i64>,
+    },
+    /// List a user's API keys (never the keys themselves).
+    List {
+        #[arg(long)]
+        user: String,
+    },
+    /// Revoke an API key by its id.
+    Revoke {
+        /// The id shown by `keys list`.
+        id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConnectCommand {
+    /// Connect the deterministic sandbox bank and sync it (see docs/sandbox.md).
+    Sandbox {
+        #[arg(long)]
+        user: String,
+        /// Sandbox username; special ones trigger failures (docs/sandbox.md).
+        #[arg(long, default_value = tributary_providers::sandbox::USER_GOOD)]
+        username: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ConnectionsCommand {
+    /// List connections, of one user or of all.
+    List {
+        #[arg(long)]
+        user: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct SyncArgs {
+    /// Sync every connection of this user.
+    #[arg(long)]
+    user: Option<String>,
+    /// Sync one connection.
+    #[arg(long)]
+    connection: Option<i64>,
+    /// Sync every connection of every user.
+    #[arg(long)]
+    all: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("tributary: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

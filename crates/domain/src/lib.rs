@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod clock;
+pub mod email;
 pub mod model;
 pub mod money;
 pub mod reconcile;

@@ -21,7 +21,8 @@ macro_rules! wire_enum {
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
+                // `pad` honours width and alignment, so tables line up.
+                f.pad(self.as_str())
             }
         }
 

@@ -1,1 +1,18 @@
+//! What both binaries share: configuration, the error envelope, request ids,
+//! authentication extractors, the data endpoints (one implementation behind
+//! either authentication scheme), health checks and server start-up.
 
+pub mod auth;
+pub mod config;
+pub mod data;
+pub mod demo;
+pub mod error;
+pub mod health;
+pub mod request_id;
+pub mod server;
+pub mod state;
+mod wire;
+
+pub use config::Config;
+pub use error::ApiError;
+pub use state::AppState;

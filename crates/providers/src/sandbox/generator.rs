@@ -19,7 +19,7 @@ use tributary_domain::snapshot::{
 };
 
 /// Balances accumulate from here, so they agree from one day to the next.
-const EPOCH: (i32, u32, u32) = (2020, 1, 1);
+const EPOCH: (i32, u32, u32) = (2025, 1, 1);
 /// How far back transactions are reported.
 const HISTORY_MONTHS: u32 = 13;
 /// Purchases younger than this many days can still be pending.

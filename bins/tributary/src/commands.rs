@@ -1,0 +1,284 @@
+//! What each subcommand does. Output is for people: plain lines and tables.
+
+use crate::{
+    Cli, Command, ConnectCommand, ConnectionsCommand, KeysCommand, SyncArgs, UsersCommand,
+};
+use anyhow::{Context as _, bail};
+use std::sync::Arc;
+use tributary_auth::api_keys;
+use tributary_domain::clock::{Clock, SystemClock};
+use tributary_domain::email::normalize_email;
+use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_http::config::{Config, DEFAULT_BIND};
+use tributary_http::server::open_database;
+use tributary_providers::Registry;
+use tributary_providers::sandbox;
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_storage::users::UserRecord;
+use tributary_storage::{
+    Database, DatabaseUrl, PoolOptions, StorageError, api_keys as key_store, connections, users,
+};
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let url =
+        DatabaseUrl::parse(&cli.database_url).context("TRIBUTARY_DATABASE_URL / --database-url")?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    // Every command but `migrate` wants a migrated database.
+    let open = || {
+        open_database(&Config {
+            database_url: url.clone(),
+            bind: DEFAULT_BIND.into(),
+            seed_demo: false,
+            pool: PoolOptions::default(),
+        })
+    };
+    match cli.command {
+        Command::Migrate => migrate(&url),
+        Command::Users(UsersCommand::Create { email }) => {
+            create_user(&open()?, clock.as_ref(), &email)
+        }
+        Command::Users(UsersCommand::List) => list_users(&open()?),
+        Command::Keys(KeysCommand::Create {
+            user,
+            name,
+            accounts,
+        }) => create_key(&open()?, clock.as_ref(), &user, &name, &accounts),
+        Command::Keys(KeysCommand::List { user }) => list_keys(&open()?, &user),
+        Command::Keys(KeysCommand::Revoke { id }) => revoke_key(&open()?, clock.as_ref(), id),
+        Command::Connect(ConnectCommand::Sandbox { user, username }) => {
+            connect_sandbox(&open()?, clock, &user, &username)
+        }
+        Command::Connections(ConnectionsCommand::List { user }) => {
+            list_connections(&open()?, user.as_deref())
+        }
+        Command::Sync(args) => sync(&open()?, clock, &args),
+    }
+}
+
+fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {
+    let db = Database::connect(url, &PoolOptions::default())
+        .with_context(|| format!("opening {url}"))?;
+    let applied = db.migrate()?;
+    if applied.is_empty() {
+        println!("{url}: up to date, no migration pending.");
+    }
+    for name in applied {
+        println!("{url}: applied {name}");
+    }
+    Ok(())
+}
+
+fn find_user(db: &Database, email: &str) -> anyhow::Result<UserRecord> {
+    let email = normalize_email(email)?;
+    users::find_personal_user(&mut *db.conn()?, &email)?.with_context(|| {
+        format!("no user {email}; create it with `tributary users create {email}`")
+    })
+}
+
+fn create_user(db: &Database, clock: &dyn Clock, email: &str) -> anyhow::Result<()> {
+    let email = normalize_email(email)?;
+    match users::create_personal_user(&mut *db.conn()?, &email, clock.now().naive_utc()) {
+        Ok(user) => {
+            println!("Created user {} (id {}).", user.email, user.id);
+            Ok(())
+        }
+        Err(StorageError::Conflict(_)) => bail!("user {email} already exists"),
+        Err(err) => Err(err.into()),
+    }
+}
+
+fn list_users(db: &Database) -> anyhow::Result<()> {
+    let all = users::list_users(&mut *db.conn()?)?;
+    println!("{:>6}  {:<40}  {:<8}  CREATED (UTC)", "ID", "EMAIL", "APP");
+    for user in all {
+        let app = user
+            .app_id
+            .map_or_else(|| "-".to_owned(), |id| id.to_string());
+        println!(
+            "{:>6}  {:<40}  {:<8}  {}",
+            user.id,
+            user.email,
+            app,
+            user.created_at.format("%Y-%m-%d %H:%M")
+        );
+    }
+    Ok(())
+}
+
+fn create_key(
+    db: &Database,
+    clock: &dyn Clock,
+    email: &str,
+    name: &str,
+    accounts: &[i64],
+) -> anyhow::Result<()> {
+    let user = find_user(db, email)?;
+    let scope = (!accounts.is_empty()).then_some(accounts);
+    let issued = api_keys::issue(&mut *db.conn()?, user.id, name, scope, clock.now())?;
+    println!(
+        "Created API key {} \"{}\" for {}.",
+        issued.record.id, issued.record.name, user.email
+    );
+    if let Some(scope) = scope {
+        println!("It can read only accounts {scope:?}.");
+    }
+    println!("Key (shown only now; Tributary keeps only its hash):");
+    println!("{}", issued.plain_text);
+    Ok(())
+}
+
+fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
+    let user = find_user(db, email)?;
+    let keys = key_store::list_for_user(&mut *db.conn()?, user.id)?;
+    println!(
+        "{:>6}  {:<20}  {:<16}  {:<16}  {:<16}  ACCOUNTS",
+        "ID", "NAME", "CREATED (UTC)", "LAST USED", "REVOKED"
+    );
+    let when = |t: Option<chrono::NaiveDateTime>| {
+        t.map_or_else(
+            || "-".to_owned(),
+            |t| t.format("%Y-%m-%d %H:%M").to_string(),
+        )
+    };
+    for (key, scope) in keys {
+        let accounts = scope.map_or_else(|| "all".to_owned(), |ids| format!("{ids:?}"));
+        println!(
+            "{:>6}  {:<20}  {:<16}  {:<16}  {:<16}  {accounts}",
+            key.id,
+            key.name,
+            when(Some(key.created_at)),
+            when(key.last_used_at),
+            when(key.revoked_at)
+        );
+    }
+    Ok(())
+}
+
+fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
+    match key_store::revoke(&mut *db.conn()?, id, clock.now().naive_utc()) {
+        Ok(key) => {
+            println!(
+                "API key {} \"{}\" is revoked; requests with it now answer 401.",
+                key.id, key.name
+            );
+            Ok(())
+        }
+        Err(StorageError::NotFound) => bail!("no API key with id {id}"),
+        Err(err) => Err(err.into()),
+    }
+}
+
+fn engine(db: &Database, clock: Arc<dyn Clock>) -> SyncEngine {
+    SyncEngine::new(db.clone(), Registry::with_defaults(), clock)
+}
+
+fn connect_sandbox(
+    db: &Database,
+    clock: Arc<dyn Clock>,
+    email: &str,
+    username: &str,
+) -> anyhow::Result<()> {
+    let user = find_user(db, email)?;
+    let engine = engine(db, clock);
+    let connection = match engine.connect(
+        user.id,
+        Provider::Sandbox,
+        &sandbox::connection_settings(&user.email, username),
+    ) {
+        Ok(connection) => connection,
+        Err(SyncError::Connect(err)) => bail!("the sandbox refused the connection: {err}"),
+        Err(err) => return Err(err.into()),
+    };
+    println!(
+        "Connected {} to {} (connection {}).",
+        user.email, connection.institution_name, connection.id
+    );
+    report(
+        connection.id,
+        engine.sync_connection(connection.id, SyncJobKind::Initial),
+    )
+}
+
+fn list_connections(db: &Database, email: Option<&str>) -> anyhow::Result<()> {
+    let user_id = email.map(|e| find_user(db, e)).transpose()?.map(|u| u.id);
+    let all = connections::list_connections(&mut *db.conn()?, user_id)?;
+    println!(
+        "{:>6}  {:>6}  {:<10}  {:<28}  {:<16}  {:<17}  REASON",
+        "ID", "USER", "PROVIDER", "INSTITUTION", "STATUS", "LAST SYNC (UTC)"
+    );
+    for c in all {
+        let last = c.last_synced_at.map_or_else(
+            || "never".to_owned(),
+            |t| t.format("%Y-%m-%d %H:%M").to_string(),
+        );
+        println!(
+            "{:>6}  {:>6}  {:<10}  {:<28}  {:<16}  {:<17}  {}",
+            c.id,
+            c.user_id,
+            c.provider,
+            c.institution_name,
+            c.status,
+            last,
+            c.status_reason.unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn sync(db: &Database, clock: Arc<dyn Clock>, args: &SyncArgs) -> anyhow::Result<()> {
+    let engine = engine(db, clock);
+    if let Some(id) = args.connection {
+        return report(id, engine.sync_connection(id, SyncJobKind::OnDemand));
+    }
+    let user_id = args
+        .user
+        .as_deref()
+        .map(|e| find_user(db, e))
+        .transpose()?
+        .map(|u| u.id);
+    let results = engine.sync_all(user_id, SyncJobKind::OnDemand)?;
+    if results.is_empty() {
+        println!("No connections to sync.");
+    }
+    let mut failures = 0;
+    for (id, result) in results {
+        if report(id, result).is_err() {
+            failures += 1;
+        }
+    }
+    if failures > 0 {
+        bail!("{failures} connection(s) failed to sync");
+    }
+    Ok(())
+}
+
+/// Prints how one sync went; an error when it failed.
+fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow::Result<()> {
+    match result {
+        Ok(SyncOutcome::Synced { summary: s, .. }) => {
+            println!(
+                "Connection {connection_id}: synced {} accounts ({} new); transactions {} new, {} updated ({} pending now posted), {} removed, {} unchanged; {} holdings.",
+                s.accounts_seen,
+                s.accounts_created,
+                s.transactions_added,
+                s.transactions_updated,
+                s.posted_from_pending,
+                s.transactions_removed,
+                s.transactions_unchanged,
+                s.holdings_replaced
+            );
+            Ok(())
+        }
+        Ok(SyncOutcome::ProviderFailed { error, .. }) => {
+            println!(
+                "Connection {connection_id}: failed, now {}: {error}",
+                error.connection_status()
+            );
+            bail!("connection {connection_id} failed to sync")
+        }
+        Err(err) => {
+            println!("Connection {connection_id}: {err}");
+            Err(err.into())
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Configuration from `TRIBUTARY_*` environment variables, read once at start
+//! and passed down. With nothing set, a binary runs on `sqlite://tributary.db`
+//! at 127.0.0.1:8080. docs/configuration.md lists every variable.
+
+use std::time::Duration;
+use tributary_storage::{Backend, DatabaseUrl, PoolOptions, StorageError};
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://tributary.db";
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+
+/// The environment variables a server reads, for `--help`.
+pub const ENVIRONMENT_HELP: &str = "\
+Configuration (environment variables):
+  TRIBUTARY_DATABASE_URL    sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://tributary.db]
+  TRIBUTARY_BIND            address to listen on, host:port [default: 127.0.0.1:8080]
+  TRIBUTARY_DEMO            seed a demo user when the database has no users [default: on for SQLite, off for PostgreSQL]
+  TRIBUTARY_DB_POOL_SIZE    database connections in the pool [default: 8]
+  TRIBUTARY_DB_TIMEOUT_SECS seconds to wait for a free connection before answering 503 [default: 5]
+  RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: DatabaseUrl,
+    /// `host:port` to listen on; port 0 picks a free port.
+    pub bind: String,
+    /// Seed a demo user with a synced sandbox connection when the database
+    /// has no users. Default: on for SQLite, off for PostgreSQL.
+    pub seed_demo: bool,
+    pub pool: PoolOptions,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("TRIBUTARY_DATABASE_URL: {0}")]
+    DatabaseUrl(#[from] StorageError),
+    #[error("{name}: {reason}, got `{value}`")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        reason: &'static str,
+    },
+}
+
+fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::Invalid {
+            name,
+            value: value.to_owned(),
+            reason: "expected true or false",
+        }),
+    }
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads configuration through `lookup` (the environment, or a map in tests).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let database_url = DatabaseUrl::parse(
+            &lookup("TRIBUTARY_DATABASE_URL").unwrap_or_else(|| DEFAULT_DATABASE_URL.to_owned()),
+        )?;
+        let bind = lookup("TRIBUTARY_BIND").unwrap_or_else(|| DEFAULT_BIND.to_owned());
+        let seed_demo = match lookup("TRIBUTARY_DEMO") {
+            Some(value) => parse_bool("TRIBUTARY_DEMO", &value)?,
+            None => database_url.backend() == Backend::Sqlite,
+        };
+        let mut pool = PoolOptions::default();
+        if let Some(value) = lookup("TRIBUTARY_DB_POOL_SIZE") {
+            pool.max_size = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=512).contains(n))
+                .ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_DB_POOL_SIZE",
+                    value,
+                    reason: "expected a number from 1 to 512",
+                })?;
+        }
+        if let Some(value) = lookup("TRIBUTARY_DB_TIMEOUT_SECS") {
+            let secs: u64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=300).contains(n))
+                .ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_DB_TIMEOUT_SECS",
+                    value,
+                    reason: "expected a number of seconds from 1 to 300",
+                })?;
+            pool.connection_timeout = Duration::from_secs(secs);
+        }
+        Ok(Config {
+            database_url,
+            bind,
+            seed_demo,
+            pool,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    #[test]
+    fn nothing_set_means_local_sqlite_with_demo_data() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.database_url, DatabaseUrl::Sqlite("tributary.db".into()));
+        assert_eq!(c.bind, "127.0.0.1:8080");
+        assert!(c.seed_demo);
+    }
+
+    #[test]
+    fn postgres_gets_no_demo_data_unless_asked() {
+        assert!(
+            !config(&[("TRIBUTARY_DATABASE_URL", "postgres://u@h/db")])
+                .unwrap()
+                .seed_demo
+        );
+        assert!(
+            config(&[
+                ("TRIBUTARY_DATABASE_URL", "postgres://u@h/db"),
+                ("TRIBUTARY_DEMO", "1")
+            ])
+            .unwrap()
+            .seed_demo
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let err = config(&[("TRIBUTARY_DATABASE_URL", "mysql://x")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("TRIBUTARY_DATABASE_URL:"), "{err}");
+        let err = config(&[("TRIBUTARY_DEMO", "perhaps")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("TRIBUTARY_DEMO") && err.contains("perhaps"),
+            "{err}"
+        );
+        let err = config(&[("TRIBUTARY_DB_POOL_SIZE", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("TRIBUTARY_DB_POOL_SIZE"), "{err}");
+    }
+}

@@ -1,0 +1,402 @@
+//! The data endpoints, written once and mounted behind any authentication
+//! scheme: `configure::<ApiKeyViewer>` for the Personal interface.
+//!
+//! Each request does its database work in one blocking section: the account
+//! lookup (which also enforces ownership and key scope) and one query for
+//! the data. An account that is someone else's, out of the key's scope, or
+//! missing gets the very same 404.
+
+use crate::auth::Authenticated;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::wire;
+use actix_web::{HttpRequest, HttpResponse, web};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::NaiveDate;
+use std::collections::HashMap;
+use tributary_domain::access::Viewer;
+use tributary_domain::money::Decimal;
+use tributary_storage::AnyConnection;
+use tributary_storage::read::{self, AccountView, TransactionFilter, TransactionPosition};
+
+/// Largest page a client may ask for.
+pub const MAX_LIMIT: i64 = 1000;
+/// Page size when a `cursor` comes without a `limit`.
+pub const DEFAULT_LIMIT: i64 = 100;
+
+pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+    cfg.route("/accounts", web::get().to(list_accounts::<A>))
+        .route(
+            "/accounts/{accountId}/transactions",
+            web::get().to(list_transactions::<A>),
+        )
+        .route(
+            "/accounts/{accountId}/balance",
+            web::get().to(get_balance::<A>),
+        )
+        .route(
+            "/accounts/{accountId}/holdings",
+            web::get().to(get_holdings::<A>),
+        );
+}
+
+/// Runs blocking database work off the async runtime.
+async fn with_conn<T: Send + 'static>(
+    state: &web::Data<AppState>,
+    work: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let db = state.db.clone();
+    web::block(move || {
+        let mut conn = db.conn()?;
+        work(&mut conn)
+    })
+    .await?
+}
+
+fn parse_account_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
+        ApiError::bad_request(
+            "INVALID_ACCOUNT_ID",
+            format!("accountId must be a positive integer, got `{raw}`."),
+        )
+    })
+}
+
+fn account_not_found(id: i64) -> ApiError {
+    ApiError::not_found("ACCOUNT_NOT_FOUND", format!("No account with id {id}."))
+}
+
+fn visible_account(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    id: i64,
+) -> Result<AccountView, ApiError> {
+    read::find_account(conn, viewer, id)?.ok_or_else(|| account_not_found(id))
+}
+
+async fn list_accounts<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let viewer = auth.viewer().clone();
+    let accounts = with_conn(&state, move |conn| Ok(read::list_accounts(conn, &viewer)?)).await?;
+    let accounts: Vec<wire::Account> = accounts.into_iter().map(Into::into).collect();
+    Ok(HttpResponse::Ok().json(wire::AccountList {
+        total: accounts.len(),
+        accounts,
+    }))
+}
+
+/// The query of a transaction listing, validated.
+#[derive(Debug, PartialEq)]
+struct TransactionQuery {
+    filter: TransactionFilter,
+    /// `Some` when the client pages.
+    page: Option<Page>,
+}
+
+#[derive(Debug, PartialEq)]
+struct Page {
+    limit: i64,
+    after: Option<TransactionPosition>,
+}
+
+fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
+    let invalid = || {
+        ApiError::bad_request(
+            "INVALID_DATE",
+            format!("`{name}` must be a date as YYYY-MM-DD, got `{raw}`."),
+        )
+    };
+    if raw.len() != 10 {
+        return Err(invalid());
+    }
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| invalid())
+}
+
+fn encode_cursor(position: TransactionPosition) -> String {
+    URL_SAFE_NO_PAD.encode(format!(
+        "v1:{}:{}",
+        position.date.format("%Y-%m-%d"),
+        position.id
+    ))
+}
+
+fn decode_cursor(raw: &str) -> Result<TransactionPosition, ApiError> {
+    let invalid = || {
+        ApiError::bad_request(
+            "INVALID_CURSOR",
+            "`cursor` is not a cursor this API returned; start again without it.",
+        )
+    };
+    let text = URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(invalid)?;
+    let mut parts = text.split(':');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("v1"), Some(date), Some(id), None) => Ok(TransactionPosition {
+            date: NaiveDate::parse_from_str(date, "%Y-%m-%d").map_err(|_| invalid())?,
+            id: id.parse().map_err(|_| invalid())?,
+        }),
+        _ => Err(invalid()),
+    }
+}
+
+impl TransactionQuery {
+    fn parse(query_string: &str) -> Result<Self, ApiError> {
+        let params = web::Query::<HashMap<String, String>>::from_query(query_string)
+            .map_err(|err| {
+                ApiError::bad_request(
+                    "INVALID_QUERY",
+                    format!("The query string does not parse: {err}."),
+                )
+            })?
+            .into_inner();
+        let include_pending = match params.get("include_pending").map(String::as_str) {
+            None => false,
+            Some("true" | "1") => true,
+            Some("false" | "0") => false,
+            Some(other) => {
+                return Err(ApiError::bad_request(
+                    "INVALID_PARAMETER",
+                    format!("`include_pending` must be true or false, got `{other}`."),
+                ));
+            }
+        };
+        let from = params
+            .get("from")
+            .map(|raw| parse_date("from", raw))
+            .transpose()?;
+        let to = params
+            .get("to")
+            .map(|raw| parse_date("to", raw))
+            .transpose()?;
+        if let (Some(from), Some(to)) = (from, to) {
+            if from > to {
+                return Err(ApiError::bad_request(
+                    "INVALID_DATE_RANGE",
+                    format!("`from` ({from}) is after `to` ({to})."),
+                ));
+            }
+        }
+        let limit = params
+            .get("limit")
+            .map(|raw| {
+                raw.parse::<i64>()
+                    .ok()
+                    .filter(|n| (1..=MAX_LIMIT).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::bad_request(
+                            "INVALID_LIMIT",
+                            format!(
+                                "`limit` must be an integer from 1 to {MAX_LIMIT}, got `{raw}`."
+                            ),
+                        )
+                    })
+            })
+            .transpose()?;
+        let after = params
+            .get("cursor")
+            .map(|raw| decode_cursor(raw))
+            .transpose()?;
+        let page = (limit.is_some() || after.is_some()).then(|| Page {
+            limit: limit.unwrap_or(DEFAULT_LIMIT),
+            after,
+        });
+        Ok(TransactionQuery {
+            filter: TransactionFilter {
+                include_pending,
+                from,
+                to,
+            },
+            page,
+        })
+    }
+}
+
+async fn list_transactions<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let account_id = parse_account_id(&path)?;
+    let query = TransactionQuery::parse(req.query_string())?;
+    let viewer = auth.viewer().clone();
+    let response = with_conn(&state, move |conn| {
+        visible_account(conn, &viewer, account_id)?;
+        let Some(page) = query.page else {
+            let rows = read::list_transactions(conn, account_id, &query.filter, None, None)?;
+            return Ok(wire::TransactionList {
+                total: rows.len() as i64,
+                transactions: rows.into_iter().map(Into::into).collect(),
+                next_cursor: None,
+            });
+        };
+        // One row more than asked tells whether another page follows.
+        let mut rows = read::list_transactions(
+            conn,
+            account_id,
+            &query.filter,
+            Some(page.limit + 1),
+            page.after,
+        )?;
+        let more = rows.len() as i64 > page.limit;
+        rows.truncate(page.limit as usize);
+        let next_cursor = more
+            .then(|| {
+                rows.last().map(|last| {
+                    encode_cursor(TransactionPosition {
+                        date: last.date,
+                        id: last.id,
+                    })
+                })
+            })
+            .flatten();
+        let total = read::count_transactions(conn, account_id, &query.filter)?;
+        Ok(wire::TransactionList {
+            total,
+            transactions: rows.into_iter().map(Into::into).collect(),
+            next_cursor: Some(next_cursor),
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(response))
+}
+
+async fn get_balance<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let account_id = parse_account_id(&path)?;
+    let viewer = auth.viewer().clone();
+    let balance = with_conn(&state, move |conn| {
+        visible_account(conn, &viewer, account_id)?;
+        read::latest_balance(conn, account_id)?.ok_or_else(|| {
+            ApiError::not_found(
+                "BALANCE_NOT_AVAILABLE",
+                format!("Account {account_id} has no balance yet; it has not been synced."),
+            )
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(wire::BalanceResponse {
+        balance: balance.into(),
+    }))
+}
+
+async fn get_holdings<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let account_id = parse_account_id(&path)?;
+    let viewer = auth.viewer().clone();
+    let (account, holdings) = with_conn(&state, move |conn| {
+        let account = visible_account(conn, &viewer, account_id)?;
+        if !account.provider.supports_holdings() {
+            return Err(ApiError::bad_request(
+                "HOLDINGS_NOT_SUPPORTED",
+                format!("Account {account_id} comes from provider `{}`, which does not report holdings.", account.provider),
+            ));
+        }
+        Ok((account, read::list_holdings(conn, account_id)?))
+    })
+    .await?;
+    // The total is in the account's currency: a holding in another currency
+    // counts with the converted value its provider reported.
+    let mut total = Decimal::ZERO;
+    for holding in &holdings {
+        match (
+            holding.currency == account.currency,
+            holding.value_in_account_currency,
+        ) {
+            (_, Some(converted)) => total += converted,
+            (true, None) => total += holding.value,
+            (false, None) => log::warn!(
+                "account {account_id}: holding of {} in {} has no value in {}; left out of totalValue",
+                holding.security.name,
+                holding.currency,
+                account.currency
+            ),
+        }
+    }
+    Ok(HttpResponse::Ok().json(wire::HoldingsResponse {
+        holdings: holdings.into_iter().map(Into::into).collect(),
+        total_value: total,
+        currency: account.currency,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(q: &str) -> Result<TransactionQuery, String> {
+        TransactionQuery::parse(q).map_err(|e| e.code().to_owned())
+    }
+
+    #[test]
+    fn defaults_are_posted_only_and_unpaged() {
+        assert_eq!(
+            parse("").unwrap(),
+            TransactionQuery {
+                filter: TransactionFilter::default(),
+                page: None
+            }
+        );
+    }
+
+    #[test]
+    fn each_bad_parameter_has_its_code() {
+        assert_eq!(
+            parse("include_pending=maybe").unwrap_err(),
+            "INVALID_PARAMETER"
+        );
+        assert_eq!(parse("from=2026-13-01").unwrap_err(), "INVALID_DATE");
+        assert_eq!(parse("to=yesterday").unwrap_err(), "INVALID_DATE");
+        assert_eq!(parse("from=2026-1-5").unwrap_err(), "INVALID_DATE");
+        assert_eq!(
+            parse("from=2026-11-02&to=2026-11-01").unwrap_err(),
+            "INVALID_DATE_RANGE"
+        );
+        assert_eq!(parse("limit=0").unwrap_err(), "INVALID_LIMIT");
+        assert_eq!(parse("limit=1001").unwrap_err(), "INVALID_LIMIT");
+        assert_eq!(parse("limit=ten").unwrap_err(), "INVALID_LIMIT");
+        assert_eq!(parse("cursor=bm9wZQ").unwrap_err(), "INVALID_CURSOR");
+        assert_eq!(parse("cursor=%%%").unwrap_err(), "INVALID_QUERY");
+    }
+
+    #[test]
+    fn cursors_round_trip() {
+        let position = TransactionPosition {
+            date: NaiveDate::from_ymd_opt(2026, 11, 3).unwrap(),
+            id: 42,
+        };
+        assert_eq!(decode_cursor(&encode_cursor(position)).unwrap(), position);
+        let q = parse(&format!("cursor={}", encode_cursor(position))).unwrap();
+        assert_eq!(
+            q.page,
+            Some(Page {
+                limit: DEFAULT_LIMIT,
+                after: Some(position)
+            })
+        );
+    }
+
+    #[test]
+    fn account_ids_must_be_positive_integers() {
+        assert_eq!(parse_account_id("17").unwrap(), 17);
+        for bad in ["abc", "0", "-3", "1.5", "99999999999999999999"] {
+            assert_eq!(
+                parse_account_id(bad).unwrap_err().code(),
+                "INVALID_ACCOUNT_ID",
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Zero-config demo data: on an empty database, a demo user with a synced
+//! sandbox connection and an API key, so the first curl returns something.
+
+use tributary_auth::api_keys;
+use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_providers::sandbox;
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_storage::{Database, StorageError, users};
+
+pub const DEMO_EMAIL: &str = "demo@tributary.local";
+
+#[derive(Debug)]
+pub struct DemoSeed {
+    pub email: &'static str,
+    /// Shown once at start-up; only its hash is stored.
+    pub api_key: String,
+    pub accounts: usize,
+}
+
+/// Seeds the demo when the database has no users; `None` when it has some.
+pub fn seed_if_empty(
+    db: &Database,
+    engine: &SyncEngine,
+    clock: &dyn tributary_domain::clock::Clock,
+) -> anyhow::Result<Option<DemoSeed>> {
+    let mut conn = db.conn()?;
+    if users::count_users(&mut conn)? > 0 {
+        return Ok(None);
+    }
+    let user = match users::create_personal_user(&mut conn, DEMO_EMAIL, clock.now().naive_utc()) {
+        Ok(user) => user,
+        // Another process seeded it first.
+        Err(StorageError::Conflict(_)) => return Ok(None),
+        Err(err) => return Err(err.into()),
+    };
+    drop(conn);
+    let connection = engine.connect(
+        user.id,
+        Provider::Sandbox,
+        &sandbox::connection_settings(DEMO_EMAIL, sandbox::USER_GOOD),
+    )?;
+    let accounts = match engine.sync_connection(connection.id, SyncJobKind::Initial)? {
+        SyncOutcome::Synced { summary, .. } => summary.accounts_seen,
+        SyncOutcome::ProviderFailed { error, .. } => {
+            anyhow::bail!("the demo sandbox sync failed: {error}")
+        }
+    };
+    let key = api_keys::issue(&mut *db.conn()?, user.id, "demo", None, clock.now())?;
+    Ok(Some(DemoSeed {
+        email: DEMO_EMAIL,
+        api_key: key.plain_text,
+        accounts,
+    }))
+}

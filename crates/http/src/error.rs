@@ -1,0 +1,137 @@
+//! The error envelope of the data endpoints:
+//! `{"error": <reason phrase>, "message": <human text>, "code": <STABLE_CODE>,
+//! "request_id": <id>}`. Codes are listed in docs/errors.md and never reused.
+//! A 5xx body never carries internal details; the log gets the cause.
+
+use crate::request_id;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use std::fmt;
+use tributary_storage::StorageError;
+
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    /// Logged (with the request id) for server errors; never sent.
+    cause: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Envelope<'a> {
+    error: &'a str,
+    message: &'a str,
+    code: &'a str,
+    request_id: &'a str,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            cause: None,
+        }
+    }
+
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// An unexpected failure: the client sees a generic message, the log sees
+    /// `cause`.
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "INTERNAL_ERROR",
+            message: "An internal error occurred; quote the request id when reporting it.".into(),
+            cause: Some(cause.to_string()),
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(err: StorageError) -> Self {
+        match err {
+            StorageError::Unavailable(cause) => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: "DATABASE_UNAVAILABLE",
+                message: "The database is unavailable; retry shortly.".into(),
+                cause: Some(cause),
+            },
+            other => Self::internal(other),
+        }
+    }
+}
+
+impl From<actix_web::error::BlockingError> for ApiError {
+    fn from(err: actix_web::error::BlockingError) -> Self {
+        Self::internal(err)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let request_id = request_id::current().unwrap_or_else(|| "unknown".to_owned());
+        if let Some(cause) = &self.cause {
+            log::error!(
+                "request {request_id} failed with {} {}: {cause}",
+                self.status.as_u16(),
+                self.code
+            );
+        }
+        let mut response = HttpResponse::build(self.status);
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.insert_header((
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer realm="tributary""#),
+            ));
+        }
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("5")));
+        }
+        response.json(Envelope {
+            error: self.status.canonical_reason().unwrap_or("Error"),
+            message: &self.message,
+            code: self.code,
+            request_id: &request_id,
+        })
+    }
+}
+
+/// Answers for paths no route serves, in the same envelope.
+pub async fn no_route() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::not_found("NOT_FOUND", "No such endpoint."))
+}

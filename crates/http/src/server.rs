@@ -1,0 +1,149 @@
+//! Start-up shared by both binaries: open (and on SQLite migrate) the
+//! database, optionally seed the demo, build the app and bind.
+
+use crate::auth::ApiKeyViewer;
+use crate::config::Config;
+use crate::state::AppState;
+use crate::{data, demo, error, health, request_id};
+use actix_web::middleware::{Logger, from_fn};
+use actix_web::{App, HttpServer, web};
+use anyhow::Context as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tributary_domain::clock::{Clock, SystemClock};
+use tributary_providers::Registry;
+use tributary_providers::sync::SyncEngine;
+use tributary_storage::{Backend, Database};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    /// `/api/v1`, API keys.
+    Personal,
+    /// `/api/platform`; for now health checks only.
+    Platform,
+}
+
+/// Opens the pool. The embedded SQLite database is migrated automatically;
+/// a PostgreSQL database with pending migrations is refused, so that several
+/// instances never race to migrate a shared database: run `tributary migrate`.
+pub fn open_database(config: &Config) -> anyhow::Result<Database> {
+    let db = Database::connect(&config.database_url, &config.pool)
+        .with_context(|| format!("opening the database {}", config.database_url))?;
+    match db.backend() {
+        Backend::Sqlite => {
+            for name in db.migrate()? {
+                log::info!("applied migration {name}");
+            }
+        }
+        Backend::Postgres => {
+            if db.has_pending_migrations()? {
+                anyhow::bail!(
+                    "the PostgreSQL database {} has pending migrations: run `tributary migrate` with the same TRIBUTARY_DATABASE_URL first",
+                    config.database_url
+                );
+            }
+        }
+    }
+    Ok(db)
+}
+
+fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    move |cfg: &mut web::ServiceConfig| {
+        health::configure(cfg);
+        if interface == Interface::Personal {
+            cfg.service(web::scope("/api/v1").configure(data::configure::<ApiKeyViewer>));
+        }
+    }
+}
+
+/// Binds the server; returns it (a future to await or spawn) and the
+/// addresses it listens on (the real port when `bind` asked for port 0).
+pub fn bind(
+    state: AppState,
+    interface: Interface,
+    bind: &str,
+) -> anyhow::Result<(actix_web::dev::Server, Vec<SocketAddr>)> {
+    let data = web::Data::new(state);
+    let configure = routes(interface);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .configure(configure.clone())
+            .default_service(web::to(error::no_route))
+            .wrap(from_fn(request_id::middleware))
+            // Request line, status, size, time and id: never headers, which
+            // carry credentials.
+            .wrap(Logger::new(r#"%a "%r" %s %b %Dms %{x-request-id}o"#))
+    })
+    .shutdown_timeout(10)
+    .bind(bind)
+    .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
+    let addrs = server.addrs();
+    // actix stops accepting and drains in-flight requests on SIGINT/SIGTERM.
+    Ok((server.run(), addrs))
+}
+
+/// The address a user on this machine would type: an unspecified bind
+/// address (0.0.0.0, ::) becomes loopback.
+pub fn local_url(addr: SocketAddr) -> String {
+    let ip = if addr.ip().is_unspecified() {
+        match addr {
+            SocketAddr::V4(_) => "127.0.0.1".to_owned(),
+            SocketAddr::V6(_) => "[::1]".to_owned(),
+        }
+    } else if addr.is_ipv6() {
+        format!("[{}]", addr.ip())
+    } else {
+        addr.ip().to_string()
+    };
+    format!("http://{ip}:{}", addr.port())
+}
+
+/// Everything a binary does: open the database, seed the demo (Personal
+/// interface only, when configured), listen, and serve until SIGINT/SIGTERM.
+pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let setup_config = config.clone();
+    let setup_clock = clock.clone();
+    let (db, seed) = web::block(move || -> anyhow::Result<_> {
+        let db = open_database(&setup_config)?;
+        let seed = if interface == Interface::Personal && setup_config.seed_demo {
+            let engine =
+                SyncEngine::new(db.clone(), Registry::with_defaults(), setup_clock.clone());
+            demo::seed_if_empty(&db, &engine, setup_clock.as_ref())?
+        } else {
+            None
+        };
+        Ok((db, seed))
+    })
+    .await??;
+
+    let (server, addrs) = bind(AppState { db, clock }, interface, &config.bind)?;
+    let url = addrs
+        .first()
+        .map(|addr| local_url(*addr))
+        .unwrap_or_default();
+    let name = match interface {
+        Interface::Personal => "Personal API",
+        Interface::Platform => "Platform API",
+    };
+    println!(
+        "Tributary {name} listening on {url} (database {})",
+        config.database_url
+    );
+    if let Some(seed) = seed {
+        // The one time this key exists in plain text: stdout, never the log.
+        println!(
+            "Created demo user {} with {} synced sandbox accounts.",
+            seed.email, seed.accounts
+        );
+        println!("Demo API key (shown only now): {}", seed.api_key);
+        println!(
+            "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
+            seed.api_key
+        );
+    }
+    server.await.context("serving HTTP")?;
+    log::info!("{name} stopped");
+    Ok(())
+}

@@ -1,0 +1,10 @@
+use std::sync::Arc;
+use tributary_domain::clock::Clock;
+use tributary_storage::Database;
+
+/// Shared by every request handler; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub db: Database,
+    pub clock: Arc<dyn Clock>,
+}
