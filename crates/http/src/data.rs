@@ -174,13 +174,13 @@ impl TransactionQuery {
             .get("to")
             .map(|raw| parse_date("to", raw))
             .transpose()?;
-        if let (Some(from), Some(to)) = (from, to) {
-            if from > to {
-                return Err(ApiError::bad_request(
-                    "INVALID_DATE_RANGE",
-                    format!("`from` ({from}) is after `to` ({to})."),
-                ));
-            }
+        if let (Some(from), Some(to)) = (from, to)
+            && from > to
+        {
+            return Err(ApiError::bad_request(
+                "INVALID_DATE_RANGE",
+                format!("`from` ({from}) is after `to` ({to})."),
+            ));
         }
         let limit = params
             .get("limit")

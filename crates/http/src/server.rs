@@ -76,10 +76,12 @@ pub fn bind(
             .wrap(Logger::new(r#"%a "%r" %s %b %Dms %{x-request-id}o"#))
     })
     .shutdown_timeout(10)
+    // `run` installs its own SIGINT/SIGTERM handling, before it says it
+    // listens; actix's would only be in place once the server is polled.
+    .disable_signals()
     .bind(bind)
     .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
     let addrs = server.addrs();
-    // actix stops accepting and drains in-flight requests on SIGINT/SIGTERM.
     Ok((server.run(), addrs))
 }
 
@@ -119,6 +121,7 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     .await??;
 
     let (server, addrs) = bind(AppState { db, clock }, interface, &config.bind)?;
+    let shutdown = shutdown_on_signal(server.handle())?;
     let url = addrs
         .first()
         .map(|addr| local_url(*addr))
@@ -143,7 +146,28 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
             seed.api_key
         );
     }
-    server.await.context("serving HTTP")?;
+    let (served, ()) = tokio::join!(server, shutdown);
+    served.context("serving HTTP")?;
     log::info!("{name} stopped");
     Ok(())
+}
+
+/// Registers SIGINT and SIGTERM handlers now, and returns a future that, on
+/// either signal, stops accepting connections and lets in-flight requests
+/// finish (up to the shutdown timeout). It also ends when the server stops
+/// by itself.
+fn shutdown_on_signal(
+    handle: actix_web::dev::ServerHandle,
+) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => log::info!("SIGINT received: shutting down gracefully"),
+            _ = terminate.recv() => log::info!("SIGTERM received: shutting down gracefully"),
+        }
+        handle.stop(true).await;
+    })
 }

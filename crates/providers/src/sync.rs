@@ -38,6 +38,9 @@ pub enum SyncOutcome {
     },
 }
 
+/// A connection id and how its sync went.
+pub type ConnectionSyncResult = (i64, Result<SyncOutcome, SyncError>);
+
 #[derive(Debug, Clone)]
 pub struct SyncEngine {
     db: Database,
@@ -169,7 +172,7 @@ impl SyncEngine {
         &self,
         user_id: Option<i64>,
         kind: SyncJobKind,
-    ) -> Result<Vec<(i64, Result<SyncOutcome, SyncError>)>, SyncError> {
+    ) -> Result<Vec<ConnectionSyncResult>, SyncError> {
         let targets = connections::list_connections(&mut *self.db.conn()?, user_id)?;
         Ok(targets
             .into_iter()

@@ -219,15 +219,14 @@ impl Database {
     /// Connects once directly (so an unreachable server reports its real
     /// error at once), then builds the pool.
     pub fn connect(url: &DatabaseUrl, options: &PoolOptions) -> StorageResult<Self> {
-        if let DatabaseUrl::Sqlite(path) = url {
-            if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-                if !dir.is_dir() {
-                    return Err(StorageError::InvalidUrl(format!(
-                        "the directory {} of the SQLite file does not exist",
-                        dir.display()
-                    )));
-                }
-            }
+        if let DatabaseUrl::Sqlite(path) = url
+            && let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty())
+            && !dir.is_dir()
+        {
+            return Err(StorageError::InvalidUrl(format!(
+                "the directory {} of the SQLite file does not exist",
+                dir.display()
+            )));
         }
         let mut probe = url.establish()?;
         if url.backend() == Backend::Sqlite {

@@ -105,11 +105,11 @@ impl Drop for TestDatabase {
     fn drop(&mut self) {
         // Close the pool before dropping the database it points at.
         self.db.take();
-        if let Cleanup::Postgres { admin_url, name } = &self.cleanup {
-            if let Ok(mut admin) = DatabaseUrl::parse(admin_url).and_then(|url| url.establish()) {
-                let _ =
-                    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
-            }
+        if let Cleanup::Postgres { admin_url, name } = &self.cleanup
+            && let Ok(mut admin) = DatabaseUrl::parse(admin_url).and_then(|url| url.establish())
+        {
+            // Best effort: a leftover test database is harmless.
+            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         }
     }
 }
@@ -151,6 +151,58 @@ fn with_database_name(url: &str, name: &str) -> String {
         out.push_str(query);
     }
     out
+}
+
+/// Every stored row of every table as text (for SQLite, the raw bytes of the
+/// database file and its write-ahead log), so a test can search the whole
+/// database for something that must not be there.
+pub fn dump(db: &Database) -> String {
+    use crate::db::AnyConnection;
+    use diesel::RunQueryDsl;
+    use diesel::sql_types::Text;
+
+    #[derive(diesel::QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text)]
+        line: String,
+    }
+
+    let mut conn = db.conn().expect("connection for dump");
+    match &mut *conn {
+        AnyConnection::Sqlite(_) => {
+            let DatabaseUrl::Sqlite(path) = db.url() else {
+                unreachable!("SQLite connection on a PostgreSQL URL")
+            };
+            let mut bytes = std::fs::read(path).expect("read SQLite file");
+            let mut wal = path.clone().into_os_string();
+            wal.push("-wal");
+            if let Ok(more) = std::fs::read(&wal) {
+                bytes.extend(more);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        AnyConnection::Postgresql(pg) => {
+            let tables: Vec<Line> = diesel::sql_query(
+                "SELECT table_name::text AS line FROM information_schema.tables WHERE table_schema = 'public'",
+            )
+            .load(pg)
+            .expect("list tables");
+            let mut out = String::new();
+            for table in tables {
+                let rows: Vec<Line> = diesel::sql_query(format!(
+                    "SELECT row_to_json(t)::text AS line FROM \"{}\" t",
+                    table.line
+                ))
+                .load(pg)
+                .expect("dump table");
+                for row in rows {
+                    out.push_str(&row.line);
+                    out.push('\n');
+                }
+            }
+            out
+        }
+    }
 }
 
 #[cfg(test)]

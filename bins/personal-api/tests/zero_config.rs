@@ -1,0 +1,128 @@
+//! The binary as a new user runs it: no configuration, an empty directory.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Starts the binary in `dir`; returns it and a channel of its stdout lines.
+fn spawn(dir: &std::path::Path) -> (Child, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_personal-api"))
+        .current_dir(dir)
+        .env_remove("TRIBUTARY_DATABASE_URL")
+        .env_remove("TRIBUTARY_DEMO")
+        .env("TRIBUTARY_BIND", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start personal-api");
+    let stdout = child.stdout.take().expect("stdout");
+    let (lines, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, receiver)
+}
+
+fn next_line(lines: &mpsc::Receiver<String>, starting: &str) -> String {
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(120))
+            .expect("personal-api kept printing");
+        if line.starts_with(starting) {
+            return line;
+        }
+    }
+}
+
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    child.wait().expect("wait for personal-api")
+}
+
+#[tokio::test]
+async fn first_start_seeds_a_demo_and_prints_a_working_curl_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, lines) = spawn(dir.path());
+    let listening = next_line(&lines, "Tributary Personal API listening on ");
+    assert!(listening.contains("sqlite://tributary.db"), "{listening}");
+    let try_line = next_line(&lines, "Try: curl ");
+    assert!(
+        dir.path().join("tributary.db").exists(),
+        "the SQLite file is created in the working directory"
+    );
+
+    // Run the printed line's request: `curl -H 'x-api-key: KEY' URL`.
+    let key = try_line
+        .split("x-api-key: ")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("key in the curl line");
+    let url = try_line
+        .rsplit(' ')
+        .next()
+        .expect("URL at the end of the curl line");
+    assert!(key.starts_with("trb_"));
+    let body: serde_json::Value = reqwest::Client::new()
+        .get(url)
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let total = body["total"].as_u64().unwrap();
+    assert!((3..=5).contains(&total), "{body}");
+    assert_eq!(body["accounts"][0]["provider"], "sandbox");
+
+    let status = terminate(&mut child);
+    assert!(status.success(), "SIGTERM shuts down cleanly: {status:?}");
+
+    // A second start finds its users and seeds nothing, printing no key.
+    let (mut again, lines) = spawn(dir.path());
+    next_line(&lines, "Tributary Personal API listening on ");
+    let status = terminate(&mut again);
+    assert!(status.success());
+    let rest: Vec<String> = lines.try_iter().collect();
+    assert!(rest.iter().all(|line| !line.contains("trb_")), "{rest:?}");
+}
+
+#[test]
+fn a_bad_database_url_fails_at_once_with_the_reason() {
+    let output = Command::new(env!("CARGO_BIN_EXE_personal-api"))
+        .env("TRIBUTARY_DATABASE_URL", "mysql://root@localhost/x")
+        .output()
+        .expect("run personal-api");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("TRIBUTARY_DATABASE_URL") && stderr.contains("mysql"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn help_lists_the_configuration() {
+    let output = Command::new(env!("CARGO_BIN_EXE_personal-api"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    for variable in ["TRIBUTARY_DATABASE_URL", "TRIBUTARY_BIND", "TRIBUTARY_DEMO"] {
+        assert!(text.contains(variable), "{variable} in --help");
+    }
+}

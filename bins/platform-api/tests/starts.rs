@@ -1,0 +1,47 @@
+//! The Platform API builds, starts and answers its health checks.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+#[tokio::test]
+async fn starts_and_answers_health_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_platform-api"))
+        .current_dir(dir.path())
+        .env_remove("TRIBUTARY_DATABASE_URL")
+        .env("TRIBUTARY_BIND", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start platform-api");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let listening = lines.next().expect("a line").expect("text");
+    let url = listening
+        .strip_prefix("Tributary Platform API listening on ")
+        .and_then(|rest| rest.split(' ').next())
+        .expect("listening line")
+        .to_owned();
+    for path in ["/healthz", "/readyz"] {
+        let response = reqwest::get(format!("{url}{path}")).await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    let missing = reqwest::get(format!("{url}/api/v1/accounts"))
+        .await
+        .unwrap();
+    assert_eq!(
+        missing.status(),
+        404,
+        "the Personal interface is not served here"
+    );
+    let body: serde_json::Value = missing.json().await.unwrap();
+    assert_eq!(body["code"], "NOT_FOUND");
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}

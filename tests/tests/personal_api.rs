@@ -1,0 +1,551 @@
+//! The Personal API end to end: the real server on a free port, over SQLite
+//! and PostgreSQL, checked field by field against spec/wire-format.md.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use reqwest::{Client, Response, StatusCode};
+use serde_json::Value;
+use tributary_e2e::{EXACT_AMOUNTS, TestServer, start};
+use tributary_storage::testing::{TestDatabase, dump};
+
+/// Runs `scenario` against a fresh server on every backend.
+async fn on_every_backend<F, Fut>(scenario: F)
+where
+    F: Fn(TestServer) -> Fut,
+    Fut: std::future::Future<Output = TestServer>,
+{
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let server = start(database);
+        scenario(server).await.stop().await;
+    }
+}
+
+async fn get(server: &TestServer, path: &str, key: Option<&str>) -> Response {
+    let mut request = Client::new().get(server.url(path));
+    if let Some(key) = key {
+        request = request.header("x-api-key", key);
+    }
+    request.send().await.expect("request")
+}
+
+async fn get_json(server: &TestServer, path: &str, key: &str) -> Value {
+    let response = get(server, path, Some(key)).await;
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response.json().await.expect("JSON body")
+}
+
+/// Asserts the error envelope and returns the body.
+async fn expect_error(response: Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(response.status(), status);
+    let header_id = response
+        .headers()
+        .get("x-request-id")
+        .expect("x-request-id")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let body: Value = response.json().await.expect("JSON error body");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["error"], status.canonical_reason().unwrap(), "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert_eq!(
+        body["request_id"],
+        header_id.as_str(),
+        "body and header carry the same id"
+    );
+    assert_eq!(body.as_object().unwrap().len(), 4, "{body}");
+    body
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    keys
+}
+
+fn is_string_or_null(v: &Value) -> bool {
+    v.is_string() || v.is_null()
+}
+
+#[actix_web::test]
+async fn accounts_match_the_wire_format() {
+    on_every_backend(|server| async move {
+        let body = get_json(&server, "/api/v1/accounts", &server.world.alice_key).await;
+        assert_eq!(keys(&body), ["accounts", "total"]);
+        let accounts = body["accounts"].as_array().unwrap();
+        assert_eq!(body["total"].as_u64().unwrap() as usize, accounts.len());
+        assert_eq!(
+            accounts.len(),
+            server.world.alice_sandbox_accounts.len() + 1
+        );
+        for account in accounts {
+            assert_eq!(
+                keys(account),
+                [
+                    "currency",
+                    "id",
+                    "institution_logo",
+                    "institution_name",
+                    "mask",
+                    "name",
+                    "provider",
+                    "status",
+                    "type"
+                ]
+            );
+            assert!(account["id"].is_i64());
+            assert!(account["name"].is_string() && account["institution_name"].is_string());
+            assert!(is_string_or_null(&account["institution_logo"]));
+            assert!(["sandbox", "csv"].contains(&account["provider"].as_str().unwrap()));
+            assert_eq!(account["status"], "ACTIVE");
+        }
+        let imported = accounts
+            .iter()
+            .find(|a| a["id"] == server.world.alice_imported)
+            .unwrap();
+        assert_eq!(imported["institution_logo"], "https://logos.example/cu.png");
+        assert_eq!(imported["currency"], "EUR");
+        let ids: Vec<i64> = accounts.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+        assert!(
+            !ids.contains(&server.world.bob_account),
+            "no one sees another user's accounts"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn transactions_match_the_wire_format_and_keep_exact_amounts() {
+    on_every_backend(|server| async move {
+        let path = format!(
+            "/api/v1/accounts/{}/transactions",
+            server.world.alice_imported
+        );
+        let response = get(&server, &path, Some(&server.world.alice_key)).await;
+        let text = response.text().await.unwrap();
+        for amount in EXACT_AMOUNTS {
+            assert!(
+                text.contains(&format!("\"amount\":{amount},")),
+                "{amount} in {text}"
+            );
+        }
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            keys(&body),
+            ["total", "transactions"],
+            "no nextCursor when not paging"
+        );
+        let list = body["transactions"].as_array().unwrap();
+        assert_eq!(list.len(), 3, "posted only by default");
+        assert_eq!(body["total"], 3);
+        for t in list {
+            assert_eq!(
+                keys(t),
+                [
+                    "accountId",
+                    "amount",
+                    "currency",
+                    "date",
+                    "description",
+                    "id",
+                    "isPending",
+                    "merchant"
+                ]
+            );
+            assert!(t["id"].is_string());
+            assert_eq!(t["accountId"], server.world.alice_imported);
+            assert!(t["amount"].is_number());
+            assert_eq!(t["currency"], "EUR");
+            assert_eq!(t["date"].as_str().unwrap().len(), 10);
+            assert!(is_string_or_null(&t["merchant"]) && is_string_or_null(&t["description"]));
+            assert_eq!(t["isPending"], false);
+        }
+        let dates: Vec<&str> = list.iter().map(|t| t["date"].as_str().unwrap()).collect();
+        assert_eq!(
+            dates,
+            ["2026-11-03", "2026-11-02", "2026-11-01"],
+            "newest first"
+        );
+
+        let with_pending = get_json(
+            &server,
+            &format!("{path}?include_pending=true"),
+            &server.world.alice_key,
+        )
+        .await;
+        let first = &with_pending["transactions"][0];
+        assert_eq!(
+            (first["isPending"].clone(), first["merchant"].clone()),
+            (Value::Bool(true), Value::from("Bakery"))
+        );
+        assert_eq!(with_pending["total"], 4);
+
+        let window = get_json(
+            &server,
+            &format!("{path}?from=2026-11-02&to=2026-11-02"),
+            &server.world.alice_key,
+        )
+        .await;
+        assert_eq!(window["total"], 1, "from and to are inclusive");
+        assert_eq!(window["transactions"][0]["date"], "2026-11-02");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn paging_walks_the_whole_list_once() {
+    on_every_backend(|server| async move {
+        let account = server.world.alice_sandbox_accounts[2];
+        let path = format!("/api/v1/accounts/{account}/transactions");
+        let whole = get_json(&server, &path, &server.world.alice_key).await;
+        let expected: Vec<Value> = whole["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].clone())
+            .collect();
+        assert!(
+            expected.len() > 100,
+            "the card account has a year of purchases"
+        );
+
+        let mut seen = Vec::new();
+        let mut next = format!("{path}?limit=50");
+        loop {
+            let page = get_json(&server, &next, &server.world.alice_key).await;
+            assert_eq!(page["total"].as_u64().unwrap() as usize, expected.len());
+            let items = page["transactions"].as_array().unwrap();
+            assert!(items.len() <= 50);
+            seen.extend(items.iter().map(|t| t["id"].clone()));
+            match &page["nextCursor"] {
+                Value::String(cursor) => next = format!("{path}?limit=50&cursor={cursor}"),
+                Value::Null => break,
+                other => panic!("nextCursor must be a string or null, got {other}"),
+            }
+        }
+        assert_eq!(seen, expected);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn balance_and_holdings_match_the_wire_format() {
+    on_every_backend(|server| async move {
+        let key = &server.world.alice_key;
+        let balance = get_json(
+            &server,
+            &format!("/api/v1/accounts/{}/balance", server.world.alice_imported),
+            key,
+        )
+        .await;
+        assert_eq!(keys(&balance), ["balance"]);
+        assert_eq!(keys(&balance["balance"]), ["amount", "asOf", "currency"]);
+        assert_eq!(balance["balance"]["amount"].to_string(), "1000.50");
+        assert_eq!(balance["balance"]["asOf"], "2026-11-21T12:00:00Z");
+
+        let holdings = get_json(
+            &server,
+            &format!("/api/v1/accounts/{}/holdings", server.world.alice_brokerage),
+            key,
+        )
+        .await;
+        assert_eq!(keys(&holdings), ["currency", "holdings", "totalValue"]);
+        assert_eq!(holdings["currency"], "USD");
+        let list = holdings["holdings"].as_array().unwrap();
+        assert!(list.len() >= 2);
+        let mut currencies = std::collections::HashSet::new();
+        for h in list {
+            assert_eq!(
+                keys(h),
+                [
+                    "costBasis",
+                    "currency",
+                    "price",
+                    "quantity",
+                    "raw",
+                    "security",
+                    "value"
+                ]
+            );
+            assert_eq!(
+                keys(&h["security"]),
+                ["currency", "cusp", "figi", "isin", "name", "tickerSymbol"]
+            );
+            for field in ["quantity", "price", "value"] {
+                assert!(h[field].is_number(), "{field}");
+            }
+            assert!(h["costBasis"].is_number() || h["costBasis"].is_null());
+            assert!(h["raw"].is_object());
+            currencies.insert(h["currency"].as_str().unwrap().to_owned());
+        }
+        assert!(currencies.len() >= 2, "holdings in two currencies");
+        let apple = list
+            .iter()
+            .find(|h| h["security"]["tickerSymbol"] == "AAPL")
+            .unwrap();
+        assert_eq!(apple["security"]["cusp"], "037833100");
+        assert!(holdings["totalValue"].as_f64().unwrap() > 0.0);
+
+        let response = get(
+            &server,
+            &format!("/api/v1/accounts/{}/holdings", server.world.alice_imported),
+            Some(key),
+        )
+        .await;
+        expect_error(response, StatusCode::BAD_REQUEST, "HOLDINGS_NOT_SUPPORTED").await;
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn credentials_are_checked() {
+    on_every_backend(|server| async move {
+        let path = "/api/v1/accounts";
+        let response = get(&server, path, None).await;
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            r#"Bearer realm="tributary""#
+        );
+        expect_error(response, StatusCode::UNAUTHORIZED, "MISSING_CREDENTIALS").await;
+        expect_error(
+            get(&server, path, Some("not-a-key")).await,
+            StatusCode::UNAUTHORIZED,
+            "MALFORMED_API_KEY",
+        )
+        .await;
+        let unknown = format!("trb_{}", "A".repeat(43));
+        expect_error(
+            get(&server, path, Some(&unknown)).await,
+            StatusCode::UNAUTHORIZED,
+            "INVALID_API_KEY",
+        )
+        .await;
+        expect_error(
+            get(&server, path, Some(&server.world.alice_revoked_key)).await,
+            StatusCode::UNAUTHORIZED,
+            "API_KEY_REVOKED",
+        )
+        .await;
+        let basic = Client::new()
+            .get(server.url(path))
+            .header("authorization", "Basic YTpi")
+            .send()
+            .await
+            .unwrap();
+        expect_error(basic, StatusCode::UNAUTHORIZED, "MISSING_CREDENTIALS").await;
+
+        let bearer = Client::new()
+            .get(server.url(path))
+            .bearer_auth(&server.world.alice_key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            bearer.status(),
+            StatusCode::OK,
+            "Authorization: Bearer is accepted too"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_scoped_key_sees_only_its_accounts() {
+    on_every_backend(|server| async move {
+        let key = &server.world.alice_scoped_key;
+        let body = get_json(&server, "/api/v1/accounts", key).await;
+        assert_eq!(body["total"], 1);
+        assert_eq!(body["accounts"][0]["id"], server.world.alice_imported);
+        for endpoint in ["transactions", "balance", "holdings"] {
+            let path = format!(
+                "/api/v1/accounts/{}/{endpoint}",
+                server.world.alice_brokerage
+            );
+            expect_error(
+                get(&server, &path, Some(key)).await,
+                StatusCode::NOT_FOUND,
+                "ACCOUNT_NOT_FOUND",
+            )
+            .await;
+        }
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn another_users_account_looks_exactly_like_a_missing_one() {
+    on_every_backend(|server| async move {
+        let key = &server.world.alice_key;
+        let foreign_id = server.world.bob_account;
+        // The same id, asked by its owner, exists:
+        let owner = get(
+            &server,
+            &format!("/api/v1/accounts/{foreign_id}/balance"),
+            Some(&server.world.bob_key),
+        )
+        .await;
+        assert_eq!(owner.status(), StatusCode::OK);
+        for endpoint in ["transactions", "balance", "holdings"] {
+            let foreign = get(
+                &server,
+                &format!("/api/v1/accounts/{foreign_id}/{endpoint}"),
+                Some(key),
+            )
+            .await;
+            let nowhere = get(
+                &server,
+                &format!("/api/v1/accounts/987654/{endpoint}"),
+                Some(key),
+            )
+            .await;
+            let mut foreign =
+                expect_error(foreign, StatusCode::NOT_FOUND, "ACCOUNT_NOT_FOUND").await;
+            let mut nowhere =
+                expect_error(nowhere, StatusCode::NOT_FOUND, "ACCOUNT_NOT_FOUND").await;
+            foreign["request_id"] = Value::Null;
+            nowhere["request_id"] = Value::Null;
+            // Only the id quoted in the message may differ.
+            let nowhere_text = nowhere
+                .to_string()
+                .replace("987654", &foreign_id.to_string());
+            assert_eq!(foreign.to_string(), nowhere_text);
+        }
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn malformed_input_gets_400_naming_the_parameter() {
+    on_every_backend(|server| async move {
+        let key = Some(server.world.alice_key.as_str());
+        let base = format!(
+            "/api/v1/accounts/{}/transactions",
+            server.world.alice_imported
+        );
+        let cases = [
+            (
+                "/api/v1/accounts/abc/transactions".to_owned(),
+                "INVALID_ACCOUNT_ID",
+                "accountId",
+            ),
+            (
+                "/api/v1/accounts/12.5/balance".to_owned(),
+                "INVALID_ACCOUNT_ID",
+                "accountId",
+            ),
+            (format!("{base}?from=2026-02-30"), "INVALID_DATE", "from"),
+            (format!("{base}?to=21/11/2026"), "INVALID_DATE", "to"),
+            (
+                format!("{base}?from=2026-11-05&to=2026-11-01"),
+                "INVALID_DATE_RANGE",
+                "from",
+            ),
+            (format!("{base}?cursor=garbage"), "INVALID_CURSOR", "cursor"),
+            (format!("{base}?limit=0"), "INVALID_LIMIT", "limit"),
+            (format!("{base}?limit=5000"), "INVALID_LIMIT", "limit"),
+            (
+                format!("{base}?include_pending=yes"),
+                "INVALID_PARAMETER",
+                "include_pending",
+            ),
+        ];
+        for (path, code, parameter) in cases {
+            let body = expect_error(
+                get(&server, &path, key).await,
+                StatusCode::BAD_REQUEST,
+                code,
+            )
+            .await;
+            assert!(
+                body["message"].as_str().unwrap().contains(parameter),
+                "{path}: {body}"
+            );
+        }
+        expect_error(
+            get(&server, "/api/v1/nothing-here", key).await,
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+        )
+        .await;
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn health_checks_answer() {
+    on_every_backend(|server| async move {
+        let health = get(&server, "/healthz", None).await;
+        assert_eq!(health.status(), StatusCode::OK);
+        assert!(health.headers().contains_key("x-request-id"));
+        let ready: Value = get(&server, "/readyz", None).await.json().await.unwrap();
+        assert_eq!(ready["status"], "ready");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn no_issued_key_is_stored_in_plain_text() {
+    on_every_backend(|server| async move {
+        // Use every key once, so last-used bookkeeping has written too.
+        for key in &server.world.issued_keys {
+            let _ = get(&server, "/api/v1/accounts", Some(key)).await;
+        }
+        let everything = dump(server.database.db());
+        assert!(
+            everything.contains("alice@example.com"),
+            "the dump does show stored data"
+        );
+        for key in &server.world.issued_keys {
+            assert!(
+                !everything.contains(key.as_str()),
+                "a key is stored in plain text"
+            );
+            assert!(
+                !everything.contains(&key[4..]),
+                "a key's secret part is stored in plain text"
+            );
+            assert!(
+                everything.contains(&tributary_auth::secret::hash(key)),
+                "its hash is what is stored"
+            );
+        }
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_caller_supplied_request_id_is_echoed() {
+    on_every_backend(|server| async move {
+        let response = Client::new()
+            .get(server.url("/api/v1/accounts"))
+            .header("x-request-id", "trace-42")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.headers()["x-request-id"], "trace-42");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["request_id"], "trace-42");
+        server
+    })
+    .await;
+}
