@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(parse("limit=1001").unwrap_err(), "INVALID_LIMIT");
         assert_eq!(parse("limit=ten").unwrap_err(), "INVALID_LIMIT");
         assert_eq!(parse("cursor=bm9wZQ").unwrap_err(), "INVALID_CURSOR");
-        assert_eq!(parse("cursor=%%%").unwrap_err(), "INVALID_QUERY");
+        assert_eq!(parse("cursor=%%%").unwrap_err(), "INVALID_CURSOR");
     }
 
     #[test]
