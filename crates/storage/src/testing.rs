@@ -62,7 +62,7 @@ impl TestDatabase {
     pub fn postgres() -> Option<TestDatabase> {
         let admin_url = std::env::var("TRIBUTARY_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned());
-        let admin = match DatabaseUrl::parse(&admin_url).and_then(|url| url.establish()) {
+        let mut admin = match DatabaseUrl::parse(&admin_url).and_then(|url| url.establish()) {
             Ok(conn) => conn,
             Err(err) => {
                 if postgres_required() {
@@ -70,13 +70,10 @@ impl TestDatabase {
                         "PostgreSQL is required (TRIBUTARY_REQUIRE_POSTGRES=1) but unreachable: {err}"
                     );
                 }
-                eprintln!(
-                    "SKIPPED the PostgreSQL half of this test: {err} (set TRIBUTARY_REQUIRE_POSTGRES=1 to fail instead)"
-                );
+                announce_skip(&err);
                 return None;
             }
         };
-        let mut admin = admin;
         let name = format!("tributary_test_{:016x}", rand::rng().random::<u64>());
         admin
             .batch_execute(&format!("CREATE DATABASE {name}"))
@@ -120,6 +117,21 @@ pub fn on_every_backend(test: impl Fn(&Database)) {
         eprintln!("-- on {:?}", database.backend());
         test(database.db());
     }
+}
+
+/// Says once per test process, past libtest's output capture (which hides
+/// `eprintln!` of passing tests), that the PostgreSQL halves were skipped.
+fn announce_skip(err: &dyn std::fmt::Display) {
+    use std::io::Write as _;
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: the PostgreSQL half of the storage tests in this binary ({}); \
+             set TRIBUTARY_REQUIRE_POSTGRES=1 to fail instead",
+            err.to_string().trim()
+        );
+    });
 }
 
 fn postgres_required() -> bool {

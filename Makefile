@@ -1,0 +1,23 @@
+# Shortcuts; each target is one plain cargo command you can run yourself.
+
+.PHONY: run test lint fmt ci
+
+# The Personal API on ./tributary.db, with demo data on first start.
+run:
+	cargo run --release -p personal-api
+
+# The whole suite. PostgreSQL halves run when a server answers at
+# TRIBUTARY_TEST_POSTGRES_URL and are skipped (loudly) otherwise.
+test:
+	cargo test --workspace
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	cargo fmt --all
+
+# What CI runs, PostgreSQL required.
+ci:
+	bash .ci/run
