@@ -63,8 +63,13 @@ fn parse_account_id(raw: &str) -> Result<i64, ApiError> {
     })
 }
 
-fn account_not_found(id: i64) -> ApiError {
-    ApiError::not_found("ACCOUNT_NOT_FOUND", format!("No account with id {id}."))
+/// The same answer whether the account is missing, someone else's or out of
+/// the key's scope: it must not tell them apart, so it quotes nothing.
+fn account_not_found() -> ApiError {
+    ApiError::not_found(
+        "ACCOUNT_NOT_FOUND",
+        "No account with this id is visible with these credentials.",
+    )
 }
 
 fn visible_account(
@@ -72,7 +77,7 @@ fn visible_account(
     viewer: &Viewer,
     id: i64,
 ) -> Result<AccountView, ApiError> {
-    read::find_account(conn, viewer, id)?.ok_or_else(|| account_not_found(id))
+    read::find_account(conn, viewer, id)?.ok_or_else(account_not_found)
 }
 
 async fn list_accounts<A: Authenticated>(
