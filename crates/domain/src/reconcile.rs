@@ -97,7 +97,12 @@ pub fn reconcile_transactions(
             Some(row) => {
                 claimed_rows.insert(row.id);
                 if row.differs_from(record) {
-                    changes.update.push((row.id, record.clone()));
+                    let mut updated = record.clone();
+                    // A later record without the link keeps the one stored.
+                    if updated.pending_provider_id.is_none() {
+                        updated.pending_provider_id = row.pending_provider_id.clone();
+                    }
+                    changes.update.push((row.id, updated));
                 } else {
                     changes.unchanged += 1;
                 }
@@ -198,6 +203,19 @@ mod tests {
         let after = incoming("a", false, "-4.50");
         let changes = reconcile_transactions(&[stored(7, &before)], &[after]);
         assert_eq!(changes.update.len(), 1);
+    }
+
+    #[test]
+    fn an_update_without_the_link_keeps_the_stored_link() {
+        let mut before = incoming("t1", false, "-23.00");
+        before.pending_provider_id = Some("p1".to_owned());
+        let mut after = incoming("t1", false, "-23.00");
+        after.description = Some("corrected".to_owned());
+        let changes = reconcile_transactions(&[stored(3, &before)], &[after]);
+        assert_eq!(
+            changes.update[0].1.pending_provider_id.as_deref(),
+            Some("p1")
+        );
     }
 
     #[test]

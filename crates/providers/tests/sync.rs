@@ -15,25 +15,25 @@ use tributary_storage::read::{self, TransactionFilter};
 use tributary_storage::testing::on_every_backend;
 use tributary_storage::{Database, connections, sync_jobs, users};
 
-fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, i64, i64) {
+/// An engine on a clock stopped at 2026-11-21 08:00 UTC, and a new user.
+fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>, i64) {
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
     ));
     let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
-    let user = users::create_personal_user(
-        &mut db.conn().unwrap(),
-        "sync@example.com",
-        clock.now().naive_utc(),
-    )
-    .unwrap();
-    let connection = engine
-        .connect(
-            user.id,
-            Provider::Sandbox,
-            &sandbox::connection_settings("sync@example.com", username),
-        )
+    let user = users::create_personal_user(&mut db.conn().unwrap(), email, clock.now().naive_utc())
         .unwrap();
-    (engine, clock, user.id, connection.id)
+    (engine, clock, user.id)
+}
+
+/// `engine_and_user` plus a sandbox connection as `username` (not synced);
+/// returns (engine, clock, user id, connection id).
+fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, i64, i64) {
+    let email = format!("{username}@example.com");
+    let (engine, clock, user) = engine_and_user(db, &email);
+    let settings = sandbox::connection_settings(&email, username);
+    let connection = engine.connect(user, Provider::Sandbox, &settings).unwrap();
+    (engine, clock, user, connection.id)
 }
 
 /// (posted, pending) transaction counts over all of the user's accounts.
@@ -162,33 +162,16 @@ fn provider_failures_set_the_connection_status_and_reason() {
             ),
             (sandbox::USER_PROVIDER_DOWN, ConnectionStatus::Error, true),
         ] {
-            let clock = Arc::new(ManualClock::new(
-                Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
-            ));
-            let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
-            let email = format!("{username}@example.com");
-            let user = users::create_personal_user(
-                &mut db.conn().unwrap(),
-                &email,
-                clock.now().naive_utc(),
-            )
-            .unwrap();
-            let connection = engine
-                .connect(
-                    user.id,
-                    Provider::Sandbox,
-                    &sandbox::connection_settings(&email, username),
-                )
-                .unwrap();
+            let (engine, _clock, user, connection) = setup(db, username);
             let outcome = engine
-                .sync_connection(connection.id, SyncJobKind::Initial)
+                .sync_connection(connection, SyncJobKind::Initial)
                 .unwrap();
             let SyncOutcome::ProviderFailed { error, .. } = outcome else {
                 panic!("{username} should fail")
             };
             assert_eq!(error.is_transient(), transient);
             let conn = &mut *db.conn().unwrap();
-            let record = connections::get_connection(conn, connection.id).unwrap();
+            let record = connections::get_connection(conn, connection).unwrap();
             assert_eq!(record.status, status, "{username}");
             assert_eq!(record.consecutive_failures, 1);
             assert!(
@@ -198,11 +181,11 @@ fn provider_failures_set_the_connection_status_and_reason() {
                     .is_some_and(|r| !r.is_empty())
             );
             assert!(
-                read::list_accounts(conn, &Viewer::whole_user(user.id))
+                read::list_accounts(conn, &Viewer::whole_user(user))
                     .unwrap()
                     .is_empty()
             );
-            let jobs = sync_jobs::jobs_of_connection(conn, connection.id).unwrap();
+            let jobs = sync_jobs::jobs_of_connection(conn, connection).unwrap();
             assert_eq!(jobs[0].status, "failed");
         }
     });
@@ -211,20 +194,11 @@ fn provider_failures_set_the_connection_status_and_reason() {
 #[test]
 fn bad_credentials_store_no_connection() {
     on_every_backend(|db| {
-        let clock = Arc::new(ManualClock::new(
-            Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
-        ));
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
-        let user = users::create_personal_user(
-            &mut db.conn().unwrap(),
-            "bad@example.com",
-            clock.now().naive_utc(),
-        )
-        .unwrap();
+        let (engine, _clock, user) = engine_and_user(db, "bad@example.com");
         let settings =
             sandbox::connection_settings("bad@example.com", sandbox::USER_BAD_CREDENTIALS);
         let err = engine
-            .connect(user.id, Provider::Sandbox, &settings)
+            .connect(user, Provider::Sandbox, &settings)
             .unwrap_err();
         assert!(
             matches!(
@@ -234,7 +208,7 @@ fn bad_credentials_store_no_connection() {
             "{err}"
         );
         assert!(
-            connections::list_connections(&mut db.conn().unwrap(), Some(user.id))
+            connections::list_connections(&mut db.conn().unwrap(), Some(user))
                 .unwrap()
                 .is_empty()
         );

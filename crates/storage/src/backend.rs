@@ -5,6 +5,7 @@
 
 use crate::db::AnyConnection;
 use crate::schema::{accounts, api_key_accounts, institutions, securities, transactions};
+use crate::sync_apply::TransactionValues;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -125,16 +126,8 @@ pub(crate) fn insert_transactions(
             .map(|record| {
                 (
                     transactions::account_id.eq(account_id),
-                    transactions::provider_transaction_id.eq(&record.provider_id),
-                    transactions::pending_provider_id.eq(&record.pending_provider_id),
-                    transactions::is_pending.eq(record.is_pending),
-                    transactions::booked_on.eq(record.date),
-                    transactions::amount.eq(record.amount.to_string()),
-                    transactions::currency.eq(&record.currency),
-                    transactions::merchant.eq(&record.merchant),
-                    transactions::description.eq(&record.description),
                     transactions::created_at.eq(now),
-                    transactions::updated_at.eq(now),
+                    TransactionValues::new(record, now),
                 )
             })
             .collect();

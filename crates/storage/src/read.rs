@@ -243,31 +243,39 @@ pub struct BalanceRecord {
     pub as_of: NaiveDateTime,
 }
 
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = balances)]
+struct BalanceRow {
+    amount: String,
+    available: Option<String>,
+    currency: String,
+    as_of: NaiveDateTime,
+}
+
+impl TryFrom<BalanceRow> for BalanceRecord {
+    type Error = StorageError;
+    fn try_from(row: BalanceRow) -> StorageResult<Self> {
+        Ok(BalanceRecord {
+            amount: parse_decimal(&row.amount)?,
+            available: row.available.as_deref().map(parse_decimal).transpose()?,
+            currency: row.currency,
+            as_of: row.as_of,
+        })
+    }
+}
+
 /// The newest balance snapshot of an account.
 pub fn latest_balance(
     conn: &mut AnyConnection,
     account_id: i64,
 ) -> StorageResult<Option<BalanceRecord>> {
-    let row: Option<(String, Option<String>, String, NaiveDateTime)> = balances::table
+    let row: Option<BalanceRow> = balances::table
         .filter(balances::account_id.eq(account_id))
         .order((balances::as_of.desc(), balances::id.desc()))
-        .select((
-            balances::amount,
-            balances::available,
-            balances::currency,
-            balances::as_of,
-        ))
+        .select(BalanceRow::as_select())
         .first(conn)
         .optional()?;
-    row.map(|(amount, available, currency, as_of)| {
-        Ok(BalanceRecord {
-            amount: parse_decimal(&amount)?,
-            available: available.as_deref().map(parse_decimal).transpose()?,
-            currency,
-            as_of,
-        })
-    })
-    .transpose()
+    row.map(BalanceRecord::try_from).transpose()
 }
 
 /// Balance history of an account, oldest first.
@@ -275,26 +283,12 @@ pub fn balance_history(
     conn: &mut AnyConnection,
     account_id: i64,
 ) -> StorageResult<Vec<BalanceRecord>> {
-    let rows: Vec<(String, Option<String>, String, NaiveDateTime)> = balances::table
+    let rows: Vec<BalanceRow> = balances::table
         .filter(balances::account_id.eq(account_id))
         .order((balances::as_of.asc(), balances::id.asc()))
-        .select((
-            balances::amount,
-            balances::available,
-            balances::currency,
-            balances::as_of,
-        ))
+        .select(BalanceRow::as_select())
         .load(conn)?;
-    rows.into_iter()
-        .map(|(amount, available, currency, as_of)| {
-            Ok(BalanceRecord {
-                amount: parse_decimal(&amount)?,
-                available: available.as_deref().map(parse_decimal).transpose()?,
-                currency,
-                as_of,
-            })
-        })
-        .collect()
+    rows.into_iter().map(BalanceRecord::try_from).collect()
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile_transactions};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount};
+use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotTransaction};
 
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
@@ -72,17 +72,7 @@ fn apply_account(
     }
     for (id, record) in &changes.update {
         diesel::update(transactions::table.find(*id))
-            .set((
-                transactions::provider_transaction_id.eq(&record.provider_id),
-                transactions::pending_provider_id.eq(&record.pending_provider_id),
-                transactions::is_pending.eq(record.is_pending),
-                transactions::booked_on.eq(record.date),
-                transactions::amount.eq(record.amount.to_string()),
-                transactions::currency.eq(&record.currency),
-                transactions::merchant.eq(&record.merchant),
-                transactions::description.eq(&record.description),
-                transactions::updated_at.eq(now),
-            ))
+            .set(TransactionValues::new(record, now))
             .execute(conn)?;
     }
     backend::insert_transactions(conn, account_id, &changes.insert, now)?;
@@ -131,6 +121,38 @@ fn apply_account(
         summary.holdings_replaced += positions.len();
     }
     Ok(())
+}
+
+/// A transaction's provider-given values as stored; the same for a new row
+/// (with its account and creation time) and for an update.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = transactions, treat_none_as_null = true)]
+pub(crate) struct TransactionValues<'a> {
+    provider_transaction_id: &'a str,
+    pending_provider_id: Option<&'a str>,
+    is_pending: bool,
+    booked_on: chrono::NaiveDate,
+    amount: String,
+    currency: &'a str,
+    merchant: Option<&'a str>,
+    description: Option<&'a str>,
+    updated_at: NaiveDateTime,
+}
+
+impl<'a> TransactionValues<'a> {
+    pub(crate) fn new(record: &'a SnapshotTransaction, now: NaiveDateTime) -> Self {
+        TransactionValues {
+            provider_transaction_id: &record.provider_id,
+            pending_provider_id: record.pending_provider_id.as_deref(),
+            is_pending: record.is_pending,
+            booked_on: record.date,
+            amount: record.amount.to_string(),
+            currency: &record.currency,
+            merchant: record.merchant.as_deref(),
+            description: record.description.as_deref(),
+            updated_at: now,
+        }
+    }
 }
 
 fn stored_transactions(
