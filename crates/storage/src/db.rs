@@ -124,7 +124,13 @@ impl DatabaseUrl {
                 PgConnection::establish(url).map(AnyConnection::Postgresql)
             }
         }
-        .map_err(|err| StorageError::Unavailable(format!("cannot connect to {self}: {err}")))
+        // libpq ends its messages with a newline.
+        .map_err(|err| {
+            StorageError::Unavailable(format!(
+                "cannot connect to {self}: {}",
+                err.to_string().trim_end()
+            ))
+        })
     }
 }
 
