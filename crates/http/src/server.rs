@@ -171,3 +171,45 @@ fn shutdown_on_signal(
         handle.stop(true).await;
     })
 }
+
+impl Interface {
+    fn binary(self) -> &'static str {
+        match self {
+            Interface::Personal => "personal-api",
+            Interface::Platform => "platform-api",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Interface::Personal => {
+                "Tributary Personal API: serves /api/v1 (accounts, transactions, balances, holdings) to API-key holders."
+            }
+            Interface::Platform => {
+                "Tributary Platform API: serves integrators' apps under /api/platform (currently /healthz and /readyz only)."
+            }
+        }
+    }
+}
+
+/// The whole `main` of a server binary: `--help`/`--version`, logging,
+/// configuration from the environment, serving, and the exit code.
+pub async fn main(interface: Interface) -> std::process::ExitCode {
+    clap::Command::new(interface.binary())
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(interface.about())
+        .after_help(crate::config::ENVIRONMENT_HELP)
+        .get_matches();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let outcome = match Config::from_env() {
+        Ok(config) => run(interface, config).await,
+        Err(err) => Err(err.into()),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{}: {err:#}", interface.binary());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
