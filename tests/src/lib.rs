@@ -85,7 +85,7 @@ fn sandbox_user(
         )
         .unwrap();
     let outcome = engine
-        .sync_connection(connection.id, SyncJobKind::Initial)
+        .sync_now(connection.id, SyncJobKind::Initial, "e2e-seed")
         .unwrap();
     assert!(matches!(outcome, SyncOutcome::Synced { .. }), "{outcome:?}");
     let accounts = read::list_accounts(

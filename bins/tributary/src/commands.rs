@@ -14,6 +14,7 @@ use tributary_http::server::open_database;
 use tributary_providers::Registry;
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_providers::worker::worker_id;
 use tributary_storage::users::UserRecord;
 use tributary_storage::{
     Database, DatabaseUrl, PoolOptions, StorageError, api_keys as key_store, connections, users,
@@ -195,7 +196,7 @@ fn connect_sandbox(
     );
     report(
         connection.id,
-        engine.sync_connection(connection.id, SyncJobKind::Initial),
+        engine.sync_now(connection.id, SyncJobKind::Initial, &worker_id("cli")),
     )
 }
 
@@ -228,7 +229,10 @@ fn list_connections(db: &Database, email: Option<&str>) -> anyhow::Result<()> {
 fn sync(db: &Database, clock: Arc<dyn Clock>, args: &SyncArgs) -> anyhow::Result<()> {
     let engine = engine(db, clock);
     if let Some(id) = args.connection {
-        return report(id, engine.sync_connection(id, SyncJobKind::OnDemand));
+        return report(
+            id,
+            engine.sync_now(id, SyncJobKind::OnDemand, &worker_id("cli")),
+        );
     }
     let user_id = args
         .user
@@ -236,7 +240,7 @@ fn sync(db: &Database, clock: Arc<dyn Clock>, args: &SyncArgs) -> anyhow::Result
         .map(|e| find_user(db, e))
         .transpose()?
         .map(|u| u.id);
-    let results = engine.sync_all(user_id, SyncJobKind::OnDemand)?;
+    let results = engine.sync_all(user_id, SyncJobKind::OnDemand, &worker_id("cli"))?;
     if results.is_empty() {
         println!("No connections to sync.");
     }
@@ -269,12 +273,26 @@ fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow:
             );
             Ok(())
         }
-        Ok(SyncOutcome::ProviderFailed { error, .. }) => {
+        Ok(SyncOutcome::ProviderFailed {
+            error, retry_at, ..
+        }) => {
+            let retry = retry_at.map_or_else(String::new, |at| {
+                format!(
+                    " (a worker retries at {} UTC)",
+                    at.format("%Y-%m-%d %H:%M:%S")
+                )
+            });
             println!(
-                "Connection {connection_id}: failed, now {}: {error}",
+                "Connection {connection_id}: failed, now {}: {error}{retry}",
                 error.connection_status()
             );
             bail!("connection {connection_id} failed to sync")
+        }
+        Ok(SyncOutcome::LeaseLost { job_id }) => {
+            println!(
+                "Connection {connection_id}: job {job_id} was taken over by another worker; nothing stored here."
+            );
+            bail!("connection {connection_id}: sync taken over")
         }
         Err(err) => {
             println!("Connection {connection_id}: {err}");

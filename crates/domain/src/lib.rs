@@ -11,6 +11,7 @@ pub mod email;
 pub mod model;
 pub mod money;
 pub mod reconcile;
+pub mod schedule;
 pub mod snapshot;
 
 pub use money::Decimal;

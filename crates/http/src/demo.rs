@@ -39,11 +39,12 @@ pub fn seed_if_empty(
         Provider::Sandbox,
         &sandbox::connection_settings(DEMO_EMAIL, sandbox::USER_GOOD),
     )?;
-    let accounts = match engine.sync_connection(connection.id, SyncJobKind::Initial)? {
+    let accounts = match engine.sync_now(connection.id, SyncJobKind::Initial, "demo-seed")? {
         SyncOutcome::Synced { summary, .. } => summary.accounts_seen,
         SyncOutcome::ProviderFailed { error, .. } => {
             anyhow::bail!("the demo sandbox sync failed: {error}")
         }
+        SyncOutcome::LeaseLost { .. } => anyhow::bail!("another worker took over the demo sync"),
     };
     let key = api_keys::issue(&mut *db.conn()?, user.id, "demo", None, clock.now())?;
     Ok(Some(DemoSeed {

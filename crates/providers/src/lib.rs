@@ -6,6 +6,7 @@ pub mod connector;
 pub mod registry;
 pub mod sandbox;
 pub mod sync;
+pub mod worker;
 
 pub use connector::{Connector, ConnectorError, FetchContext};
 pub use registry::Registry;

@@ -1,15 +1,23 @@
-//! Running a sync: fetch a snapshot from the connection's provider (holding
-//! no database connection while waiting on it), then let storage reconcile
-//! and apply it in one transaction. Every run leaves a `sync_jobs` row.
+//! The sync engine. Every sync is a job in the `sync_jobs` queue: the
+//! scheduler enqueues due connections, users enqueue on-demand syncs, and a
+//! worker claims a job, fetches the provider's snapshot (holding no database
+//! connection while it waits on the provider), and stores the result in one
+//! transaction fenced by its lease. Failures set the connection's status:
+//! transient ones are retried with backoff, credential ones are not.
 
 use crate::connector::{ConnectorError, FetchContext};
 use crate::registry::Registry;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use rand::RngExt as _;
 use std::sync::Arc;
+use std::time::Duration;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_domain::reconcile::SyncSummary;
+use tributary_domain::schedule::SyncPolicy;
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
-use tributary_storage::{Database, StorageError, sync_apply, sync_jobs};
+use tributary_storage::sync_jobs::{self, ClaimedJob, Enqueued};
+use tributary_storage::{Database, StorageError, sync_apply};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -22,9 +30,11 @@ pub enum SyncError {
     Connect(ConnectorError),
     #[error("connection {0} is disconnected; connect it again to sync")]
     Disconnected(i64),
+    #[error("connection {connection_id} is being synced by another worker (job {job_id})")]
+    AlreadyRunning { connection_id: i64, job_id: i64 },
 }
 
-/// How a sync ended when the machinery itself worked.
+/// How a job ended when the machinery itself worked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncOutcome {
     Synced {
@@ -32,9 +42,16 @@ pub enum SyncOutcome {
         summary: SyncSummary,
     },
     /// The provider failed; the connection's status and reason say why.
+    /// `retry_at` is set when the job went back to the queue.
     ProviderFailed {
         job_id: i64,
         error: ConnectorError,
+        retry_at: Option<NaiveDateTime>,
+    },
+    /// The worker's lease expired and another worker took the job over;
+    /// this worker stored nothing.
+    LeaseLost {
+        job_id: i64,
     },
 }
 
@@ -46,19 +63,46 @@ pub struct SyncEngine {
     db: Database,
     registry: Registry,
     clock: Arc<dyn Clock>,
+    policy: SyncPolicy,
+}
+
+fn at(time: DateTime<Utc>, plus: Duration) -> NaiveDateTime {
+    (time + chrono::Duration::from_std(plus).unwrap_or(chrono::Duration::MAX)).naive_utc()
+}
+
+fn random_permille() -> u32 {
+    rand::rng().random_range(0..1000)
 }
 
 impl SyncEngine {
     pub fn new(db: Database, registry: Registry, clock: Arc<dyn Clock>) -> Self {
+        Self::with_policy(db, registry, clock, SyncPolicy::default())
+    }
+
+    pub fn with_policy(
+        db: Database,
+        registry: Registry,
+        clock: Arc<dyn Clock>,
+        policy: SyncPolicy,
+    ) -> Self {
         Self {
             db,
             registry,
             clock,
+            policy,
         }
     }
 
-    /// Checks the settings with the provider and stores a new connection
-    /// (not yet synced).
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn policy(&self) -> &SyncPolicy {
+        &self.policy
+    }
+
+    /// Checks the settings with the provider and stores a new connection,
+    /// due for its first sync now.
     pub fn connect(
         &self,
         user_id: i64,
@@ -83,21 +127,104 @@ impl SyncEngine {
         )?)
     }
 
-    pub fn sync_connection(
+    /// Queues a sync of the connection (or returns the one already queued or
+    /// running).
+    pub fn request_sync(
         &self,
         connection_id: i64,
         kind: SyncJobKind,
+    ) -> Result<Enqueued, SyncError> {
+        let mut conn = self.db.conn()?;
+        let connection = connections::get_connection(&mut conn, connection_id)?;
+        if connection.status == ConnectionStatus::Disconnected {
+            return Err(SyncError::Disconnected(connection_id));
+        }
+        let now = self.clock.now().naive_utc();
+        Ok(sync_jobs::enqueue(
+            &mut conn,
+            connection_id,
+            kind,
+            now,
+            now,
+        )?)
+    }
+
+    /// Enqueues due connections and pushes their next sync one interval
+    /// (plus jitter) ahead; returns how many jobs were queued.
+    pub fn schedule_due(&self) -> Result<usize, SyncError> {
+        let mut conn = self.db.conn()?;
+        let now = self.clock.now();
+        let mut queued = 0;
+        for connection_id in connections::due_for_sync(&mut conn, now.naive_utc(), 500)? {
+            let enqueued = sync_jobs::enqueue(
+                &mut conn,
+                connection_id,
+                SyncJobKind::Scheduled,
+                now.naive_utc(),
+                now.naive_utc(),
+            )?;
+            queued += usize::from(enqueued.created);
+            let next = at(now, self.policy.next_sync_delay(random_permille()));
+            connections::set_next_sync(&mut conn, connection_id, next)?;
+        }
+        Ok(queued)
+    }
+
+    /// Claims the oldest due job for `worker`.
+    pub fn claim_next(&self, worker: &str) -> Result<Option<ClaimedJob>, SyncError> {
+        let now = self.clock.now();
+        Ok(sync_jobs::claim(
+            &mut *self.db.conn()?,
+            worker,
+            now.naive_utc(),
+            at(now, self.policy.lease),
+        )?)
+    }
+
+    /// Syncs one connection right here: queues (or finds) its job, claims
+    /// it and runs it.
+    pub fn sync_now(
+        &self,
+        connection_id: i64,
+        kind: SyncJobKind,
+        worker: &str,
     ) -> Result<SyncOutcome, SyncError> {
-        let (connection, job_id) = {
-            let mut conn = self.db.conn()?;
-            let connection = connections::get_connection(&mut conn, connection_id)?;
-            if connection.status == ConnectionStatus::Disconnected {
-                return Err(SyncError::Disconnected(connection_id));
-            }
-            let job_id =
-                sync_jobs::start_job(&mut conn, connection_id, kind, self.clock.now().naive_utc())?;
-            (connection, job_id)
-        };
+        let enqueued = self.request_sync(connection_id, kind)?;
+        let now = self.clock.now();
+        let claimed = sync_jobs::claim_job(
+            &mut *self.db.conn()?,
+            enqueued.job_id,
+            worker,
+            now.naive_utc(),
+            at(now, self.policy.lease),
+        )?;
+        match claimed {
+            Some(job) => self.run_job(&job),
+            None => Err(SyncError::AlreadyRunning {
+                connection_id,
+                job_id: enqueued.job_id,
+            }),
+        }
+    }
+
+    /// Syncs every connection of a user (or of everyone), one after another.
+    pub fn sync_all(
+        &self,
+        user_id: Option<i64>,
+        kind: SyncJobKind,
+        worker: &str,
+    ) -> Result<Vec<ConnectionSyncResult>, SyncError> {
+        let targets = connections::list_connections(&mut *self.db.conn()?, user_id)?;
+        Ok(targets
+            .into_iter()
+            .filter(|c| c.status != ConnectionStatus::Disconnected)
+            .map(|c| (c.id, self.sync_now(c.id, kind, worker)))
+            .collect())
+    }
+
+    /// Runs a claimed job to its end.
+    pub fn run_job(&self, job: &ClaimedJob) -> Result<SyncOutcome, SyncError> {
+        let connection = connections::get_connection(&mut *self.db.conn()?, job.connection_id)?;
         let fetched = match self.registry.get(connection.provider) {
             Some(connector) => connector.fetch(&FetchContext {
                 now: self.clock.now(),
@@ -110,35 +237,51 @@ impl SyncEngine {
             ))),
         };
 
+        let now = self.clock.now();
         let mut conn = self.db.conn()?;
-        let now = self.clock.now().naive_utc();
         match fetched {
             Ok(snapshot) => {
-                match sync_apply::apply_snapshot(&mut conn, connection_id, &snapshot, now) {
-                    Ok(summary) => {
-                        let summary_json = serde_json::to_string(&summary).ok();
-                        sync_jobs::finish_job(
-                            &mut conn,
-                            job_id,
-                            SyncJobStatus::Succeeded,
-                            summary_json.as_deref(),
-                            None,
-                            now,
-                        )?;
-                        log::info!("sync of connection {connection_id} done: {summary:?}");
-                        Ok(SyncOutcome::Synced { job_id, summary })
+                let next_sync = at(now, self.policy.next_sync_delay(random_permille()));
+                let lease_until = at(now, self.policy.lease);
+                match sync_apply::apply_for_job(
+                    &mut conn,
+                    job,
+                    &snapshot,
+                    now.naive_utc(),
+                    lease_until,
+                    next_sync,
+                ) {
+                    Ok(Some(summary)) => {
+                        log::info!(
+                            "job {} synced connection {}: {summary:?}",
+                            job.id,
+                            job.connection_id
+                        );
+                        Ok(SyncOutcome::Synced {
+                            job_id: job.id,
+                            summary,
+                        })
+                    }
+                    Ok(None) => {
+                        log::warn!(
+                            "job {}: lease lost to another worker; its result was not stored",
+                            job.id
+                        );
+                        Ok(SyncOutcome::LeaseLost { job_id: job.id })
                     }
                     Err(err) => {
                         log::error!(
-                            "sync of connection {connection_id} could not be stored: {err}"
+                            "job {}: storing the snapshot of connection {} failed: {err}",
+                            job.id,
+                            job.connection_id
                         );
-                        sync_jobs::finish_job(
+                        sync_jobs::finish(
                             &mut conn,
-                            job_id,
+                            job,
                             SyncJobStatus::Failed,
                             None,
                             Some("storing the snapshot failed"),
-                            now,
+                            now.naive_utc(),
                         )?;
                         Err(err.into())
                     }
@@ -146,38 +289,56 @@ impl SyncEngine {
             }
             Err(error) => {
                 let reason = error.to_string();
-                log::warn!("sync of connection {connection_id} failed at the provider: {reason}");
                 connections::record_failure(
                     &mut conn,
-                    connection_id,
+                    job.connection_id,
                     error.connection_status(),
                     &reason,
-                    now,
+                    now.naive_utc(),
                 )?;
-                sync_jobs::finish_job(
-                    &mut conn,
-                    job_id,
-                    SyncJobStatus::Failed,
-                    None,
-                    Some(&reason),
-                    now,
-                )?;
-                Ok(SyncOutcome::ProviderFailed { job_id, error })
+                let retry_at = (error.is_transient() && job.attempts < self.policy.max_attempts)
+                    .then(|| {
+                        let retry_after = match &error {
+                            ConnectorError::Unavailable { retry_after, .. } => *retry_after,
+                            _ => None,
+                        };
+                        at(
+                            now,
+                            self.policy
+                                .retry_delay(job.attempts, retry_after, random_permille()),
+                        )
+                    });
+                match retry_at {
+                    Some(when) => {
+                        log::warn!(
+                            "job {} (attempt {}) failed, retrying at {when}: {reason}",
+                            job.id,
+                            job.attempts
+                        );
+                        sync_jobs::retry_later(&mut conn, job, when, &reason)?;
+                    }
+                    None => {
+                        log::warn!(
+                            "job {} (attempt {}) failed for good: {reason}",
+                            job.id,
+                            job.attempts
+                        );
+                        sync_jobs::finish(
+                            &mut conn,
+                            job,
+                            SyncJobStatus::Failed,
+                            None,
+                            Some(&reason),
+                            now.naive_utc(),
+                        )?;
+                    }
+                }
+                Ok(SyncOutcome::ProviderFailed {
+                    job_id: job.id,
+                    error,
+                    retry_at,
+                })
             }
         }
-    }
-
-    /// Syncs every connection of a user (or of everyone), one after another.
-    pub fn sync_all(
-        &self,
-        user_id: Option<i64>,
-        kind: SyncJobKind,
-    ) -> Result<Vec<ConnectionSyncResult>, SyncError> {
-        let targets = connections::list_connections(&mut *self.db.conn()?, user_id)?;
-        Ok(targets
-            .into_iter()
-            .filter(|c| c.status != ConnectionStatus::Disconnected)
-            .map(|c| (c.id, self.sync_connection(c.id, kind)))
-            .collect())
     }
 }

@@ -62,7 +62,7 @@ fn resyncing_never_duplicates_and_pending_posts_once() {
     on_every_backend(|db| {
         let (engine, clock, user, connection) = setup(db, sandbox::USER_GOOD);
         let SyncOutcome::Synced { summary: first, .. } = engine
-            .sync_connection(connection, SyncJobKind::Initial)
+            .sync_now(connection, SyncJobKind::Initial, "test-worker")
             .unwrap()
         else {
             panic!("first sync failed")
@@ -75,7 +75,7 @@ fn resyncing_never_duplicates_and_pending_posts_once() {
         let SyncOutcome::Synced {
             summary: second, ..
         } = engine
-            .sync_connection(connection, SyncJobKind::OnDemand)
+            .sync_now(connection, SyncJobKind::OnDemand, "test-worker")
             .unwrap()
         else {
             panic!("second sync failed")
@@ -90,7 +90,7 @@ fn resyncing_never_duplicates_and_pending_posts_once() {
 
         clock.advance(Duration::minutes(10));
         let SyncOutcome::Synced { summary: third, .. } = engine
-            .sync_connection(connection, SyncJobKind::OnDemand)
+            .sync_now(connection, SyncJobKind::OnDemand, "test-worker")
             .unwrap()
         else {
             panic!("third sync failed")
@@ -130,16 +130,16 @@ fn a_new_day_brings_new_transactions_without_touching_old_ones() {
     on_every_backend(|db| {
         let (engine, clock, user, connection) = setup(db, sandbox::USER_GOOD);
         engine
-            .sync_connection(connection, SyncJobKind::Initial)
+            .sync_now(connection, SyncJobKind::Initial, "test-worker")
             .unwrap();
         clock.advance(Duration::minutes(5));
         engine
-            .sync_connection(connection, SyncJobKind::OnDemand)
+            .sync_now(connection, SyncJobKind::OnDemand, "test-worker")
             .unwrap();
         let before = counts(db, user);
         clock.advance(Duration::days(3));
         let SyncOutcome::Synced { summary, .. } = engine
-            .sync_connection(connection, SyncJobKind::Scheduled)
+            .sync_now(connection, SyncJobKind::Scheduled, "test-worker")
             .unwrap()
         else {
             panic!("sync failed")
@@ -162,14 +162,23 @@ fn provider_failures_set_the_connection_status_and_reason() {
             ),
             (sandbox::USER_PROVIDER_DOWN, ConnectionStatus::Error, true),
         ] {
-            let (engine, _clock, user, connection) = setup(db, username);
+            let (engine, clock, user, connection) = setup(db, username);
             let outcome = engine
-                .sync_connection(connection, SyncJobKind::Initial)
+                .sync_now(connection, SyncJobKind::Initial, "test-worker")
                 .unwrap();
-            let SyncOutcome::ProviderFailed { error, .. } = outcome else {
+            let SyncOutcome::ProviderFailed {
+                error, retry_at, ..
+            } = outcome
+            else {
                 panic!("{username} should fail")
             };
             assert_eq!(error.is_transient(), transient);
+            // Transient failures go back to the queue, after the provider's
+            // Retry-After (300 s) at least; credential failures do not.
+            assert_eq!(retry_at.is_some(), transient, "{username}");
+            if let Some(retry_at) = retry_at {
+                assert!(retry_at >= (clock.now() + Duration::seconds(300)).naive_utc());
+            }
             let conn = &mut *db.conn().unwrap();
             let record = connections::get_connection(conn, connection).unwrap();
             assert_eq!(record.status, status, "{username}");
@@ -186,7 +195,13 @@ fn provider_failures_set_the_connection_status_and_reason() {
                     .is_empty()
             );
             let jobs = sync_jobs::jobs_of_connection(conn, connection).unwrap();
-            assert_eq!(jobs[0].status, "failed");
+            assert_eq!(jobs.len(), 1);
+            assert_eq!(
+                jobs[0].status,
+                if transient { "queued" } else { "failed" },
+                "{username}"
+            );
+            assert!(jobs[0].error.is_some());
         }
     });
 }

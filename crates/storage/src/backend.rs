@@ -153,3 +153,71 @@ pub(crate) fn insert_api_key_scope(
     with_backend!(conn, c => diesel::insert_into(api_key_accounts::table).values(&rows).execute(c))?;
     Ok(())
 }
+
+#[derive(diesel::QueryableByName)]
+pub(crate) struct ClaimedRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    connection_id: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    kind: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    attempts: i32,
+}
+
+impl ClaimedRow {
+    pub(crate) fn into_claimed(
+        self,
+        worker: &str,
+    ) -> crate::StorageResult<crate::sync_jobs::ClaimedJob> {
+        Ok(crate::sync_jobs::ClaimedJob {
+            id: self.id,
+            connection_id: self.connection_id,
+            kind: self.kind.parse()?,
+            attempts: self.attempts,
+            worker: worker.to_owned(),
+        })
+    }
+}
+
+/// Claims one job in a single statement. Which job: `only` if given (when it
+/// is queued, or running with an expired lease), else the oldest due queued
+/// job or expired lease. PostgreSQL skips rows other workers have locked;
+/// SQLite has one writer at a time, so the statement is atomic there as is.
+pub(crate) fn claim_job(
+    conn: &mut AnyConnection,
+    worker: &str,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    only: Option<i64>,
+) -> QueryResult<Option<ClaimedRow>> {
+    use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
+    const CLAIMABLE: &str = "((status = 'queued' AND (run_after <= $2 OR id = $4)) \
+                             OR (status = 'running' AND lease_expires_at < $2))";
+    let pick = |lock: &str| {
+        format!(
+            "UPDATE sync_jobs SET status = 'running', locked_by = $1, lease_expires_at = $3, \
+             started_at = $2, attempts = attempts + 1 \
+             WHERE id = (SELECT id FROM sync_jobs WHERE {CLAIMABLE} AND ($4 IS NULL OR id = $4) \
+                         ORDER BY run_after, id LIMIT 1 {lock}) \
+             RETURNING id, connection_id, kind, attempts"
+        )
+    };
+    match conn {
+        AnyConnection::Postgresql(c) => diesel::sql_query(pick("FOR UPDATE SKIP LOCKED"))
+            .bind::<Text, _>(worker)
+            .bind::<Timestamp, _>(now)
+            .bind::<Timestamp, _>(lease_until)
+            .bind::<Nullable<BigInt>, _>(only)
+            .get_result(c)
+            .optional(),
+        AnyConnection::Sqlite(c) => diesel::sql_query(pick("").replace('$', "?"))
+            .bind::<Text, _>(worker)
+            .bind::<Timestamp, _>(now)
+            .bind::<Timestamp, _>(lease_until)
+            .bind::<Nullable<BigInt>, _>(only)
+            .get_result(c)
+            .optional(),
+    }
+}

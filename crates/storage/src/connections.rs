@@ -182,3 +182,30 @@ pub(crate) fn record_success(
         .execute(conn)?;
     Ok(())
 }
+
+pub fn set_next_sync(conn: &mut AnyConnection, id: i64, at: NaiveDateTime) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set(connections::next_sync_at.eq(at))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Connections whose scheduled sync is due: ACTIVE or ERROR (a failed
+/// connection keeps being tried on schedule), never REAUTH_REQUIRED (only the
+/// user can fix that) or DISCONNECTED. Oldest due first.
+pub fn due_for_sync(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    limit: i64,
+) -> StorageResult<Vec<i64>> {
+    Ok(connections::table
+        .filter(connections::next_sync_at.le(now))
+        .filter(connections::status.eq_any([
+            ConnectionStatus::Active.as_str(),
+            ConnectionStatus::Error.as_str(),
+        ]))
+        .order((connections::next_sync_at, connections::id))
+        .limit(limit)
+        .select(connections::id)
+        .load(conn)?)
+}

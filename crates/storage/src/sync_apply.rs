@@ -181,3 +181,35 @@ fn stored_from_record(record: TransactionRecord) -> StoredTransaction {
         description: record.description,
     }
 }
+
+/// Stores a claimed job's snapshot: in one transaction, checks the worker
+/// still holds the job (renewing its lease), applies the snapshot, sets the
+/// connection's next sync, and marks the job succeeded. `None` when the
+/// lease was lost to another worker: nothing is stored.
+pub fn apply_for_job(
+    conn: &mut AnyConnection,
+    job: &crate::sync_jobs::ClaimedJob,
+    snapshot: &ProviderSnapshot,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    next_sync_at: NaiveDateTime,
+) -> StorageResult<Option<SyncSummary>> {
+    use crate::sync_jobs;
+    conn.transaction(|conn| {
+        if !sync_jobs::renew_lease(conn, job, lease_until)? {
+            return Ok(None);
+        }
+        let summary = apply_snapshot(conn, job.connection_id, snapshot, now)?;
+        connections::set_next_sync(conn, job.connection_id, next_sync_at)?;
+        let summary_json = serde_json::to_string(&summary).ok();
+        sync_jobs::finish(
+            conn,
+            job,
+            tributary_domain::model::SyncJobStatus::Succeeded,
+            summary_json.as_deref(),
+            None,
+            now,
+        )?;
+        Ok(Some(summary))
+    })
+}

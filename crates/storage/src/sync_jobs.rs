@@ -1,9 +1,19 @@
-//! The sync job table: every sync, scheduled or asked for, leaves a row with
-//! its outcome. (The queue that claims due jobs builds on this table.)
+//! The sync job queue. Every sync, scheduled or asked for, is a row here.
+//!
+//! - `enqueue` adds a queued job, or returns the connection's active one (a
+//!   partial unique index allows one queued-or-running job per connection).
+//! - `claim` hands the oldest due job to a worker with a lease: on PostgreSQL
+//!   with `FOR UPDATE SKIP LOCKED`, so any number of workers in any number of
+//!   processes never take the same job; a running job whose lease expired
+//!   (its worker died) is claimable again.
+//! - `renew_lease` doubles as a fence: storing a sync's results first renews
+//!   the lease inside the same transaction, so a worker that lost its job
+//!   stores nothing.
 
-use crate::StorageResult;
+use crate::backend;
 use crate::db::AnyConnection;
 use crate::schema::sync_jobs;
+use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::model::{SyncJobKind, SyncJobStatus};
@@ -17,6 +27,8 @@ pub struct SyncJobRecord {
     pub status: String,
     pub run_after: NaiveDateTime,
     pub attempts: i32,
+    pub locked_by: Option<String>,
+    pub lease_expires_at: Option<NaiveDateTime>,
     pub started_at: Option<NaiveDateTime>,
     pub finished_at: Option<NaiveDateTime>,
     pub error: Option<String>,
@@ -24,44 +36,174 @@ pub struct SyncJobRecord {
     pub created_at: NaiveDateTime,
 }
 
-/// Records a job that starts running now; returns its id.
-pub fn start_job(
+/// A job a worker holds the lease of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    pub id: i64,
+    pub connection_id: i64,
+    pub kind: SyncJobKind,
+    /// Including this one.
+    pub attempts: i32,
+    pub worker: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Enqueued {
+    pub job_id: i64,
+    /// False when the connection already had a queued or running job.
+    pub created: bool,
+}
+
+pub fn enqueue(
     conn: &mut AnyConnection,
     connection_id: i64,
     kind: SyncJobKind,
+    run_after: NaiveDateTime,
     now: NaiveDateTime,
-) -> StorageResult<i64> {
-    Ok(diesel::insert_into(sync_jobs::table)
-        .values((
-            sync_jobs::connection_id.eq(connection_id),
-            sync_jobs::kind.eq(kind.as_str()),
-            sync_jobs::status.eq(SyncJobStatus::Running.as_str()),
-            sync_jobs::run_after.eq(now),
-            sync_jobs::attempts.eq(1),
-            sync_jobs::started_at.eq(now),
-            sync_jobs::created_at.eq(now),
-        ))
-        .returning(sync_jobs::id)
-        .get_result(conn)?)
+) -> StorageResult<Enqueued> {
+    let inserted = conn.transaction(|conn| {
+        diesel::insert_into(sync_jobs::table)
+            .values((
+                sync_jobs::connection_id.eq(connection_id),
+                sync_jobs::kind.eq(kind.as_str()),
+                sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
+                sync_jobs::run_after.eq(run_after),
+                sync_jobs::created_at.eq(now),
+            ))
+            .returning(sync_jobs::id)
+            .get_result::<i64>(conn)
+    });
+    match inserted.map_err(StorageError::from) {
+        Ok(job_id) => Ok(Enqueued {
+            job_id,
+            created: true,
+        }),
+        Err(StorageError::Conflict(_)) => {
+            let job_id = active_job(conn, connection_id)?
+                .map(|job| job.id)
+                .ok_or(StorageError::NotFound)?;
+            Ok(Enqueued {
+                job_id,
+                created: false,
+            })
+        }
+        Err(err) => Err(err),
+    }
 }
 
-pub fn finish_job(
+/// The connection's queued or running job, if any.
+pub fn active_job(
+    conn: &mut AnyConnection,
+    connection_id: i64,
+) -> StorageResult<Option<SyncJobRecord>> {
+    Ok(sync_jobs::table
+        .filter(sync_jobs::connection_id.eq(connection_id))
+        .filter(sync_jobs::status.eq_any([
+            SyncJobStatus::Queued.as_str(),
+            SyncJobStatus::Running.as_str(),
+        ]))
+        .select(SyncJobRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Takes the oldest due job (or one whose lease expired) for `worker`.
+pub fn claim(
+    conn: &mut AnyConnection,
+    worker: &str,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+) -> StorageResult<Option<ClaimedJob>> {
+    backend::claim_job(conn, worker, now, lease_until, None)?
+        .map(|row| row.into_claimed(worker))
+        .transpose()
+}
+
+/// Takes one particular job, if it is queued (due or not) or its lease
+/// expired; `None` when another worker holds it or it has finished.
+pub fn claim_job(
     conn: &mut AnyConnection,
     job_id: i64,
+    worker: &str,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+) -> StorageResult<Option<ClaimedJob>> {
+    backend::claim_job(conn, worker, now, lease_until, Some(job_id))?
+        .map(|row| row.into_claimed(worker))
+        .transpose()
+}
+
+/// Extends the lease; `false` when `job` is no longer this worker's (its
+/// lease expired and another worker took it, or it was finished).
+pub fn renew_lease(
+    conn: &mut AnyConnection,
+    job: &ClaimedJob,
+    lease_until: NaiveDateTime,
+) -> StorageResult<bool> {
+    let updated = diesel::update(
+        sync_jobs::table
+            .find(job.id)
+            .filter(sync_jobs::locked_by.eq(&job.worker))
+            .filter(sync_jobs::status.eq(SyncJobStatus::Running.as_str())),
+    )
+    .set(sync_jobs::lease_expires_at.eq(lease_until))
+    .execute(conn)?;
+    Ok(updated == 1)
+}
+
+/// Ends a job (succeeded or failed) that `job.worker` holds.
+pub fn finish(
+    conn: &mut AnyConnection,
+    job: &ClaimedJob,
     status: SyncJobStatus,
     summary: Option<&str>,
     error: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(sync_jobs::table.find(job_id))
-        .set((
-            sync_jobs::status.eq(status.as_str()),
-            sync_jobs::summary.eq(summary),
-            sync_jobs::error.eq(error),
-            sync_jobs::finished_at.eq(now),
-        ))
-        .execute(conn)?;
+    diesel::update(
+        sync_jobs::table
+            .find(job.id)
+            .filter(sync_jobs::locked_by.eq(&job.worker)),
+    )
+    .set((
+        sync_jobs::status.eq(status.as_str()),
+        sync_jobs::summary.eq(summary),
+        sync_jobs::error.eq(error),
+        sync_jobs::finished_at.eq(now),
+        sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
+    ))
+    .execute(conn)?;
     Ok(())
+}
+
+/// Puts a job that failed transiently back in the queue until `run_after`.
+pub fn retry_later(
+    conn: &mut AnyConnection,
+    job: &ClaimedJob,
+    run_after: NaiveDateTime,
+    error: &str,
+) -> StorageResult<()> {
+    diesel::update(
+        sync_jobs::table
+            .find(job.id)
+            .filter(sync_jobs::locked_by.eq(&job.worker)),
+    )
+    .set((
+        sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
+        sync_jobs::run_after.eq(run_after),
+        sync_jobs::error.eq(error),
+        sync_jobs::locked_by.eq(None::<String>),
+        sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
+    ))
+    .execute(conn)?;
+    Ok(())
+}
+
+pub fn get_job(conn: &mut AnyConnection, job_id: i64) -> StorageResult<SyncJobRecord> {
+    Ok(sync_jobs::table
+        .find(job_id)
+        .select(SyncJobRecord::as_select())
+        .first(conn)?)
 }
 
 pub fn jobs_of_connection(
@@ -73,4 +215,18 @@ pub fn jobs_of_connection(
         .order(sync_jobs::id)
         .select(SyncJobRecord::as_select())
         .load(conn)?)
+}
+
+/// The most recent on-demand request for a connection (for rate limiting).
+pub fn last_on_demand_at(
+    conn: &mut AnyConnection,
+    connection_id: i64,
+) -> StorageResult<Option<NaiveDateTime>> {
+    Ok(sync_jobs::table
+        .filter(sync_jobs::connection_id.eq(connection_id))
+        .filter(sync_jobs::kind.eq(SyncJobKind::OnDemand.as_str()))
+        .order(sync_jobs::created_at.desc())
+        .select(sync_jobs::created_at)
+        .first(conn)
+        .optional()?)
 }

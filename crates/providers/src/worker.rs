@@ -1,0 +1,100 @@
+//! A worker: schedules due connections, then claims and runs jobs until the
+//! queue has nothing due, then waits `poll` (or until stopped) and repeats.
+//! Run as `tributary worker`, or embedded in a server (the SQLite default).
+
+use crate::sync::SyncEngine;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// Tells a running worker to stop after its current job.
+#[derive(Debug, Clone, Default)]
+pub struct StopSignal(Arc<(Mutex<bool>, Condvar)>);
+
+impl StopSignal {
+    pub fn stop(&self) {
+        let (stopped, wake) = &*self.0;
+        *stopped.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.0.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits up to `timeout`; returns early (true) when stopped.
+    fn wait(&self, timeout: Duration) -> bool {
+        let (stopped, wake) = &*self.0;
+        let guard = stopped.lock().unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = wake
+            .wait_timeout_while(guard, timeout, |stopped| !*stopped)
+            .unwrap_or_else(|p| p.into_inner());
+        *guard
+    }
+}
+
+#[derive(Debug)]
+pub struct Worker {
+    engine: SyncEngine,
+    id: String,
+    poll: Duration,
+}
+
+/// A worker id that says where it runs: host, process and a random part.
+pub fn worker_id(role: &str) -> String {
+    use rand::RngExt as _;
+    let host = std::fs::read_to_string("/etc/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "host".to_owned());
+    format!(
+        "{role}@{host}:{}:{:04x}",
+        std::process::id(),
+        rand::rng().random::<u16>()
+    )
+}
+
+impl Worker {
+    pub fn new(engine: SyncEngine, id: String, poll: Duration) -> Self {
+        Self { engine, id, poll }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Schedules, then runs every job that is due now; returns how many jobs
+    /// ran. Errors of single jobs are logged, not returned.
+    pub fn run_due(&self, stop: &StopSignal) -> usize {
+        if let Err(err) = self.engine.schedule_due() {
+            log::error!("worker {}: scheduling failed: {err}", self.id);
+        }
+        let mut ran = 0;
+        while !stop.is_stopped() {
+            match self.engine.claim_next(&self.id) {
+                Ok(Some(job)) => {
+                    ran += 1;
+                    if let Err(err) = self.engine.run_job(&job) {
+                        log::error!("worker {}: job {} failed: {err}", self.id, job.id);
+                    }
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    log::error!("worker {}: claiming a job failed: {err}", self.id);
+                    break;
+                }
+            }
+        }
+        ran
+    }
+
+    /// Runs until `stop` is signalled.
+    pub fn run(&self, stop: &StopSignal) {
+        log::info!("worker {} started (polling every {:?})", self.id, self.poll);
+        loop {
+            self.run_due(stop);
+            if stop.wait(self.poll) {
+                break;
+            }
+        }
+        log::info!("worker {} stopped", self.id);
+    }
+}

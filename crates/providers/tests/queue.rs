@@ -1,0 +1,285 @@
+//! The job queue and workers over real databases (SQLite file and
+//! PostgreSQL): exclusivity, leases, scheduling.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::{Duration, TimeZone, Utc};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
+use tributary_providers::sandbox::{self, SandboxConnector};
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_providers::worker::{StopSignal, Worker};
+use tributary_providers::{Connector, ConnectorError, FetchContext, Registry};
+use tributary_storage::testing::on_every_backend;
+use tributary_storage::{Database, connections, sync_apply, sync_jobs, users};
+
+/// The sandbox, counting how often each connection's data is fetched.
+#[derive(Debug, Default)]
+struct CountingSandbox {
+    inner: SandboxConnector,
+    fetches: Mutex<HashMap<u64, usize>>,
+}
+
+impl Connector for CountingSandbox {
+    fn provider(&self) -> Provider {
+        Provider::Sandbox
+    }
+    fn prepare(&self, settings: &serde_json::Value) -> Result<SnapshotInstitution, ConnectorError> {
+        self.inner.prepare(settings)
+    }
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let seed = context.settings["seed"].as_u64().unwrap();
+        *self.fetches.lock().unwrap().entry(seed).or_default() += 1;
+        self.inner.fetch(context)
+    }
+}
+
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(
+        Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
+    ))
+}
+
+fn new_connection(engine: &SyncEngine, db: &Database, clock: &dyn Clock, email: &str) -> i64 {
+    let user = users::create_personal_user(&mut db.conn().unwrap(), email, clock.now().naive_utc())
+        .unwrap();
+    engine
+        .connect(
+            user.id,
+            Provider::Sandbox,
+            &sandbox::connection_settings(email, sandbox::USER_GOOD),
+        )
+        .unwrap()
+        .id
+}
+
+#[test]
+fn two_workers_run_every_job_exactly_once() {
+    const CONNECTIONS: usize = 200;
+    on_every_backend(|db| {
+        let clock = clock();
+        let counting = Arc::new(CountingSandbox::default());
+        let mut registry = Registry::default();
+        registry.register(counting.clone());
+        let engine = SyncEngine::new(db.clone(), registry, clock.clone());
+        let ids: Vec<i64> = (0..CONNECTIONS)
+            .map(|i| new_connection(&engine, db, clock.as_ref(), &format!("user{i}@example.com")))
+            .collect();
+
+        // New connections are due now: the scheduler queues each once.
+        assert_eq!(engine.schedule_due().unwrap(), CONNECTIONS);
+        assert_eq!(engine.schedule_due().unwrap(), 0, "nothing is due twice");
+
+        let stop = StopSignal::default();
+        let ran: Vec<usize> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..2)
+                .map(|n| {
+                    let worker = Worker::new(
+                        engine.clone(),
+                        format!("worker-{n}"),
+                        std::time::Duration::ZERO,
+                    );
+                    let stop = stop.clone();
+                    scope.spawn(move || worker.run_due(&stop))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(
+            ran.iter().sum::<usize>(),
+            CONNECTIONS,
+            "jobs run per worker: {ran:?}"
+        );
+
+        let fetches = counting.fetches.lock().unwrap();
+        assert_eq!(fetches.len(), CONNECTIONS);
+        assert!(
+            fetches.values().all(|n| *n == 1),
+            "a connection was fetched twice"
+        );
+        let conn = &mut *db.conn().unwrap();
+        for id in &ids {
+            let jobs = sync_jobs::jobs_of_connection(conn, *id).unwrap();
+            assert_eq!(jobs.len(), 1);
+            assert_eq!(
+                (jobs[0].status.as_str(), jobs[0].attempts),
+                ("succeeded", 1)
+            );
+            let record = connections::get_connection(conn, *id).unwrap();
+            assert_eq!(record.status, ConnectionStatus::Active);
+            assert!(record.next_sync_at.unwrap() >= (clock.now() + Duration::hours(6)).naive_utc());
+        }
+    });
+}
+
+#[test]
+fn an_expired_lease_is_taken_over_and_the_late_worker_stores_nothing() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let connection = new_connection(&engine, db, clock.as_ref(), "lease@example.com");
+        engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+
+        let first = engine.claim_next("worker-a").unwrap().unwrap();
+        assert!(
+            engine.claim_next("worker-b").unwrap().is_none(),
+            "a held job is not handed out twice"
+        );
+
+        // worker-a goes silent; once its lease has expired, worker-b takes over.
+        clock.advance(Duration::from_std(engine.policy().lease).unwrap() + Duration::seconds(1));
+        let second = engine.claim_next("worker-b").unwrap().unwrap();
+        assert_eq!((second.id, second.attempts), (first.id, 2));
+        let SyncOutcome::Synced { summary, .. } = engine.run_job(&second).unwrap() else {
+            panic!("takeover failed")
+        };
+        assert!(summary.transactions_added > 0);
+
+        // worker-a wakes up and tries to store what it fetched: fenced off.
+        let late = engine.run_job(&first).unwrap();
+        assert_eq!(late, SyncOutcome::LeaseLost { job_id: first.id });
+        let job = sync_jobs::get_job(&mut db.conn().unwrap(), first.id).unwrap();
+        assert_eq!(
+            (job.status.as_str(), job.locked_by.as_deref()),
+            ("succeeded", Some("worker-b"))
+        );
+    });
+}
+
+#[test]
+fn asking_twice_queues_one_job() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let connection = new_connection(&engine, db, clock.as_ref(), "twice@example.com");
+        let first = engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+        let second = engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+        assert!(first.created && !second.created);
+        assert_eq!(first.job_id, second.job_id);
+        // Once it has run, a new request queues a new job.
+        engine
+            .run_job(&engine.claim_next("w").unwrap().unwrap())
+            .unwrap();
+        let third = engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+        assert!(third.created && third.job_id != first.job_id);
+    });
+}
+
+#[test]
+fn the_scheduler_skips_connections_only_the_user_can_fix() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let healthy = new_connection(&engine, db, clock.as_ref(), "ok@example.com");
+        let user = users::create_personal_user(
+            &mut db.conn().unwrap(),
+            "reauth@example.com",
+            clock.now().naive_utc(),
+        )
+        .unwrap();
+        let settings =
+            sandbox::connection_settings("reauth@example.com", sandbox::USER_REAUTH_REQUIRED);
+        let broken = engine
+            .connect(user.id, Provider::Sandbox, &settings)
+            .unwrap()
+            .id;
+        engine.sync_now(broken, SyncJobKind::Initial, "w").unwrap();
+        engine.sync_now(healthy, SyncJobKind::Initial, "w").unwrap();
+
+        // Long after every next_sync_at, only the healthy one is queued.
+        clock.advance(Duration::days(2));
+        assert_eq!(engine.schedule_due().unwrap(), 1);
+        let job = engine.claim_next("w").unwrap().unwrap();
+        assert_eq!(job.connection_id, healthy);
+        assert!(
+            sync_jobs::active_job(&mut db.conn().unwrap(), broken)
+                .unwrap()
+                .is_none()
+        );
+    });
+}
+
+/// (balance snapshots, transactions) stored for a user's accounts.
+fn stored_counts(db: &Database, user_id: i64) -> (usize, i64) {
+    use tributary_domain::access::Viewer;
+    use tributary_storage::read::{self, TransactionFilter};
+    let conn = &mut *db.conn().unwrap();
+    let all = TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    read::list_accounts(conn, &Viewer::whole_user(user_id))
+        .unwrap()
+        .iter()
+        .fold((0, 0), |(b, t), account| {
+            (
+                b + read::balance_history(conn, account.id).unwrap().len(),
+                t + read::count_transactions(conn, account.id, &all).unwrap(),
+            )
+        })
+}
+
+#[test]
+fn a_worker_that_does_not_hold_the_job_stores_nothing() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let connection = new_connection(&engine, db, clock.as_ref(), "fenced@example.com");
+        engine
+            .sync_now(connection, SyncJobKind::Initial, "w")
+            .unwrap();
+        let user = connections::get_connection(&mut db.conn().unwrap(), connection)
+            .unwrap()
+            .user_id;
+        clock.advance(Duration::days(3));
+        engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+        let job = engine.claim_next("w").unwrap().unwrap();
+        let before = stored_counts(db, user);
+
+        // A snapshot with new days in it, stored under someone else's name.
+        let impostor = sync_jobs::ClaimedJob {
+            worker: "someone-else".into(),
+            ..job.clone()
+        };
+        let settings = connections::get_connection(&mut db.conn().unwrap(), connection)
+            .unwrap()
+            .settings;
+        let snapshot = SandboxConnector::default()
+            .fetch(&FetchContext {
+                now: clock.now(),
+                settings: &settings,
+                last_synced_at: None,
+            })
+            .unwrap();
+        let now = clock.now().naive_utc();
+        let stored =
+            sync_apply::apply_for_job(&mut db.conn().unwrap(), &impostor, &snapshot, now, now, now)
+                .unwrap();
+        assert!(stored.is_none());
+        assert_eq!(stored_counts(db, user), before, "nothing was written");
+
+        // The holder stores it.
+        let SyncOutcome::Synced { summary, .. } = engine.run_job(&job).unwrap() else {
+            panic!("sync failed")
+        };
+        assert!(summary.transactions_added > 0);
+        assert_eq!(
+            stored_counts(db, user).0,
+            before.0 + summary.balances_recorded
+        );
+    });
+}
