@@ -81,7 +81,7 @@ fn sandbox_user(
         .connect(
             user.id,
             Provider::Sandbox,
-            &sandbox::connection_settings(email, sandbox::USER_GOOD),
+            &sandbox::connect_request(email, sandbox::USER_GOOD),
         )
         .unwrap();
     let outcome = engine
@@ -111,6 +111,7 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
             provider: Provider::Csv,
             institution: &institution,
             settings: &settings,
+            sealed_credentials: None,
             now: clock.now().naive_utc(),
         },
     )

@@ -1,7 +1,8 @@
 //! What each subcommand does. Output is for people: plain lines and tables.
 
 use crate::{
-    Cli, Command, ConnectCommand, ConnectionsCommand, KeysCommand, SyncArgs, UsersCommand,
+    Cli, Command, ConnectCommand, ConnectionsCommand, KeysCommand, SecretsCommand, SyncArgs,
+    UsersCommand,
 };
 use anyhow::{Context as _, bail};
 use std::sync::Arc;
@@ -9,12 +10,12 @@ use tributary_auth::api_keys;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::email::normalize_email;
 use tributary_domain::model::{Provider, SyncJobKind};
-use tributary_http::config::{Config, DEFAULT_BIND};
-use tributary_http::server::open_database;
-use tributary_providers::Registry;
+use tributary_http::config::Config;
+use tributary_http::server::{open_database, sync_engine};
+use tributary_providers::ConnectRequest;
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
-use tributary_providers::worker::worker_id;
+use tributary_providers::worker::{StopSignal, Worker, worker_id};
 use tributary_storage::users::UserRecord;
 use tributary_storage::{
     Database, DatabaseUrl, PoolOptions, StorageError, api_keys as key_store, connections, users,
@@ -23,16 +24,11 @@ use tributary_storage::{
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let url =
         DatabaseUrl::parse(&cli.database_url).context("TRIBUTARY_DATABASE_URL / --database-url")?;
+    let mut config = Config::from_env()?;
+    config.database_url = url.clone();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     // Every command but `migrate` wants a migrated database.
-    let open = || {
-        open_database(&Config {
-            database_url: url.clone(),
-            bind: DEFAULT_BIND.into(),
-            seed_demo: false,
-            pool: PoolOptions::default(),
-        })
-    };
+    let open = || open_database(&config);
     match cli.command {
         Command::Migrate => migrate(&url),
         Command::Users(UsersCommand::Create { email }) => {
@@ -47,12 +43,33 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(KeysCommand::List { user }) => list_keys(&open()?, &user),
         Command::Keys(KeysCommand::Revoke { id }) => revoke_key(&open()?, clock.as_ref(), id),
         Command::Connect(ConnectCommand::Sandbox { user, username }) => {
-            connect_sandbox(&open()?, clock, &user, &username)
+            let db = open()?;
+            connect(
+                &db,
+                &sync_engine(&config, &db, clock)?,
+                &user,
+                Provider::Sandbox,
+                |email| sandbox::connect_request(email, &username),
+            )
         }
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
         }
-        Command::Sync(args) => sync(&open()?, clock, &args),
+        Command::Sync(args) => {
+            let db = open()?;
+            sync(&db, &sync_engine(&config, &db, clock)?, &args)
+        }
+        Command::Worker => {
+            let db = open()?;
+            run_worker(sync_engine(&config, &db, clock)?, config.worker_poll)
+        }
+        Command::Secrets(SecretsCommand::GenerateKey) => {
+            println!("{}", tributary_auth::keyring::generate_key());
+            Ok(())
+        }
+        Command::Secrets(SecretsCommand::Rotate) => {
+            rotate_secrets(&open()?, &config, clock.as_ref())
+        }
     }
 }
 
@@ -169,25 +186,19 @@ fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
     }
 }
 
-fn engine(db: &Database, clock: Arc<dyn Clock>) -> SyncEngine {
-    SyncEngine::new(db.clone(), Registry::with_defaults(), clock)
-}
-
-fn connect_sandbox(
+/// Connects `email`'s user to `provider` with the request `request_for`
+/// builds, then runs the first sync.
+fn connect(
     db: &Database,
-    clock: Arc<dyn Clock>,
+    engine: &SyncEngine,
     email: &str,
-    username: &str,
+    provider: Provider,
+    request_for: impl FnOnce(&str) -> ConnectRequest,
 ) -> anyhow::Result<()> {
     let user = find_user(db, email)?;
-    let engine = engine(db, clock);
-    let connection = match engine.connect(
-        user.id,
-        Provider::Sandbox,
-        &sandbox::connection_settings(&user.email, username),
-    ) {
+    let connection = match engine.connect(user.id, provider, &request_for(&user.email)) {
         Ok(connection) => connection,
-        Err(SyncError::Connect(err)) => bail!("the sandbox refused the connection: {err}"),
+        Err(SyncError::Connect(err)) => bail!("{provider} refused the connection: {err}"),
         Err(err) => return Err(err.into()),
     };
     println!(
@@ -198,6 +209,74 @@ fn connect_sandbox(
         connection.id,
         engine.sync_now(connection.id, SyncJobKind::Initial, &worker_id("cli")),
     )
+}
+
+/// Runs a worker until SIGINT or SIGTERM.
+fn run_worker(engine: SyncEngine, poll: std::time::Duration) -> anyhow::Result<()> {
+    let worker = Worker::new(engine, worker_id("worker"), poll);
+    let stop = StopSignal::default();
+    stop_on_termination(stop.clone())?;
+    println!(
+        "Worker {} running; SIGINT or SIGTERM stops it after the current job.",
+        worker.id()
+    );
+    worker.run(&stop);
+    Ok(())
+}
+
+/// Signals `stop` on SIGINT or SIGTERM, from a small signal-watching runtime.
+fn stop_on_termination(stop: StopSignal) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()?;
+    let (mut interrupt, mut terminate) = runtime.block_on(async {
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        ))
+    })?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            });
+            stop.stop();
+        })?;
+    Ok(())
+}
+
+/// Re-seals every stored credential with the current key.
+fn rotate_secrets(db: &Database, config: &Config, clock: &dyn Clock) -> anyhow::Result<()> {
+    let keyring = config.keyring()?;
+    let conn = &mut *db.conn()?;
+    let (mut resealed, mut current) = (0, 0);
+    for (id, user_id, provider, sealed) in connections::all_sealed_credentials(conn)? {
+        if !keyring.needs_reseal(&sealed) {
+            current += 1;
+            continue;
+        }
+        let context = tributary_domain::secrets::credentials_context(user_id, &provider);
+        let plain = keyring
+            .open(&sealed, &context)
+            .with_context(|| format!("connection {id}"))?;
+        connections::set_sealed_credentials(
+            conn,
+            id,
+            Some(&keyring.seal(&plain, &context)),
+            clock.now().naive_utc(),
+        )?;
+        resealed += 1;
+    }
+    println!("Re-sealed {resealed} credential(s) with the current key; {current} already used it.");
+    println!(
+        "Once every process runs with the new key, TRIBUTARY_SECRET_KEY_PREVIOUS can be removed."
+    );
+    Ok(())
 }
 
 fn list_connections(db: &Database, email: Option<&str>) -> anyhow::Result<()> {
@@ -226,8 +305,7 @@ fn list_connections(db: &Database, email: Option<&str>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn sync(db: &Database, clock: Arc<dyn Clock>, args: &SyncArgs) -> anyhow::Result<()> {
-    let engine = engine(db, clock);
+fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<()> {
     if let Some(id) = args.connection {
         return report(
             id,

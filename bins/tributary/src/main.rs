@@ -40,6 +40,21 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
+    /// Run a sync worker: schedule due connections and run queued syncs
+    /// until SIGINT or SIGTERM. Any number may run against PostgreSQL.
+    Worker,
+    /// Manage the key that seals provider credentials.
+    #[command(subcommand)]
+    Secrets(SecretsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum SecretsCommand {
+    /// Print a new random key for TRIBUTARY_SECRET_KEY.
+    GenerateKey,
+    /// Re-seal every stored credential with the current key (after setting
+    /// the old one in TRIBUTARY_SECRET_KEY_PREVIOUS); see docs/operations.md.
+    Rotate,
 }
 
 #[derive(Debug, Subcommand)]

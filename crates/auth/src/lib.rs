@@ -3,4 +3,5 @@
 //! over records and a clock; persistence goes through `tributary-storage`.
 
 pub mod api_keys;
+pub mod keyring;
 pub mod secret;

@@ -12,6 +12,7 @@ pub mod model;
 pub mod money;
 pub mod reconcile;
 pub mod schedule;
+pub mod secrets;
 pub mod snapshot;
 
 pub use money::Decimal;

@@ -3,6 +3,7 @@
 //! at 127.0.0.1:8080. docs/configuration.md lists every variable.
 
 use std::time::Duration;
+use tributary_domain::schedule::SyncPolicy;
 use tributary_storage::{Backend, DatabaseUrl, PoolOptions, StorageError};
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://tributary.db";
@@ -16,7 +17,23 @@ Configuration (environment variables):
   TRIBUTARY_DEMO            seed a demo user when the database has no users [default: on for SQLite, off for PostgreSQL]
   TRIBUTARY_DB_POOL_SIZE    database connections in the pool [default: 8]
   TRIBUTARY_DB_TIMEOUT_SECS seconds to wait for a free connection before answering 503 [default: 5]
+  TRIBUTARY_SECRET_KEY      base64 key sealing provider credentials [required with PostgreSQL; SQLite: a PATH.key file]
+  TRIBUTARY_SECRET_KEY_PREVIOUS  comma-separated older keys, kept during a key rotation
+  TRIBUTARY_EMBEDDED_WORKER run the sync worker inside the server [default: on for SQLite, off for PostgreSQL]
+  TRIBUTARY_SYNC_INTERVAL_SECS   time between scheduled syncs of a connection [default: 21600]
+  TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
+  TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
+
+/// A configuration value that must never be printed.
+#[derive(Clone, Default)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -27,6 +44,17 @@ pub struct Config {
     /// has no users. Default: on for SQLite, off for PostgreSQL.
     pub seed_demo: bool,
     pub pool: PoolOptions,
+    /// Key sealing provider credentials (base64 of 32 bytes). Required with
+    /// PostgreSQL; with SQLite, a key file beside the database otherwise.
+    pub secret_key: Option<Secret>,
+    /// Older keys that still open values sealed before a rotation.
+    pub previous_secret_keys: Vec<Secret>,
+    /// Run a sync worker inside the server. Default: on for SQLite (one
+    /// process owns the file), off for PostgreSQL (run `tributary worker`).
+    pub embedded_worker: bool,
+    pub sync_policy: SyncPolicy,
+    /// How often an idle worker looks for due work.
+    pub worker_poll: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -53,7 +81,57 @@ fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
     }
 }
 
+/// An optional whole number of seconds within `min..=max`.
+fn seconds(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    min: u64,
+    max: u64,
+) -> Result<Option<Duration>, ConfigError> {
+    lookup(name)
+        .map(|value| {
+            value
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .map(Duration::from_secs)
+                .ok_or(ConfigError::Invalid {
+                    name,
+                    value,
+                    reason: "expected a whole number of seconds in the allowed range",
+                })
+        })
+        .transpose()
+}
+
 impl Config {
+    /// The keyring sealing provider credentials: from `TRIBUTARY_SECRET_KEY`
+    /// (and `_PREVIOUS`), else, on SQLite only, from a key file kept beside
+    /// the database (created with mode 0600 on first use).
+    pub fn keyring(&self) -> anyhow::Result<tributary_auth::keyring::Keyring> {
+        use tributary_auth::keyring::Keyring;
+        match (&self.secret_key, &self.database_url) {
+            (Some(key), _) => {
+                let previous: Vec<&str> = self
+                    .previous_secret_keys
+                    .iter()
+                    .map(|k| k.0.as_str())
+                    .collect();
+                Ok(Keyring::new(&key.0, &previous)?)
+            }
+            (None, DatabaseUrl::Sqlite(path)) => {
+                let mut key_file = path.clone().into_os_string();
+                key_file.push(".key");
+                Ok(Keyring::from_key_file(std::path::Path::new(&key_file))?)
+            }
+            (None, DatabaseUrl::Postgres(_)) => anyhow::bail!(
+                "TRIBUTARY_SECRET_KEY is required with PostgreSQL (it seals provider credentials); \
+                 make one with `tributary secrets generate-key`"
+            ),
+        }
+    }
+
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
@@ -94,11 +172,42 @@ impl Config {
                 })?;
             pool.connection_timeout = Duration::from_secs(secs);
         }
+        let is_sqlite = database_url.backend() == Backend::Sqlite;
+        let embedded_worker = match lookup("TRIBUTARY_EMBEDDED_WORKER") {
+            Some(value) => parse_bool("TRIBUTARY_EMBEDDED_WORKER", &value)?,
+            None => is_sqlite,
+        };
+        let mut sync_policy = SyncPolicy::default();
+        if let Some(secs) = seconds(&lookup, "TRIBUTARY_SYNC_INTERVAL_SECS", 60, 7 * 24 * 3600)? {
+            sync_policy.interval = secs;
+        }
+        if let Some(secs) = seconds(&lookup, "TRIBUTARY_WORKER_LEASE_SECS", 1, 24 * 3600)? {
+            sync_policy.lease = secs;
+        }
+        let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
+            .unwrap_or(Duration::from_secs(5));
+        let secret_key = lookup("TRIBUTARY_SECRET_KEY")
+            .filter(|k| !k.trim().is_empty())
+            .map(Secret);
+        let previous_secret_keys = lookup("TRIBUTARY_SECRET_KEY_PREVIOUS")
+            .map(|keys| {
+                keys.split(',')
+                    .map(str::trim)
+                    .filter(|k| !k.is_empty())
+                    .map(|k| Secret(k.to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Config {
             database_url,
             bind,
             seed_demo,
             pool,
+            secret_key,
+            previous_secret_keys,
+            embedded_worker,
+            sync_policy,
+            worker_poll,
         })
     }
 }

@@ -37,7 +37,7 @@ pub fn seed_if_empty(
     let connection = engine.connect(
         user.id,
         Provider::Sandbox,
-        &sandbox::connection_settings(DEMO_EMAIL, sandbox::USER_GOOD),
+        &sandbox::connect_request(DEMO_EMAIL, sandbox::USER_GOOD),
     )?;
     let accounts = match engine.sync_now(connection.id, SyncJobKind::Initial, "demo-seed")? {
         SyncOutcome::Synced { summary, .. } => summary.accounts_seen,

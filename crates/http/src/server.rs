@@ -13,6 +13,7 @@ use std::sync::Arc;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_providers::Registry;
 use tributary_providers::sync::SyncEngine;
+use tributary_providers::worker::{StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,24 +102,85 @@ pub fn local_url(addr: SocketAddr) -> String {
     format!("http://{ip}:{}", addr.port())
 }
 
+/// The sync engine as configured: every provider's connector, the credential
+/// keyring, the sync policy.
+pub fn sync_engine(
+    config: &Config,
+    db: &Database,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<SyncEngine> {
+    let keyring = config.keyring()?;
+    Ok(SyncEngine::with_policy(
+        db.clone(),
+        Registry::with_defaults(),
+        clock,
+        config.sync_policy.clone(),
+    )
+    .with_sealer(Arc::new(keyring)))
+}
+
+/// A worker running on its own thread, stopped and joined on drop.
+#[derive(Debug)]
+pub struct BackgroundWorker {
+    stop: StopSignal,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BackgroundWorker {
+    pub fn start(
+        engine: SyncEngine,
+        poll: std::time::Duration,
+        role: &str,
+    ) -> std::io::Result<Self> {
+        let stop = StopSignal::default();
+        let worker = Worker::new(engine, worker_id(role), poll);
+        let signal = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("sync-worker".into())
+            .spawn(move || worker.run(&signal))?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for BackgroundWorker {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Everything a binary does: open the database, seed the demo (Personal
-/// interface only, when configured), listen, and serve until SIGINT/SIGTERM.
+/// interface only, when configured), start the embedded worker (when
+/// configured), listen, and serve until SIGINT/SIGTERM.
 pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let setup_config = config.clone();
     let setup_clock = clock.clone();
-    let (db, seed) = web::block(move || -> anyhow::Result<_> {
+    let (db, engine, seed) = web::block(move || -> anyhow::Result<_> {
         let db = open_database(&setup_config)?;
+        let engine = sync_engine(&setup_config, &db, setup_clock.clone())?;
         let seed = if interface == Interface::Personal && setup_config.seed_demo {
-            let engine =
-                SyncEngine::new(db.clone(), Registry::with_defaults(), setup_clock.clone());
             demo::seed_if_empty(&db, &engine, setup_clock.as_ref())?
         } else {
             None
         };
-        Ok((db, seed))
+        Ok((db, engine, seed))
     })
     .await??;
+    // Dropped (stopped and joined) when serving ends.
+    let _worker = if config.embedded_worker {
+        Some(
+            BackgroundWorker::start(engine, config.worker_poll, interface.binary())
+                .context("starting the embedded worker")?,
+        )
+    } else {
+        None
+    };
 
     let (server, addrs) = bind(AppState { db, clock }, interface, &config.bind)?;
     let shutdown = shutdown_on_signal(server.handle())?;

@@ -11,13 +11,66 @@ use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
 
 /// What a connector knows about the connection it fetches for.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FetchContext<'a> {
     pub now: DateTime<Utc>,
-    /// The connection's non-secret settings, as `connect` stored them.
+    /// The connection's non-secret settings, as `prepare` returned them.
     pub settings: &'a serde_json::Value,
+    /// The connection's credentials, opened for this fetch only.
+    pub credentials: Option<&'a str>,
     /// The end of the previous successful sync, if any.
     pub last_synced_at: Option<DateTime<Utc>>,
+}
+
+// Credentials never reach a log through `{:?}`.
+impl std::fmt::Debug for FetchContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchContext")
+            .field("now", &self.now)
+            .field("settings", &self.settings)
+            .field("credentials", &self.credentials.map(|_| "<sealed>"))
+            .field("last_synced_at", &self.last_synced_at)
+            .finish()
+    }
+}
+
+/// What a user gives to connect: settings, and a one-time secret where the
+/// provider needs one (a SimpleFIN setup token, say).
+#[derive(Clone, Default)]
+pub struct ConnectRequest {
+    pub settings: serde_json::Value,
+    pub secret: Option<String>,
+}
+
+impl std::fmt::Debug for ConnectRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectRequest")
+            .field("settings", &self.settings)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// A connection ready to be stored.
+pub struct Prepared {
+    pub institution: SnapshotInstitution,
+    /// Non-secret settings to keep.
+    pub settings: serde_json::Value,
+    /// Credentials to keep (sealed before they are stored).
+    pub credentials: Option<String>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("institution", &self.institution)
+            .field("settings", &self.settings)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,9 +117,9 @@ impl ConnectorError {
 pub trait Connector: Send + Sync + fmt::Debug {
     fn provider(&self) -> Provider;
 
-    /// Checks new connection settings before anything is stored, and names
-    /// the institution the connection will point at.
-    fn prepare(&self, settings: &serde_json::Value) -> Result<SnapshotInstitution, ConnectorError>;
+    /// Checks what the user gave (claiming a one-time token where the
+    /// provider uses one) before anything is stored.
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError>;
 
     /// The provider's current view of the connection.
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError>;

@@ -8,5 +8,5 @@ pub mod sandbox;
 pub mod sync;
 pub mod worker;
 
-pub use connector::{Connector, ConnectorError, FetchContext};
+pub use connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
 pub use registry::Registry;

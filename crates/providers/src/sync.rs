@@ -5,7 +5,7 @@
 //! transaction fenced by its lease. Failures set the connection's status:
 //! transient ones are retried with backoff, credential ones are not.
 
-use crate::connector::{ConnectorError, FetchContext};
+use crate::connector::{ConnectRequest, ConnectorError, FetchContext};
 use crate::registry::Registry;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rand::RngExt as _;
@@ -15,6 +15,7 @@ use tributary_domain::clock::Clock;
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_domain::reconcile::SyncSummary;
 use tributary_domain::schedule::SyncPolicy;
+use tributary_domain::secrets::{Sealer, credentials_context};
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
 use tributary_storage::sync_jobs::{self, ClaimedJob, Enqueued};
 use tributary_storage::{Database, StorageError, sync_apply};
@@ -30,6 +31,12 @@ pub enum SyncError {
     Connect(ConnectorError),
     #[error("connection {0} is disconnected; connect it again to sync")]
     Disconnected(i64),
+    #[error(
+        "this provider keeps credentials, and no secret key is configured (TRIBUTARY_SECRET_KEY)"
+    )]
+    NoSecretKey,
+    #[error("the stored credentials do not open: {0}")]
+    CredentialsDoNotOpen(String),
     #[error("connection {connection_id} is being synced by another worker (job {job_id})")]
     AlreadyRunning { connection_id: i64, job_id: i64 },
 }
@@ -64,6 +71,9 @@ pub struct SyncEngine {
     registry: Registry,
     clock: Arc<dyn Clock>,
     policy: SyncPolicy,
+    /// Seals and opens provider credentials; `None` when no key is
+    /// configured (connections with credentials then cannot be made).
+    sealer: Option<Arc<dyn Sealer>>,
 }
 
 fn at(time: DateTime<Utc>, plus: Duration) -> NaiveDateTime {
@@ -90,7 +100,13 @@ impl SyncEngine {
             registry,
             clock,
             policy,
+            sealer: None,
         }
+    }
+
+    pub fn with_sealer(mut self, sealer: Arc<dyn Sealer>) -> Self {
+        self.sealer = Some(sealer);
+        self
     }
 
     pub fn database(&self) -> &Database {
@@ -101,30 +117,57 @@ impl SyncEngine {
         &self.policy
     }
 
-    /// Checks the settings with the provider and stores a new connection,
-    /// due for its first sync now.
+    /// Checks the request with the provider and stores a new connection
+    /// (credentials sealed), due for its first sync now.
     pub fn connect(
         &self,
         user_id: i64,
         provider: Provider,
-        settings: &serde_json::Value,
+        request: &ConnectRequest,
     ) -> Result<ConnectionRecord, SyncError> {
         let connector = self
             .registry
             .get(provider)
             .ok_or(SyncError::NoConnector(provider))?;
-        let institution = connector.prepare(settings).map_err(SyncError::Connect)?;
+        let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
+        let sealed = match (&prepared.credentials, &self.sealer) {
+            (None, _) => None,
+            (Some(credentials), Some(sealer)) => Some(sealer.seal(
+                credentials.as_bytes(),
+                &credentials_context(user_id, provider.as_str()),
+            )),
+            (Some(_), None) => return Err(SyncError::NoSecretKey),
+        };
         let mut conn = self.db.conn()?;
         Ok(connections::create_connection(
             &mut conn,
             &NewConnection {
                 user_id,
                 provider,
-                institution: &institution,
-                settings,
+                institution: &prepared.institution,
+                settings: &prepared.settings,
+                sealed_credentials: sealed.as_deref(),
                 now: self.clock.now().naive_utc(),
             },
         )?)
+    }
+
+    /// The connection's credentials, opened for one fetch.
+    fn open_credentials(&self, connection: &ConnectionRecord) -> Result<Option<String>, SyncError> {
+        let Some(sealed) = connections::sealed_credentials(&mut *self.db.conn()?, connection.id)?
+        else {
+            return Ok(None);
+        };
+        let sealer = self.sealer.as_ref().ok_or(SyncError::NoSecretKey)?;
+        let opened = sealer
+            .open(
+                &sealed,
+                &credentials_context(connection.user_id, connection.provider.as_str()),
+            )
+            .map_err(SyncError::CredentialsDoNotOpen)?;
+        String::from_utf8(opened)
+            .map(Some)
+            .map_err(|_| SyncError::CredentialsDoNotOpen("they are not text".into()))
     }
 
     /// Queues a sync of the connection (or returns the one already queued or
@@ -225,10 +268,35 @@ impl SyncEngine {
     /// Runs a claimed job to its end.
     pub fn run_job(&self, job: &ClaimedJob) -> Result<SyncOutcome, SyncError> {
         let connection = connections::get_connection(&mut *self.db.conn()?, job.connection_id)?;
+        let credentials = match self.open_credentials(&connection) {
+            Ok(credentials) => credentials,
+            Err(err) => {
+                let reason = err.to_string();
+                let now = self.clock.now().naive_utc();
+                let mut conn = self.db.conn()?;
+                connections::record_failure(
+                    &mut conn,
+                    job.connection_id,
+                    ConnectionStatus::Error,
+                    &reason,
+                    now,
+                )?;
+                sync_jobs::finish(
+                    &mut conn,
+                    job,
+                    SyncJobStatus::Failed,
+                    None,
+                    Some(&reason),
+                    now,
+                )?;
+                return Err(err);
+            }
+        };
         let fetched = match self.registry.get(connection.provider) {
             Some(connector) => connector.fetch(&FetchContext {
                 now: self.clock.now(),
                 settings: &connection.settings,
+                credentials: credentials.as_deref(),
                 last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
             }),
             None => Err(ConnectorError::Misconfigured(format!(

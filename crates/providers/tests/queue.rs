@@ -9,11 +9,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
+use tributary_domain::snapshot::ProviderSnapshot;
 use tributary_providers::sandbox::{self, SandboxConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_providers::worker::{StopSignal, Worker};
-use tributary_providers::{Connector, ConnectorError, FetchContext, Registry};
+use tributary_providers::{
+    ConnectRequest, Connector, ConnectorError, FetchContext, Prepared, Registry,
+};
 use tributary_storage::testing::on_every_backend;
 use tributary_storage::{Database, connections, sync_apply, sync_jobs, users};
 
@@ -28,8 +30,8 @@ impl Connector for CountingSandbox {
     fn provider(&self) -> Provider {
         Provider::Sandbox
     }
-    fn prepare(&self, settings: &serde_json::Value) -> Result<SnapshotInstitution, ConnectorError> {
-        self.inner.prepare(settings)
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        self.inner.prepare(request)
     }
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let seed = context.settings["seed"].as_u64().unwrap();
@@ -51,7 +53,7 @@ fn new_connection(engine: &SyncEngine, db: &Database, clock: &dyn Clock, email: 
         .connect(
             user.id,
             Provider::Sandbox,
-            &sandbox::connection_settings(email, sandbox::USER_GOOD),
+            &sandbox::connect_request(email, sandbox::USER_GOOD),
         )
         .unwrap()
         .id
@@ -190,7 +192,7 @@ fn the_scheduler_skips_connections_only_the_user_can_fix() {
         )
         .unwrap();
         let settings =
-            sandbox::connection_settings("reauth@example.com", sandbox::USER_REAUTH_REQUIRED);
+            sandbox::connect_request("reauth@example.com", sandbox::USER_REAUTH_REQUIRED);
         let broken = engine
             .connect(user.id, Provider::Sandbox, &settings)
             .unwrap()
@@ -262,6 +264,7 @@ fn a_worker_that_does_not_hold_the_job_stores_nothing() {
             .fetch(&FetchContext {
                 now: clock.now(),
                 settings: &settings,
+                credentials: None,
                 last_synced_at: None,
             })
             .unwrap();

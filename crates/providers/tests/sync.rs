@@ -31,7 +31,7 @@ fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>,
 fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, i64, i64) {
     let email = format!("{username}@example.com");
     let (engine, clock, user) = engine_and_user(db, &email);
-    let settings = sandbox::connection_settings(&email, username);
+    let settings = sandbox::connect_request(&email, username);
     let connection = engine.connect(user, Provider::Sandbox, &settings).unwrap();
     (engine, clock, user, connection.id)
 }
@@ -210,8 +210,7 @@ fn provider_failures_set_the_connection_status_and_reason() {
 fn bad_credentials_store_no_connection() {
     on_every_backend(|db| {
         let (engine, _clock, user) = engine_and_user(db, "bad@example.com");
-        let settings =
-            sandbox::connection_settings("bad@example.com", sandbox::USER_BAD_CREDENTIALS);
+        let settings = sandbox::connect_request("bad@example.com", sandbox::USER_BAD_CREDENTIALS);
         let err = engine
             .connect(user, Provider::Sandbox, &settings)
             .unwrap_err();

@@ -90,6 +90,8 @@ pub struct NewConnection<'a> {
     pub provider: Provider,
     pub institution: &'a SnapshotInstitution,
     pub settings: &'a serde_json::Value,
+    /// Already sealed (see `tributary_domain::secrets`); never plain text.
+    pub sealed_credentials: Option<&'a [u8]>,
     pub now: NaiveDateTime,
 }
 
@@ -107,6 +109,7 @@ pub fn create_connection(
                 connections::provider.eq(new.provider.as_str()),
                 connections::status.eq(ConnectionStatus::Active.as_str()),
                 connections::settings.eq(new.settings.to_string()),
+                connections::credentials_encrypted.eq(new.sealed_credentials),
                 connections::next_sync_at.eq(new.now),
                 connections::created_at.eq(new.now),
                 connections::updated_at.eq(new.now),
@@ -208,4 +211,47 @@ pub fn due_for_sync(
         .limit(limit)
         .select(connections::id)
         .load(conn)?)
+}
+
+/// The sealed credentials of a connection, if it has any.
+pub fn sealed_credentials(conn: &mut AnyConnection, id: i64) -> StorageResult<Option<Vec<u8>>> {
+    Ok(connections::table
+        .find(id)
+        .select(connections::credentials_encrypted)
+        .first(conn)?)
+}
+
+pub fn set_sealed_credentials(
+    conn: &mut AnyConnection,
+    id: i64,
+    sealed: Option<&[u8]>,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::credentials_encrypted.eq(sealed),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Every connection that has credentials: (id, user id, provider, sealed).
+pub fn all_sealed_credentials(
+    conn: &mut AnyConnection,
+) -> StorageResult<Vec<(i64, i64, String, Vec<u8>)>> {
+    let rows: Vec<(i64, i64, String, Option<Vec<u8>>)> = connections::table
+        .filter(connections::credentials_encrypted.is_not_null())
+        .order(connections::id)
+        .select((
+            connections::id,
+            connections::user_id,
+            connections::provider,
+            connections::credentials_encrypted,
+        ))
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, user, provider, sealed)| sealed.map(|s| (id, user, provider, s)))
+        .collect())
 }

@@ -81,6 +81,7 @@ fn user_with_connection(conn: &mut AnyConnection, email: &str, provider: Provide
             provider,
             institution: &institution(),
             settings: &serde_json::json!({}),
+            sealed_credentials: None,
             now: now(),
         },
     )
@@ -501,6 +502,7 @@ fn foreign_keys_are_enforced() {
                 provider: Provider::Sandbox,
                 institution: &institution(),
                 settings: &serde_json::json!({}),
+                sealed_credentials: None,
                 now: now(),
             },
         )

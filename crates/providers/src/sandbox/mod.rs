@@ -8,12 +8,20 @@
 mod generator;
 mod securities;
 
-use crate::connector::{Connector, ConnectorError, FetchContext};
+use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::model::Provider;
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
+
+/// A connect request for the sandbox as `username`, for `email`'s user.
+pub fn connect_request(email: &str, username: &str) -> ConnectRequest {
+    ConnectRequest {
+        settings: connection_settings(email, username),
+        secret: None,
+    }
+}
 
 /// Connects and syncs normally.
 pub const USER_GOOD: &str = "user_good";
@@ -109,14 +117,18 @@ impl Connector for SandboxConnector {
         Provider::Sandbox
     }
 
-    fn prepare(&self, settings: &serde_json::Value) -> Result<SnapshotInstitution, ConnectorError> {
-        let settings = read_settings(settings)?;
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        let settings = read_settings(&request.settings)?;
         if settings.username == USER_BAD_CREDENTIALS {
             return Err(ConnectorError::InvalidCredentials(format!(
                 "the sandbox refuses `{USER_BAD_CREDENTIALS}`, as a bank refuses a wrong password"
             )));
         }
-        Ok(institution())
+        Ok(Prepared {
+            institution: institution(),
+            settings: request.settings.clone(),
+            credentials: None,
+        })
     }
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {

@@ -18,6 +18,7 @@ fn fetch(
         .fetch(&FetchContext {
             now,
             settings,
+            credentials: None,
             last_synced_at: last,
         })
         .expect("sandbox fetch")
@@ -204,17 +205,28 @@ fn failure_usernames_fail_the_documented_way() {
     let connector = SandboxConnector::default();
     let bad = connection_settings("a@example.com", USER_BAD_CREDENTIALS);
     assert!(matches!(
-        connector.prepare(&bad),
+        connector.prepare(&ConnectRequest {
+            settings: bad,
+            secret: None
+        }),
         Err(ConnectorError::InvalidCredentials(_))
     ));
     let context = |settings| FetchContext {
         now: at(2026, 11, 21),
         settings,
+        credentials: None,
         last_synced_at: None,
     };
     let reauth = connection_settings("a@example.com", USER_REAUTH_REQUIRED);
     let down = connection_settings("a@example.com", USER_PROVIDER_DOWN);
-    assert!(connector.prepare(&reauth).is_ok());
+    assert!(
+        connector
+            .prepare(&ConnectRequest {
+                settings: reauth.clone(),
+                secret: None
+            })
+            .is_ok()
+    );
     assert!(matches!(
         connector.fetch(&context(&reauth)),
         Err(ConnectorError::ReauthRequired(_))
@@ -235,6 +247,7 @@ fn slow_username_waits_before_answering() {
         .fetch(&FetchContext {
             now: at(2026, 11, 21),
             settings: &slow,
+            credentials: None,
             last_synced_at: None,
         })
         .unwrap();
@@ -248,7 +261,7 @@ fn slow_username_waits_before_answering() {
 #[test]
 fn missing_settings_are_a_clear_error() {
     let err = SandboxConnector::default()
-        .prepare(&serde_json::json!({}))
+        .prepare(&ConnectRequest::default())
         .unwrap_err();
     assert!(err.to_string().contains("username"), "{err}");
 }
