@@ -255,12 +255,14 @@ fn rotate_secrets(db: &Database, config: &Config, clock: &dyn Clock) -> anyhow::
     let keyring = config.keyring()?;
     let conn = &mut *db.conn()?;
     let (mut resealed, mut current) = (0, 0);
-    for (id, user_id, provider, sealed) in connections::all_sealed_credentials(conn)? {
+    for stored in connections::all_sealed_credentials(conn)? {
+        let (id, sealed) = (stored.connection_id, stored.sealed);
         if !keyring.needs_reseal(&sealed) {
             current += 1;
             continue;
         }
-        let context = tributary_domain::secrets::credentials_context(user_id, &provider);
+        let context =
+            tributary_domain::secrets::credentials_context(stored.user_id, &stored.provider);
         let plain = keyring
             .open(&sealed, &context)
             .with_context(|| format!("connection {id}"))?;

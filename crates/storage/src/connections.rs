@@ -236,10 +236,17 @@ pub fn set_sealed_credentials(
     Ok(())
 }
 
-/// Every connection that has credentials: (id, user id, provider, sealed).
-pub fn all_sealed_credentials(
-    conn: &mut AnyConnection,
-) -> StorageResult<Vec<(i64, i64, String, Vec<u8>)>> {
+/// A connection's sealed credentials with what they are sealed under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealedCredentials {
+    pub connection_id: i64,
+    pub user_id: i64,
+    pub provider: String,
+    pub sealed: Vec<u8>,
+}
+
+/// Every connection that has credentials.
+pub fn all_sealed_credentials(conn: &mut AnyConnection) -> StorageResult<Vec<SealedCredentials>> {
     let rows: Vec<(i64, i64, String, Option<Vec<u8>>)> = connections::table
         .filter(connections::credentials_encrypted.is_not_null())
         .order(connections::id)
@@ -252,6 +259,13 @@ pub fn all_sealed_credentials(
         .load(conn)?;
     Ok(rows
         .into_iter()
-        .filter_map(|(id, user, provider, sealed)| sealed.map(|s| (id, user, provider, s)))
+        .filter_map(|(connection_id, user_id, provider, sealed)| {
+            sealed.map(|sealed| SealedCredentials {
+                connection_id,
+                user_id,
+                provider,
+                sealed,
+            })
+        })
         .collect())
 }
