@@ -157,6 +157,7 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
             transactions,
             holdings: None,
         }],
+        notices: Vec::new(),
     };
     sync_apply::apply_snapshot(conn, connection.id, &snapshot, clock.now().naive_utc()).unwrap();
     read::list_accounts(conn, &Viewer::whole_user(user_id))

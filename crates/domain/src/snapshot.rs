@@ -8,6 +8,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 pub struct ProviderSnapshot {
     pub institution: SnapshotInstitution,
     pub accounts: Vec<SnapshotAccount>,
+    /// Problems the provider reported alongside its data (e.g. one bank of
+    /// several needs the user's attention); shown as the connection's reason.
+    pub notices: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -161,7 +161,9 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let setup_config = config.clone();
     let setup_clock = clock.clone();
-    let (db, engine, seed) = web::block(move || -> anyhow::Result<_> {
+    // The engine holds blocking HTTP clients: it is made here, off the async
+    // runtime, and then either moves to the worker thread or is dropped here.
+    let (db, seed, worker) = web::block(move || -> anyhow::Result<_> {
         let db = open_database(&setup_config)?;
         let engine = sync_engine(&setup_config, &db, setup_clock.clone())?;
         let seed = if interface == Interface::Personal && setup_config.seed_demo {
@@ -169,18 +171,17 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
         } else {
             None
         };
-        Ok((db, engine, seed))
+        let worker = if setup_config.embedded_worker {
+            Some(
+                BackgroundWorker::start(engine, setup_config.worker_poll, interface.binary())
+                    .context("starting the embedded worker")?,
+            )
+        } else {
+            None
+        };
+        Ok((db, seed, worker))
     })
     .await??;
-    // Dropped (stopped and joined) when serving ends.
-    let _worker = if config.embedded_worker {
-        Some(
-            BackgroundWorker::start(engine, config.worker_poll, interface.binary())
-                .context("starting the embedded worker")?,
-        )
-    } else {
-        None
-    };
 
     let (server, addrs) = bind(AppState { db, clock }, interface, &config.bind)?;
     let shutdown = shutdown_on_signal(server.handle())?;
@@ -209,6 +210,11 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
         );
     }
     let (served, ()) = tokio::join!(server, shutdown);
+    if let Some(worker) = worker {
+        web::block(move || drop(worker))
+            .await
+            .context("stopping the embedded worker")?;
+    }
     served.context("serving HTTP")?;
     log::info!("{name} stopped");
     Ok(())

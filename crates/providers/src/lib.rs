@@ -5,6 +5,7 @@
 pub mod connector;
 pub mod registry;
 pub mod sandbox;
+pub mod simplefin;
 pub mod sync;
 pub mod worker;
 

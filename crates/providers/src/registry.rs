@@ -2,6 +2,11 @@
 
 use crate::connector::Connector;
 use crate::sandbox::SandboxConnector;
+use crate::simplefin::SimpleFinConnector;
+use std::time::Duration;
+
+/// How long a provider may take to answer one request.
+pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(60);
 use std::collections::HashMap;
 use std::sync::Arc;
 use tributary_domain::model::Provider;
@@ -16,6 +21,12 @@ impl Registry {
     pub fn with_defaults() -> Self {
         let mut registry = Registry::default();
         registry.register(Arc::new(SandboxConnector::default()));
+        match SimpleFinConnector::new(PROVIDER_TIMEOUT) {
+            Ok(simplefin) => registry.register(Arc::new(simplefin)),
+            Err(err) => {
+                log::error!("SimpleFIN is unavailable: its HTTP client did not start: {err}")
+            }
+        }
         registry
     }
 

@@ -168,16 +168,18 @@ pub fn record_failure(
     Ok(())
 }
 
-/// Records a successful sync (called inside the sync's own transaction).
+/// Records a successful sync (called inside the sync's own transaction);
+/// `notice` is what the provider reported alongside its data, if anything.
 pub(crate) fn record_success(
     conn: &mut AnyConnection,
     id: i64,
+    notice: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
     diesel::update(connections::table.find(id))
         .set((
             connections::status.eq(ConnectionStatus::Active.as_str()),
-            connections::status_reason.eq(None::<String>),
+            connections::status_reason.eq(notice),
             connections::consecutive_failures.eq(0),
             connections::last_synced_at.eq(now),
             connections::updated_at.eq(now),

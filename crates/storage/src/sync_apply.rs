@@ -36,7 +36,8 @@ pub fn apply_snapshot(
             }
             apply_account(conn, &connection, account, now, &mut summary)?;
         }
-        connections::record_success(conn, connection.id, now)?;
+        let notice = (!snapshot.notices.is_empty()).then(|| snapshot.notices.join("; "));
+        connections::record_success(conn, connection.id, notice.as_deref(), now)?;
         Ok(summary)
     })
 }

@@ -68,6 +68,7 @@ fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
     ProviderSnapshot {
         institution: institution(),
         accounts,
+        notices: Vec::new(),
     }
 }
 

@@ -156,6 +156,7 @@ impl Connector for SandboxConnector {
         Ok(ProviderSnapshot {
             institution: institution(),
             accounts: generator::generate(settings.seed, context.now, context.last_synced_at),
+            notices: Vec::new(),
         })
     }
 }

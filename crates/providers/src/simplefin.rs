@@ -1,0 +1,664 @@
+//! SimpleFIN (simplefin.org): a user gives a one-time *setup token*, which is
+//! the base64 of a claim URL; claiming it (POST) returns an *access URL* with
+//! Basic credentials in it, which is stored sealed. Syncs then read
+//! `GET {access URL}/accounts?version=2&pending=1&start-date=…`.
+//!
+//! Status handling (docs/providers.md): 403 on claim = token already claimed
+//! or invalid; 403 on accounts = access revoked; 402 = the user's SimpleFIN
+//! subscription needs payment; both need the user (REAUTH_REQUIRED, no
+//! retry). 429 and 5xx and timeouts are transient (retried, `Retry-After`
+//! honoured). A body that is not the JSON we expect is a protocol error.
+
+use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, Response};
+use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
+use serde::Deserialize;
+use std::time::Duration;
+use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::snapshot::*;
+
+/// How far back the first sync reads.
+const FIRST_SYNC_DAYS: i64 = 90;
+/// Later syncs re-read this much before the previous sync, so late postings
+/// and pending→posted changes are seen.
+const OVERLAP_DAYS: i64 = 14;
+
+#[derive(Debug, Clone)]
+pub struct SimpleFinConnector {
+    client: Client,
+}
+
+impl SimpleFinConnector {
+    pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
+        let client = Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self { client })
+    }
+}
+
+fn transport_error(err: reqwest::Error) -> ConnectorError {
+    let reason = if err.is_timeout() {
+        "SimpleFIN did not answer in time".to_owned()
+    } else {
+        // No URL: it would carry the credentials.
+        format!("could not reach SimpleFIN: {}", err.without_url())
+    };
+    ConnectorError::Unavailable {
+        reason,
+        retry_after: None,
+    }
+}
+
+fn retry_after(response: &Response) -> Option<Duration> {
+    let value = response.headers().get(RETRY_AFTER)?.to_str().ok()?;
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// Errors every SimpleFIN answer can carry, whatever the endpoint.
+fn status_error(response: &Response, what: &str) -> Option<ConnectorError> {
+    let status = response.status();
+    match status {
+        s if s.is_success() => None,
+        StatusCode::TOO_MANY_REQUESTS => Some(ConnectorError::Unavailable {
+            reason: format!("SimpleFIN rate-limited {what} (429)"),
+            retry_after: retry_after(response),
+        }),
+        s if s.is_server_error() => Some(ConnectorError::Unavailable {
+            reason: format!("SimpleFIN answered {what} with {s}"),
+            retry_after: retry_after(response),
+        }),
+        StatusCode::PAYMENT_REQUIRED => Some(ConnectorError::ReauthRequired(
+            "SimpleFIN asks for payment (402): renew the SimpleFIN subscription".into(),
+        )),
+        s => Some(ConnectorError::Protocol(format!(
+            "SimpleFIN answered {what} with {s}"
+        ))),
+    }
+}
+
+/// The access URL split into the address to call and its Basic credentials.
+struct Access {
+    base: reqwest::Url,
+    username: String,
+    password: String,
+}
+
+fn parse_access_url(text: &str) -> Result<Access, ConnectorError> {
+    let invalid = |why: &str| {
+        ConnectorError::Misconfigured(format!("the SimpleFIN access URL is unusable: {why}"))
+    };
+    let mut url = reqwest::Url::parse(text.trim()).map_err(|_| invalid("not a URL"))?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(invalid("not an http(s) URL"));
+    }
+    let username = url.username().to_owned();
+    let password = url.password().unwrap_or_default().to_owned();
+    if username.is_empty() {
+        return Err(invalid("it carries no credentials"));
+    }
+    url.set_username("")
+        .map_err(|()| invalid("cannot strip credentials"))?;
+    url.set_password(None)
+        .map_err(|()| invalid("cannot strip credentials"))?;
+    Ok(Access {
+        base: url,
+        username,
+        password,
+    })
+}
+
+/// A setup token is the base64 of the claim URL.
+fn claim_url(setup_token: &str) -> Result<reqwest::Url, ConnectorError> {
+    let invalid = || {
+        ConnectorError::InvalidCredentials(
+            "this is not a SimpleFIN setup token (expected the base64 text SimpleFIN shows when you create an app connection)".into(),
+        )
+    };
+    let compact: String = setup_token.chars().filter(|c| !c.is_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&compact)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(&compact))
+        .map_err(|_| invalid())?;
+    let url = reqwest::Url::parse(std::str::from_utf8(&bytes).map_err(|_| invalid())?)
+        .map_err(|_| invalid())?;
+    if !matches!(url.scheme(), "https" | "http") {
+        return Err(invalid());
+    }
+    Ok(url)
+}
+
+impl SimpleFinConnector {
+    /// Exchanges a setup token for the access URL (once: SimpleFIN answers
+    /// 403 to a second claim).
+    fn claim(&self, setup_token: &str) -> Result<String, ConnectorError> {
+        let url = claim_url(setup_token)?;
+        let response = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_LENGTH, "0")
+            .send()
+            .map_err(transport_error)?;
+        if response.status() == StatusCode::FORBIDDEN {
+            return Err(ConnectorError::InvalidCredentials(
+                "SimpleFIN refused the setup token (403): it was already claimed, or it is not valid; create a new one".into(),
+            ));
+        }
+        if let Some(err) = status_error(&response, "the claim") {
+            return Err(err);
+        }
+        let access_url = response.text().map_err(transport_error)?.trim().to_owned();
+        parse_access_url(&access_url).map_err(|_| {
+            ConnectorError::Protocol("SimpleFIN's claim answer is not an access URL".into())
+        })?;
+        Ok(access_url)
+    }
+
+    fn get_accounts(
+        &self,
+        access: &Access,
+        start: DateTime<Utc>,
+    ) -> Result<AccountSet, ConnectorError> {
+        let mut url = access.base.clone();
+        url.path_segments_mut()
+            .map_err(|()| {
+                ConnectorError::Misconfigured("the SimpleFIN access URL has no path".into())
+            })?
+            .pop_if_empty()
+            .push("accounts");
+        url.query_pairs_mut()
+            .append_pair("version", "2")
+            .append_pair("pending", "1")
+            .append_pair("start-date", &start.timestamp().to_string());
+        let response = self
+            .client
+            .get(url)
+            .basic_auth(&access.username, Some(&access.password))
+            .send()
+            .map_err(transport_error)?;
+        if response.status() == StatusCode::FORBIDDEN
+            || response.status() == StatusCode::UNAUTHORIZED
+        {
+            return Err(ConnectorError::ReauthRequired(
+                "SimpleFIN refused the stored access (403): it was revoked; connect with a new setup token".into(),
+            ));
+        }
+        if let Some(err) = status_error(&response, "the accounts request") {
+            return Err(err);
+        }
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
+        if !is_json {
+            return Err(ConnectorError::Protocol(
+                "SimpleFIN answered without a JSON content type".into(),
+            ));
+        }
+        let body = response.bytes().map_err(transport_error)?;
+        if body.is_empty() {
+            return Err(ConnectorError::Protocol(
+                "SimpleFIN answered with an empty body".into(),
+            ));
+        }
+        serde_json::from_slice(&body).map_err(|err| {
+            ConnectorError::Protocol(format!("SimpleFIN's answer does not parse: {err}"))
+        })
+    }
+}
+
+impl Connector for SimpleFinConnector {
+    fn provider(&self) -> Provider {
+        Provider::SimpleFin
+    }
+
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        let token = request.secret.as_deref().ok_or_else(|| {
+            ConnectorError::Misconfigured("connecting SimpleFIN needs a setup token".into())
+        })?;
+        let access_url = self.claim(token)?;
+        let access = parse_access_url(&access_url)?;
+        let host = access.base.host_str().unwrap_or("simplefin").to_owned();
+        Ok(Prepared {
+            institution: SnapshotInstitution {
+                provider_institution_id: host.clone(),
+                name: "SimpleFIN".into(),
+                logo_url: None,
+            },
+            settings: serde_json::json!({ "server": host }),
+            credentials: Some(access_url),
+        })
+    }
+
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let access = parse_access_url(context.credentials.ok_or_else(|| {
+            ConnectorError::Misconfigured("the connection has no SimpleFIN access URL".into())
+        })?)?;
+        let start = match context.last_synced_at {
+            Some(last) => last - chrono::Duration::days(OVERLAP_DAYS),
+            None => context.now - chrono::Duration::days(FIRST_SYNC_DAYS),
+        };
+        let set = self.get_accounts(&access, start)?;
+        snapshot_from(set, access.base.host_str().unwrap_or("simplefin"))
+    }
+}
+
+// ---- The SimpleFIN account set (protocol versions 1 and 2) ----
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct AccountSet {
+    #[serde(default)]
+    errors: Vec<String>,
+    #[serde(default)]
+    errlist: Vec<ErrorItem>,
+    #[serde(default)]
+    connections: Vec<ConnectionItem>,
+    accounts: Vec<AccountItem>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorItem {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    conn_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ConnectionItem {
+    conn_id: String,
+    #[serde(default)]
+    org_name: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Org {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    domain: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AccountItem {
+    id: String,
+    name: String,
+    #[serde(default)]
+    conn_id: Option<String>,
+    #[serde(default)]
+    org: Option<Org>,
+    currency: String,
+    balance: String,
+    #[serde(rename = "available-balance", default)]
+    available_balance: Option<String>,
+    #[serde(rename = "balance-date")]
+    balance_date: i64,
+    #[serde(default)]
+    transactions: Vec<TransactionItem>,
+    #[serde(default)]
+    holdings: Vec<HoldingItem>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TransactionItem {
+    id: String,
+    #[serde(default)]
+    posted: i64,
+    amount: String,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    payee: Option<String>,
+    #[serde(default)]
+    memo: Option<String>,
+    #[serde(default)]
+    transacted_at: Option<i64>,
+    #[serde(default)]
+    pending: bool,
+}
+
+#[derive(Debug, Deserialize, serde::Serialize)]
+struct HoldingItem {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    currency: Option<String>,
+    #[serde(default)]
+    cost_basis: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    market_value: Option<String>,
+    #[serde(default)]
+    purchase_price: Option<String>,
+    #[serde(default)]
+    shares: Option<String>,
+    #[serde(default)]
+    symbol: Option<String>,
+}
+
+fn decimal(field: &str, account: &str, text: &str) -> Result<Decimal, ConnectorError> {
+    parse_decimal(text).map_err(|err| {
+        ConnectorError::Protocol(format!("SimpleFIN account {account}: `{field}`: {err}"))
+    })
+}
+
+fn timestamp(field: &str, account: &str, seconds: i64) -> Result<DateTime<Utc>, ConnectorError> {
+    DateTime::from_timestamp(seconds, 0).ok_or_else(|| {
+        ConnectorError::Protocol(format!(
+            "SimpleFIN account {account}: `{field}` {seconds} is not a time"
+        ))
+    })
+}
+
+/// SimpleFIN does not say what kind an account is; guess from what it holds
+/// and its name (docs/providers.md).
+fn guess_kind(account: &AccountItem) -> AccountKind {
+    let name = account.name.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+    if !account.holdings.is_empty() || has(&["brokerage", "invest", "401k", "ira", "roth"]) {
+        AccountKind::Brokerage
+    } else if has(&["card", "visa", "mastercard", "amex", "credit"]) {
+        AccountKind::CreditCard
+    } else if has(&["mortgage", "loan"]) {
+        AccountKind::Loan
+    } else if has(&["saving", "pot"]) {
+        AccountKind::Savings
+    } else {
+        AccountKind::Checking
+    }
+}
+
+fn transaction(
+    account: &AccountItem,
+    item: TransactionItem,
+) -> Result<SnapshotTransaction, ConnectorError> {
+    // A pending record may have `posted` 0; its date is when it happened.
+    let when = if item.posted > 0 && !item.pending {
+        item.posted
+    } else {
+        item.transacted_at.unwrap_or(item.posted)
+    };
+    let description = item
+        .description
+        .filter(|d| !d.trim().is_empty())
+        .or(item.memo.filter(|m| !m.trim().is_empty()));
+    Ok(SnapshotTransaction {
+        provider_id: item.id,
+        pending_provider_id: None,
+        is_pending: item.pending,
+        date: timestamp("posted", &account.id, when)?.date_naive(),
+        amount: decimal("amount", &account.id, &item.amount)?,
+        currency: account.currency.clone(),
+        merchant: item.payee.filter(|p| !p.trim().is_empty()),
+        description,
+    })
+}
+
+fn holding(account: &AccountItem, item: HoldingItem) -> Result<SnapshotHolding, ConnectorError> {
+    let quantity = decimal("shares", &account.id, item.shares.as_deref().unwrap_or("0"))?;
+    let value = decimal(
+        "market_value",
+        &account.id,
+        item.market_value.as_deref().unwrap_or("0"),
+    )?;
+    // SimpleFIN gives no price; it is value per share, to 6 places.
+    let price = if quantity.is_zero() {
+        Decimal::ZERO
+    } else {
+        (value / quantity).round_dp(6).normalize()
+    };
+    let currency = item
+        .currency
+        .clone()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| account.currency.clone());
+    let raw = serde_json::to_value(&item).unwrap_or_default();
+    Ok(SnapshotHolding {
+        security: Security {
+            name: item
+                .description
+                .clone()
+                .or(item.symbol.clone())
+                .unwrap_or_else(|| "Unnamed security".into()),
+            currency: currency.clone(),
+            ticker: item.symbol.clone().filter(|s| !s.is_empty()),
+            figi: None,
+            cusip: None,
+            isin: None,
+        },
+        quantity,
+        price,
+        value,
+        value_in_account_currency: (currency == account.currency).then_some(value),
+        cost_basis: item
+            .cost_basis
+            .as_deref()
+            .map(|c| decimal("cost_basis", &account.id, c))
+            .transpose()?,
+        currency,
+        raw,
+    })
+}
+
+pub(crate) fn snapshot_from(
+    set: AccountSet,
+    host: &str,
+) -> Result<ProviderSnapshot, ConnectorError> {
+    // Problems SimpleFIN reports beside its data (v2 `errlist`, v1 `errors`).
+    let connection_names: std::collections::HashMap<&str, &str> = set
+        .connections
+        .iter()
+        .map(|c| {
+            (
+                c.conn_id.as_str(),
+                c.org_name
+                    .as_deref()
+                    .or(c.name.as_deref())
+                    .unwrap_or(c.conn_id.as_str()),
+            )
+        })
+        .collect();
+    let mut notices: Vec<String> = set
+        .errlist
+        .iter()
+        .map(|e| {
+            let place = e
+                .conn_id
+                .as_deref()
+                .and_then(|id| connection_names.get(id).copied());
+            match place {
+                Some(place) => format!("{place}: {} ({})", e.message, e.code),
+                None => format!("{} ({})", e.message, e.code),
+            }
+        })
+        .collect();
+    if notices.is_empty() {
+        notices = set.errors.clone();
+    }
+    let mut accounts = Vec::with_capacity(set.accounts.len());
+    for mut item in set.accounts {
+        let balance_date = timestamp("balance-date", &item.id, item.balance_date)?;
+        let current = decimal("balance", &item.id, &item.balance)?;
+        let available = item
+            .available_balance
+            .as_deref()
+            .map(|a| decimal("available-balance", &item.id, a))
+            .transpose()?;
+        let kind = guess_kind(&item);
+        let institution = item
+            .org
+            .as_ref()
+            .and_then(|o| o.name.clone().or(o.domain.clone()))
+            .or_else(|| {
+                item.conn_id
+                    .as_deref()
+                    .and_then(|id| connection_names.get(id))
+                    .map(|n| (*n).to_owned())
+            });
+        let transactions = std::mem::take(&mut item.transactions)
+            .into_iter()
+            .map(|t| transaction(&item, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let holdings = std::mem::take(&mut item.holdings)
+            .into_iter()
+            .map(|h| holding(&item, h))
+            .collect::<Result<Vec<_>, _>>()?;
+        accounts.push(SnapshotAccount {
+            provider_account_id: item.id.clone(),
+            // SimpleFIN bridges several banks; the account name says which.
+            name: match institution {
+                Some(bank) if !item.name.contains(&bank) => format!("{} ({bank})", item.name),
+                _ => item.name.clone(),
+            },
+            kind,
+            currency: item.currency.clone(),
+            mask: None,
+            balance: Some(SnapshotBalance {
+                current,
+                available,
+                currency: item.currency.clone(),
+                as_of: balance_date,
+            }),
+            transactions,
+            holdings: (kind == AccountKind::Brokerage || !holdings.is_empty()).then_some(holdings),
+        });
+    }
+    Ok(ProviderSnapshot {
+        institution: SnapshotInstitution {
+            provider_institution_id: host.to_owned(),
+            name: "SimpleFIN".into(),
+            logo_url: None,
+        },
+        accounts,
+        notices,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setup_tokens_decode_to_claim_urls() {
+        let token = base64::engine::general_purpose::STANDARD
+            .encode("https://bridge.example/simplefin/claim/ABC");
+        assert_eq!(
+            claim_url(&token).unwrap().as_str(),
+            "https://bridge.example/simplefin/claim/ABC"
+        );
+        assert!(matches!(
+            claim_url("not base64!"),
+            Err(ConnectorError::InvalidCredentials(_))
+        ));
+        let ftp = base64::engine::general_purpose::STANDARD.encode("ftp://x/y");
+        assert!(claim_url(&ftp).is_err());
+    }
+
+    #[test]
+    fn access_urls_lose_their_credentials_to_basic_auth() {
+        let access = parse_access_url("https://user:p%40ss@bridge.example/simplefin").unwrap();
+        assert_eq!(access.base.as_str(), "https://bridge.example/simplefin");
+        assert_eq!(
+            (access.username.as_str(), access.password.as_str()),
+            ("user", "p%40ss")
+        );
+        assert!(parse_access_url("https://bridge.example/simplefin").is_err());
+    }
+
+    #[test]
+    fn the_real_payload_becomes_a_snapshot() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/testdata/home-assistant-simplefin/fin_data.json"
+        );
+        let text = std::fs::read_to_string(path).expect("testdata beside the repository");
+        let snapshot = snapshot_from(
+            serde_json::from_str(&text).unwrap(),
+            "beta-bridge.simplefin.org",
+        )
+        .unwrap();
+        assert_eq!(snapshot.accounts.len(), 8);
+        assert_eq!(snapshot.notices.len(), 2, "the errors are surfaced");
+        let bank = &snapshot.accounts[0];
+        assert_eq!(bank.provider_account_id, "ACT-1a2b3c4d-5e6f-7g8h-9i0j");
+        assert_eq!(
+            bank.balance.as_ref().unwrap().current.to_string(),
+            "7777.77"
+        );
+        let t = &bank.transactions[0];
+        assert_eq!(
+            (t.amount.to_string().as_str(), t.merchant.as_deref()),
+            ("-1234.56", Some("Uncle Frank"))
+        );
+        assert_eq!(t.date.to_string(), "1995-02-18");
+        let card = snapshot
+            .accounts
+            .iter()
+            .find(|a| a.name.starts_with("Costco"))
+            .unwrap();
+        assert_eq!(card.kind, AccountKind::CreditCard);
+        let evil = snapshot
+            .accounts
+            .iter()
+            .find(|a| a.name.starts_with("Dr Evil"))
+            .unwrap();
+        let holding = &evil.holdings.as_ref().unwrap()[0];
+        assert_eq!(evil.kind, AccountKind::Brokerage);
+        assert_eq!(holding.security.ticker.as_deref(), Some("FGKFX"));
+        assert_eq!(
+            (
+                holding.quantity.to_string().as_str(),
+                holding.value.to_string().as_str()
+            ),
+            ("200.00", "15000.00")
+        );
+        assert_eq!(holding.price.to_string(), "75");
+        assert_eq!(
+            holding.currency, "USD",
+            "an empty holding currency is the account's"
+        );
+    }
+
+    #[test]
+    fn version_2_errors_name_their_connection() {
+        let set: AccountSet = serde_json::from_value(serde_json::json!({
+            "errlist": [{"code": "con.auth", "message": "Authentication required", "conn_id": "CON-1"}],
+            "connections": [{"conn_id": "CON-1", "org_name": "My Bank", "name": "My Bank - Jeff"}],
+            "accounts": [{"id": "A1", "name": "Savings", "conn_id": "CON-1", "currency": "USD",
+                          "balance": "100.23", "available-balance": "75.23", "balance-date": 978366153,
+                          "transactions": [{"id": "T1", "posted": 0, "transacted_at": 978366000,
+                                            "amount": "-4.50", "description": "Coffee", "pending": true}]}]
+        }))
+        .unwrap();
+        let snapshot = snapshot_from(set, "bridge").unwrap();
+        assert_eq!(
+            snapshot.notices,
+            vec!["My Bank: Authentication required (con.auth)".to_owned()]
+        );
+        let account = &snapshot.accounts[0];
+        assert_eq!(account.name, "Savings (My Bank)");
+        assert!(account.transactions[0].is_pending);
+        assert_eq!(account.transactions[0].date.to_string(), "2001-01-01");
+    }
+
+    #[test]
+    fn a_bad_amount_names_the_account_and_field() {
+        let set: AccountSet = serde_json::from_value(serde_json::json!({
+            "accounts": [{"id": "A1", "name": "X", "currency": "USD", "balance": "12,5", "balance-date": 1}]
+        }))
+        .unwrap();
+        let err = snapshot_from(set, "bridge").unwrap_err().to_string();
+        assert!(err.contains("A1") && err.contains("`balance`"), "{err}");
+    }
+}

@@ -1,0 +1,256 @@
+//! SimpleFIN against a local fake server, through the real sync engine, on
+//! SQLite and PostgreSQL: connect, sync, then every kind of failure.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use base64::Engine as _;
+use chrono::{TimeZone, Utc};
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_auth::keyring::{Keyring, generate_key};
+use tributary_domain::access::Viewer;
+use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_providers::simplefin::SimpleFinConnector;
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_providers::{ConnectRequest, ConnectorError, Registry};
+use tributary_storage::read::{self, TransactionFilter};
+use tributary_storage::testing::{TestDatabase, dump};
+use tributary_storage::{Database, connections, users};
+use wiremock::matchers::{header_exists, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const PAYLOAD: &str =
+    include_str!("../../../../shared/testdata/home-assistant-simplefin/fin_data.json");
+const PASSWORD: &str = "s3cr3t-simplefin-password";
+
+fn accounts_ok() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_raw(PAYLOAD, "application/json")
+}
+
+/// (posted transactions, balance snapshots) of the user.
+fn counts(db: &Database, user: i64) -> (i64, usize) {
+    let conn = &mut *db.conn().unwrap();
+    read::list_accounts(conn, &Viewer::whole_user(user))
+        .unwrap()
+        .iter()
+        .fold((0, 0), |(t, b), a| {
+            (
+                t + read::count_transactions(conn, a.id, &TransactionFilter::default()).unwrap(),
+                b + read::balance_history(conn, a.id).unwrap().len(),
+            )
+        })
+}
+
+/// The scenario runs on a blocking thread, as syncs do in Tributary (the
+/// connectors' HTTP clients are blocking); the fake server's async calls go
+/// through `rt`.
+#[tokio::test(flavor = "multi_thread")]
+async fn connect_sync_and_every_failure() {
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        for database in TestDatabase::all() {
+            eprintln!("-- on {:?}", database.backend());
+            scenario(&rt, database.db().clone());
+        }
+    })
+    .await
+    .unwrap();
+}
+
+fn scenario(rt: &tokio::runtime::Handle, db: Database) {
+    let server = rt.block_on(MockServer::start());
+    let access_url = format!(
+        "http://bridge-user:{PASSWORD}@{}/simplefin",
+        server.address()
+    );
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(200).set_body_string(access_url.clone()))
+            .up_to_n_times(1)
+            .mount(&server),
+    );
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(403))
+            .mount(&server),
+    );
+    let setup_token =
+        base64::engine::general_purpose::STANDARD.encode(format!("{}/claim/TOKEN", server.uri()));
+
+    let clock = Arc::new(ManualClock::new(
+        Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
+    ));
+    let mut registry = Registry::default();
+    registry.register(Arc::new(
+        SimpleFinConnector::new(Duration::from_millis(500)).unwrap(),
+    ));
+    let engine = SyncEngine::new(db.clone(), registry, clock.clone())
+        .with_sealer(Arc::new(Keyring::new(&generate_key(), &[]).unwrap()));
+    let user = users::create_personal_user(
+        &mut db.conn().unwrap(),
+        "fin@example.com",
+        clock.now().naive_utc(),
+    )
+    .unwrap()
+    .id;
+
+    // Connect: the token is claimed once; the access URL is stored sealed.
+    let request = ConnectRequest {
+        settings: serde_json::json!({}),
+        secret: Some(setup_token.clone()),
+    };
+    let connection = engine
+        .connect(user, Provider::SimpleFin, &request)
+        .unwrap()
+        .id;
+    let again = engine
+        .connect(user, Provider::SimpleFin, &request)
+        .unwrap_err();
+    assert!(
+        matches!(again, SyncError::Connect(ConnectorError::InvalidCredentials(ref m)) if m.contains("already claimed")),
+        "{again}"
+    );
+    let everything = dump(&db);
+    assert!(
+        !everything.contains(PASSWORD) && !everything.contains(&access_url),
+        "the access URL is stored sealed"
+    );
+
+    // A good sync, with the accounts request carrying Basic credentials.
+    rt.block_on(
+        Mock::given(method("GET"))
+            .and(path("/simplefin/accounts"))
+            .and(header_exists("authorization"))
+            .respond_with(accounts_ok())
+            .mount(&server),
+    );
+    let sync = |engine: &SyncEngine| engine.sync_now(connection, SyncJobKind::OnDemand, "test");
+    let outcome = sync(&engine).unwrap();
+    let SyncOutcome::Synced { summary, .. } = outcome else {
+        panic!("first sync failed: {outcome:?}")
+    };
+    assert_eq!(summary.accounts_seen, 8);
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(record.status, ConnectionStatus::Active);
+    assert!(
+        record.status_reason.unwrap().contains("may need attention"),
+        "SimpleFIN's errors are surfaced"
+    );
+    let stored = counts(&db, user);
+
+    // Each fault: (response, connection status after, retried?).
+    let faults: Vec<(&str, ResponseTemplate, ConnectionStatus, bool)> = vec![
+        (
+            "timeout",
+            accounts_ok().set_delay(Duration::from_secs(3)),
+            ConnectionStatus::Error,
+            true,
+        ),
+        (
+            "500",
+            ResponseTemplate::new(500),
+            ConnectionStatus::Error,
+            true,
+        ),
+        (
+            "429",
+            ResponseTemplate::new(429).insert_header("retry-after", "120"),
+            ConnectionStatus::Error,
+            true,
+        ),
+        (
+            "malformed JSON",
+            ResponseTemplate::new(200).set_body_raw("{\"accounts\": [{", "application/json"),
+            ConnectionStatus::Error,
+            false,
+        ),
+        (
+            "wrong content type",
+            ResponseTemplate::new(200).set_body_raw("<html>", "text/html"),
+            ConnectionStatus::Error,
+            false,
+        ),
+        (
+            "empty body",
+            ResponseTemplate::new(200).set_body_raw("", "application/json"),
+            ConnectionStatus::Error,
+            false,
+        ),
+        (
+            "payment required",
+            ResponseTemplate::new(402),
+            ConnectionStatus::ReauthRequired,
+            false,
+        ),
+        (
+            "revoked credentials",
+            ResponseTemplate::new(403),
+            ConnectionStatus::ReauthRequired,
+            false,
+        ),
+    ];
+    for (name, response, status, retried) in faults {
+        rt.block_on(server.reset());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path("/simplefin/accounts"))
+                .respond_with(response)
+                .mount(&server),
+        );
+        clock.advance(chrono::Duration::hours(1));
+        let outcome = sync(&engine).unwrap();
+        let SyncOutcome::ProviderFailed {
+            error, retry_at, ..
+        } = outcome
+        else {
+            panic!("{name}: expected a failure, got {outcome:?}")
+        };
+        assert_eq!(retry_at.is_some(), retried, "{name}: {error}");
+        if name == "429" {
+            assert!(
+                retry_at.unwrap() >= (clock.now() + chrono::Duration::seconds(120)).naive_utc(),
+                "Retry-After honoured"
+            );
+        }
+        let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+        assert_eq!(record.status, status, "{name}");
+        assert!(
+            !record
+                .status_reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains(PASSWORD),
+            "{name}: no secret in the reason"
+        );
+        assert_eq!(
+            counts(&db, user),
+            stored,
+            "{name}: nothing stored before is lost"
+        );
+    }
+
+    // The provider recovers, and so does the connection.
+    rt.block_on(server.reset());
+    rt.block_on(
+        Mock::given(method("GET"))
+            .and(path("/simplefin/accounts"))
+            .respond_with(accounts_ok())
+            .mount(&server),
+    );
+    clock.advance(chrono::Duration::hours(1));
+    assert!(matches!(sync(&engine).unwrap(), SyncOutcome::Synced { .. }));
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(
+        (record.status, record.consecutive_failures),
+        (ConnectionStatus::Active, 0)
+    );
+    assert_eq!(
+        counts(&db, user).0,
+        stored.0,
+        "re-reading the same window adds no posted transaction"
+    );
+}
