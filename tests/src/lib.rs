@@ -16,7 +16,7 @@ use tributary_domain::snapshot::*;
 use tributary_http::AppState;
 use tributary_http::server::{self, Interface};
 use tributary_providers::Registry;
-use tributary_providers::sandbox;
+use tributary_providers::sandbox::{self, SandboxConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_storage::connections::{self, NewConnection};
 use tributary_storage::read;
@@ -39,6 +39,9 @@ pub struct World {
     /// A `csv` account (no holdings) with the exact amounts and one pending.
     pub alice_imported: i64,
     pub bob_account: i64,
+    pub alice_sandbox_connection: i64,
+    pub alice_imported_connection: i64,
+    pub bob_connection: i64,
     /// Every key issued, to search the database for.
     pub issued_keys: Vec<String>,
 }
@@ -47,6 +50,8 @@ pub struct World {
 #[derive(Debug)]
 pub struct TestServer {
     pub base_url: String,
+    /// The server's clock; tests move it.
+    pub clock: Arc<ManualClock>,
     pub world: World,
     pub database: TestDatabase,
     handle: ServerHandle,
@@ -73,7 +78,7 @@ fn sandbox_user(
     database: &TestDatabase,
     clock: &dyn Clock,
     email: &str,
-) -> (i64, Vec<i64>) {
+) -> (i64, i64, Vec<i64>) {
     let mut conn = database.db().conn().unwrap();
     let user = users::create_personal_user(&mut conn, email, clock.now().naive_utc()).unwrap();
     drop(conn);
@@ -93,10 +98,15 @@ fn sandbox_user(
         &Viewer::whole_user(user.id),
     )
     .unwrap();
-    (user.id, accounts.iter().map(|a| a.id).collect())
+    (
+        user.id,
+        connection.id,
+        accounts.iter().map(|a| a.id).collect(),
+    )
 }
 
-fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) -> i64 {
+/// A `csv` connection with one account; returns (connection id, account id).
+fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) -> (i64, i64) {
     let conn = &mut *database.db().conn().unwrap();
     let institution = SnapshotInstitution {
         provider_institution_id: "statement".into(),
@@ -160,24 +170,27 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
         notices: Vec::new(),
     };
     sync_apply::apply_snapshot(conn, connection.id, &snapshot, clock.now().naive_utc()).unwrap();
-    read::list_accounts(conn, &Viewer::whole_user(user_id))
+    let account = read::list_accounts(conn, &Viewer::whole_user(user_id))
         .unwrap()
         .into_iter()
         .find(|a| a.provider == Provider::Csv)
         .unwrap()
-        .id
+        .id;
+    (connection.id, account)
 }
 
 pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
-    let engine = SyncEngine::new(
-        database.db().clone(),
-        Registry::with_defaults(),
-        clock.clone(),
-    );
-    let (alice, alice_sandbox_accounts) =
+    // The sandbox only: the seed runs on the test's async runtime, where the
+    // blocking HTTP clients of the other connectors must not be dropped.
+    let mut registry = Registry::default();
+    registry.register(Arc::new(SandboxConnector::default()));
+    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone());
+    let (alice, alice_sandbox_connection, alice_sandbox_accounts) =
         sandbox_user(&engine, database, clock.as_ref(), "alice@example.com");
-    let (bob, bob_accounts) = sandbox_user(&engine, database, clock.as_ref(), "bob@example.com");
-    let alice_imported = imported_account(database, clock.as_ref(), alice);
+    let (bob, bob_connection, bob_accounts) =
+        sandbox_user(&engine, database, clock.as_ref(), "bob@example.com");
+    let (alice_imported_connection, alice_imported) =
+        imported_account(database, clock.as_ref(), alice);
     let brokerage = {
         let conn = &mut *database.db().conn().unwrap();
         read::list_accounts(conn, &Viewer::whole_user(alice))
@@ -215,6 +228,9 @@ pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
         alice_brokerage: brokerage,
         alice_imported,
         bob_account: bob_accounts[0],
+        alice_sandbox_connection,
+        alice_imported_connection,
+        bob_connection,
     }
 }
 
@@ -224,7 +240,7 @@ pub fn start(database: TestDatabase) -> TestServer {
     let world = seed(&database, clock.clone());
     let state = AppState {
         db: database.db().clone(),
-        clock,
+        clock: clock.clone(),
     };
     let (server, addrs) =
         server::bind(state, Interface::Personal, "127.0.0.1:0").expect("bind a free port");
@@ -232,6 +248,7 @@ pub fn start(database: TestDatabase) -> TestServer {
     actix_web::rt::spawn(server);
     TestServer {
         base_url: server::local_url(addrs[0]),
+        clock,
         world,
         database,
         handle,

@@ -545,3 +545,145 @@ async fn a_caller_supplied_request_id_is_echoed() {
     })
     .await;
 }
+
+async fn post(server: &TestServer, path: &str, key: &str) -> Response {
+    Client::new()
+        .post(server.url(path))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .expect("request")
+}
+
+#[actix_web::test]
+async fn connections_show_their_status() {
+    on_every_backend(|server| async move {
+        let body = get_json(&server, "/api/v1/connections", &server.world.alice_key).await;
+        assert_eq!(body["total"], 2);
+        for c in body["connections"].as_array().unwrap() {
+            assert_eq!(
+                keys(c),
+                [
+                    "consecutive_failures",
+                    "id",
+                    "institution_name",
+                    "last_synced_at",
+                    "next_sync_at",
+                    "provider",
+                    "status",
+                    "status_reason"
+                ]
+            );
+            assert_eq!(c["status"], "ACTIVE");
+            assert!(c["last_synced_at"].as_str().unwrap().ends_with('Z'));
+        }
+        let scoped = get_json(
+            &server,
+            "/api/v1/connections",
+            &server.world.alice_scoped_key,
+        )
+        .await;
+        assert_eq!(
+            scoped["total"], 1,
+            "a restricted key sees only the connections of its accounts"
+        );
+        assert_eq!(
+            scoped["connections"][0]["id"],
+            server.world.alice_imported_connection
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_sync_can_be_asked_for_once_a_minute() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let path = format!(
+            "/api/v1/connections/{}/sync",
+            server.world.alice_sandbox_connection
+        );
+        let first = post(&server, &path, &key).await;
+        assert_eq!(first.status(), StatusCode::ACCEPTED);
+        let first: Value = first.json().await.unwrap();
+        assert_eq!(
+            (first["status"].as_str(), first["created"].as_bool()),
+            (Some("queued"), Some(true))
+        );
+        assert!(first["job_id"].is_i64());
+
+        // Asked again while queued: the same job.
+        let again: Value = post(&server, &path, &key).await.json().await.unwrap();
+        assert_eq!(
+            (again["job_id"].clone(), again["created"].clone()),
+            (first["job_id"].clone(), Value::Bool(false))
+        );
+
+        // The job runs (as a worker would), then a new request within the
+        // minute is refused with Retry-After, and accepted after it.
+        let db = server.database.db().clone();
+        let clock = server.clock.clone();
+        actix_web::web::block(move || {
+            let mut registry = tributary_providers::Registry::default();
+            registry.register(std::sync::Arc::new(
+                tributary_providers::sandbox::SandboxConnector::default(),
+            ));
+            let engine = tributary_providers::sync::SyncEngine::new(db, registry, clock);
+            let job = engine.claim_next("e2e-worker").unwrap().unwrap();
+            engine.run_job(&job).unwrap();
+        })
+        .await
+        .unwrap();
+        server.clock.advance(chrono::Duration::seconds(20));
+        let limited = post(&server, &path, &key).await;
+        assert_eq!(limited.headers()["retry-after"], "40");
+        expect_error(limited, StatusCode::TOO_MANY_REQUESTS, "SYNC_RATE_LIMITED").await;
+        server.clock.advance(chrono::Duration::seconds(41));
+        assert_eq!(
+            post(&server, &path, &key).await.status(),
+            StatusCode::ACCEPTED
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn foreign_and_malformed_connection_ids_are_refused() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let foreign = post(
+            &server,
+            &format!("/api/v1/connections/{}/sync", server.world.bob_connection),
+            &key,
+        )
+        .await;
+        let mut foreign =
+            expect_error(foreign, StatusCode::NOT_FOUND, "CONNECTION_NOT_FOUND").await;
+        let missing = post(&server, "/api/v1/connections/999999/sync", &key).await;
+        let mut missing =
+            expect_error(missing, StatusCode::NOT_FOUND, "CONNECTION_NOT_FOUND").await;
+        foreign["request_id"] = Value::Null;
+        missing["request_id"] = Value::Null;
+        assert_eq!(foreign, missing);
+        let scoped = post(
+            &server,
+            &format!(
+                "/api/v1/connections/{}/sync",
+                server.world.alice_sandbox_connection
+            ),
+            &server.world.alice_scoped_key,
+        )
+        .await;
+        expect_error(scoped, StatusCode::NOT_FOUND, "CONNECTION_NOT_FOUND").await;
+        expect_error(
+            post(&server, "/api/v1/connections/abc/sync", &key).await,
+            StatusCode::BAD_REQUEST,
+            "INVALID_CONNECTION_ID",
+        )
+        .await;
+        server
+    })
+    .await;
+}

@@ -60,6 +60,21 @@ impl SyncPolicy {
     }
 }
 
+/// On-demand syncs of one connection are accepted at most this often.
+pub const ON_DEMAND_MIN_INTERVAL: Duration = Duration::from_secs(60);
+
+/// How long a client must wait before asking for another on-demand sync of
+/// a connection last asked for at `last_request`; `None` when it may now.
+pub fn on_demand_wait(
+    last_request: Option<chrono::NaiveDateTime>,
+    now: chrono::NaiveDateTime,
+) -> Option<Duration> {
+    let elapsed = (now - last_request?).to_std().unwrap_or(Duration::ZERO);
+    ON_DEMAND_MIN_INTERVAL
+        .checked_sub(elapsed)
+        .filter(|wait| !wait.is_zero())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +122,27 @@ mod tests {
         assert_eq!(
             policy.next_sync_delay(1000),
             Duration::from_secs(6 * 3600 + 900)
+        );
+    }
+
+    #[test]
+    fn on_demand_syncs_are_spaced() {
+        let t = chrono::NaiveDate::from_ymd_opt(2026, 11, 21)
+            .unwrap()
+            .and_hms_opt(12, 0, 0)
+            .unwrap();
+        assert_eq!(on_demand_wait(None, t), None);
+        assert_eq!(
+            on_demand_wait(Some(t - chrono::Duration::seconds(20)), t),
+            Some(Duration::from_secs(40))
+        );
+        assert_eq!(
+            on_demand_wait(Some(t - chrono::Duration::seconds(60)), t),
+            None
+        );
+        assert_eq!(
+            on_demand_wait(Some(t - chrono::Duration::hours(2)), t),
+            None
         );
     }
 }

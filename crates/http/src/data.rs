@@ -42,7 +42,7 @@ pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
 }
 
 /// Runs blocking database work off the async runtime.
-async fn with_conn<T: Send + 'static>(
+pub(crate) async fn with_conn<T: Send + 'static>(
     state: &web::Data<AppState>,
     work: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {

@@ -18,6 +18,8 @@ pub struct ApiError {
     message: String,
     /// Logged (with the request id) for server errors; never sent.
     cause: Option<String>,
+    /// Seconds for a `Retry-After` header.
+    retry_after: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -35,6 +37,19 @@ impl ApiError {
             code,
             message: message.into(),
             cause: None,
+            retry_after: None,
+        }
+    }
+
+    /// 429 with `Retry-After`.
+    pub fn too_many_requests(
+        code: &'static str,
+        message: impl Into<String>,
+        retry_after_secs: u64,
+    ) -> Self {
+        Self {
+            retry_after: Some(retry_after_secs.max(1)),
+            ..Self::new(StatusCode::TOO_MANY_REQUESTS, code, message)
         }
     }
 
@@ -58,6 +73,7 @@ impl ApiError {
             code: "INTERNAL_ERROR",
             message: "An internal error occurred; quote the request id when reporting it.".into(),
             cause: Some(cause.to_string()),
+            retry_after: None,
         }
     }
 
@@ -86,6 +102,7 @@ impl From<StorageError> for ApiError {
                 code: "DATABASE_UNAVAILABLE",
                 message: "The database is unavailable; retry shortly.".into(),
                 cause: Some(cause),
+                retry_after: Some(5),
             },
             other => Self::internal(other),
         }
@@ -119,8 +136,8 @@ impl ResponseError for ApiError {
                 HeaderValue::from_static(r#"Bearer realm="tributary""#),
             ));
         }
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            response.insert_header((header::RETRY_AFTER, HeaderValue::from_static("5")));
+        if let Some(seconds) = self.retry_after {
+            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
         }
         response.json(Envelope {
             error: self.status.canonical_reason().unwrap_or("Error"),

@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod connections;
 pub mod data;
 pub mod demo;
 pub mod error;

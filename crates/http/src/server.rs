@@ -4,7 +4,7 @@
 use crate::auth::ApiKeyViewer;
 use crate::config::Config;
 use crate::state::AppState;
-use crate::{data, demo, error, health, request_id};
+use crate::{connections, data, demo, error, health, request_id};
 use actix_web::middleware::{Logger, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
@@ -52,7 +52,11 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
         health::configure(cfg);
         if interface == Interface::Personal {
-            cfg.service(web::scope("/api/v1").configure(data::configure::<ApiKeyViewer>));
+            cfg.service(
+                web::scope("/api/v1")
+                    .configure(data::configure::<ApiKeyViewer>)
+                    .configure(connections::configure::<ApiKeyViewer>),
+            );
         }
     }
 }

@@ -4,9 +4,10 @@
 use crate::StorageResult;
 use crate::backend;
 use crate::db::AnyConnection;
-use crate::schema::{connections, institutions};
+use crate::schema::{accounts, connections, institutions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::access::Viewer;
 use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::snapshot::SnapshotInstitution;
 
@@ -270,4 +271,56 @@ pub fn all_sealed_credentials(conn: &mut AnyConnection) -> StorageResult<Vec<Sea
             })
         })
         .collect())
+}
+
+/// The connections a viewer may see: the user's own, and for a key
+/// restricted to some accounts, only those holding one of them.
+pub fn list_visible(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+) -> StorageResult<Vec<ConnectionRecord>> {
+    let mut query = connections::table
+        .inner_join(institutions::table)
+        .filter(connections::user_id.eq(viewer.user_id))
+        .select((ConnectionRow::as_select(), institutions::name))
+        .order(connections::id)
+        .into_boxed();
+    if let Some(scope) = &viewer.account_scope {
+        query = query.filter(
+            connections::id.eq_any(
+                accounts::table
+                    .filter(accounts::id.eq_any(scope))
+                    .select(accounts::connection_id),
+            ),
+        );
+    }
+    let rows: Vec<(ConnectionRow, String)> = query.load(conn)?;
+    rows.into_iter()
+        .map(|(row, name)| row.into_record(name))
+        .collect()
+}
+
+/// One connection, if the viewer may see it (see `list_visible`).
+pub fn find_visible(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    id: i64,
+) -> StorageResult<Option<ConnectionRecord>> {
+    let mut query = connections::table
+        .inner_join(institutions::table)
+        .filter(connections::id.eq(id))
+        .filter(connections::user_id.eq(viewer.user_id))
+        .select((ConnectionRow::as_select(), institutions::name))
+        .into_boxed();
+    if let Some(scope) = &viewer.account_scope {
+        query = query.filter(
+            connections::id.eq_any(
+                accounts::table
+                    .filter(accounts::id.eq_any(scope))
+                    .select(accounts::connection_id),
+            ),
+        );
+    }
+    let row: Option<(ConnectionRow, String)> = query.first(conn).optional()?;
+    row.map(|(row, name)| row.into_record(name)).transpose()
 }

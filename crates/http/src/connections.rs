@@ -1,0 +1,148 @@
+//! Connections on the Personal interface (our extension of the contract):
+//! `GET /connections` shows each connection's status and last error;
+//! `POST /connections/{id}/sync` asks for a sync now and answers 202 with the
+//! queued job, at most once a minute per connection.
+
+use crate::auth::Authenticated;
+use crate::data::with_conn;
+use crate::error::ApiError;
+use crate::state::AppState;
+use actix_web::{HttpResponse, web};
+use chrono::NaiveDateTime;
+use serde::Serialize;
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
+use tributary_domain::schedule::on_demand_wait;
+use tributary_storage::connections::{self, ConnectionRecord};
+use tributary_storage::sync_jobs;
+
+pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+    cfg.route("/connections", web::get().to(list::<A>)).route(
+        "/connections/{connectionId}/sync",
+        web::post().to(request_sync::<A>),
+    );
+}
+
+fn rfc3339(at: Option<NaiveDateTime>) -> Option<String> {
+    at.map(|t| {
+        t.and_utc()
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    })
+}
+
+#[derive(Serialize)]
+struct Connection {
+    id: i64,
+    provider: &'static str,
+    institution_name: String,
+    status: &'static str,
+    /// Why the last sync failed, or what the provider reported beside its data.
+    status_reason: Option<String>,
+    last_synced_at: Option<String>,
+    next_sync_at: Option<String>,
+    consecutive_failures: i32,
+}
+
+impl From<ConnectionRecord> for Connection {
+    fn from(c: ConnectionRecord) -> Self {
+        Connection {
+            id: c.id,
+            provider: c.provider.as_str(),
+            institution_name: c.institution_name,
+            status: c.status.as_str(),
+            status_reason: c.status_reason,
+            last_synced_at: rfc3339(c.last_synced_at),
+            next_sync_at: rfc3339(c.next_sync_at),
+            consecutive_failures: c.consecutive_failures,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ConnectionList {
+    connections: Vec<Connection>,
+    total: usize,
+}
+
+#[derive(Serialize)]
+struct SyncRequested {
+    job_id: i64,
+    /// `queued` or `running`.
+    status: String,
+    /// False when the connection already had a job queued or running.
+    created: bool,
+}
+
+async fn list<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let viewer = auth.viewer().clone();
+    let list = with_conn(&state, move |conn| {
+        Ok(connections::list_visible(conn, &viewer)?)
+    })
+    .await?;
+    let connections: Vec<Connection> = list.into_iter().map(Into::into).collect();
+    Ok(HttpResponse::Ok().json(ConnectionList {
+        total: connections.len(),
+        connections,
+    }))
+}
+
+async fn request_sync<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path
+        .parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "INVALID_CONNECTION_ID",
+                format!("connectionId must be a positive integer, got `{path}`."),
+            )
+        })?;
+    let viewer = auth.viewer().clone();
+    let now = state.clock.now().naive_utc();
+    let answer = with_conn(&state, move |conn| {
+        let connection = connections::find_visible(conn, &viewer, id)?.ok_or_else(|| {
+            ApiError::not_found(
+                "CONNECTION_NOT_FOUND",
+                "No connection with this id is visible with these credentials.",
+            )
+        })?;
+        if connection.status == ConnectionStatus::Disconnected {
+            return Err(ApiError::new(
+                actix_web::http::StatusCode::CONFLICT,
+                "CONNECTION_DISCONNECTED",
+                "This connection is disconnected; connect the bank again to sync it.",
+            ));
+        }
+        if let Some(job) = sync_jobs::active_job(conn, id)? {
+            return Ok(SyncRequested {
+                job_id: job.id,
+                status: job.status,
+                created: false,
+            });
+        }
+        if let Some(wait) = on_demand_wait(sync_jobs::last_on_demand_at(conn, id)?, now) {
+            return Err(ApiError::too_many_requests(
+                "SYNC_RATE_LIMITED",
+                format!(
+                    "This connection was synced on request less than a minute ago; retry in {} s.",
+                    wait.as_secs().max(1)
+                ),
+                wait.as_secs(),
+            ));
+        }
+        let enqueued = sync_jobs::enqueue(conn, id, SyncJobKind::OnDemand, now, now)?;
+        Ok(SyncRequested {
+            job_id: enqueued.job_id,
+            status: "queued".into(),
+            created: enqueued.created,
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Accepted().json(answer))
+}
