@@ -52,6 +52,20 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 |email| sandbox::connect_request(email, &username),
             )
         }
+        Command::Connect(ConnectCommand::Simplefin { user, setup_token }) => {
+            let token = read_secret_argument(&setup_token)?;
+            let db = open()?;
+            connect(
+                &db,
+                &sync_engine(&config, &db, clock)?,
+                &user,
+                Provider::SimpleFin,
+                |_| ConnectRequest {
+                    settings: serde_json::json!({}),
+                    secret: Some(token),
+                },
+            )
+        }
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
         }
@@ -71,6 +85,18 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             rotate_secrets(&open()?, &config, clock.as_ref())
         }
     }
+}
+
+/// The argument itself, or standard input's first line for "-".
+fn read_secret_argument(argument: &str) -> anyhow::Result<String> {
+    if argument != "-" {
+        return Ok(argument.to_owned());
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("reading the setup token from standard input")?;
+    Ok(line.trim().to_owned())
 }
 
 fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {

@@ -104,6 +104,16 @@ enum ConnectCommand {
         #[arg(long, default_value = tributary_providers::sandbox::USER_GOOD)]
         username: String,
     },
+    /// Connect SimpleFIN with a setup token (claimed once; the access URL it
+    /// yields is stored sealed) and sync it.
+    Simplefin {
+        #[arg(long)]
+        user: String,
+        /// The setup token from SimpleFIN ("-" reads it from standard input,
+        /// keeping it out of the shell history).
+        #[arg(long, value_name = "TOKEN")]
+        setup_token: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
