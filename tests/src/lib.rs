@@ -168,6 +168,7 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
             holdings: None,
         }],
         notices: Vec::new(),
+        pending_match: None,
     };
     sync_apply::apply_snapshot(conn, connection.id, &snapshot, clock.now().naive_utc()).unwrap();
     let account = read::list_accounts(conn, &Viewer::whole_user(user_id))

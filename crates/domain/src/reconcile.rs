@@ -11,6 +11,14 @@
 //!    that stored the pending transaction therefore see it turn posted instead
 //!    of seeing a second copy. If the provider still lists the replaced
 //!    pending record, that copy is ignored.
+//!    2b. Where the provider gives no link, a posted record that is new takes
+//!    over a stored pending row the provider no longer lists when a
+//!    [`PendingMatchRule`] accepts the pair: same currency and sign, amount
+//!    within tolerance, posted 0 to `max_days` days after, descriptions
+//!    sharing enough words (or, with no words, the very same amount). Of
+//!    several candidates the closest amount, then the closest date, wins.
+//!    A pending record whose posted replacement is already stored is ignored
+//!    if a (stale) provider view still lists it.
 //! 3. A stored pending record that the provider no longer lists, and that no
 //!    posted record replaced, is removed (the authorisation was dropped).
 //! 4. A stored posted record that the provider no longer lists is kept: the
@@ -65,19 +73,113 @@ pub struct TransactionChanges {
     pub duplicates_ignored: usize,
 }
 
+/// How to recognise, when the provider gives no link, the pending record a
+/// posted one replaces (rule 2b in the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingMatchRule {
+    /// The posted amount may differ from the pending one by this share of
+    /// it, in percent (tips, final fuel amounts, currency conversion)…
+    pub amount_tolerance_percent: u32,
+    /// …or by this much, whichever is more.
+    pub amount_tolerance_min: Decimal,
+    /// The posted date is on or after the pending date, and at most this
+    /// many days later.
+    pub max_days: i64,
+    /// Words shared by the two descriptions (merchant and description,
+    /// lower-cased, words of 3+ letters, numbers ignored), as a percentage of
+    /// the shorter one's words.
+    pub min_similarity_percent: usize,
+}
+
+impl Default for PendingMatchRule {
+    fn default() -> Self {
+        PendingMatchRule {
+            amount_tolerance_percent: 25,
+            amount_tolerance_min: Decimal::ONE,
+            max_days: 7,
+            min_similarity_percent: 50,
+        }
+    }
+}
+
+fn words(merchant: Option<&str>, description: Option<&str>) -> HashSet<String> {
+    [merchant, description]
+        .into_iter()
+        .flatten()
+        .flat_map(|text| text.split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.chars().count() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+impl PendingMatchRule {
+    /// How far `posted` is from `pending` (amount difference, days), when
+    /// the rule accepts the pair.
+    fn distance(
+        &self,
+        pending: &StoredTransaction,
+        posted: &SnapshotTransaction,
+    ) -> Option<(Decimal, i64)> {
+        let days = (posted.date - pending.date).num_days();
+        if pending.currency != posted.currency
+            || !(0..=self.max_days).contains(&days)
+            || pending.amount.is_sign_negative() != posted.amount.is_sign_negative()
+        {
+            return None;
+        }
+        let difference = (posted.amount - pending.amount).abs();
+        let allowed = (pending.amount.abs() * Decimal::from(self.amount_tolerance_percent)
+            / Decimal::ONE_HUNDRED)
+            .max(self.amount_tolerance_min);
+        if difference > allowed {
+            return None;
+        }
+        let (a, b) = (
+            words(pending.merchant.as_deref(), pending.description.as_deref()),
+            words(posted.merchant.as_deref(), posted.description.as_deref()),
+        );
+        let similar = if a.is_empty() || b.is_empty() {
+            // No words to compare: only an identical amount is evidence enough.
+            difference.is_zero()
+        } else {
+            a.intersection(&b).count() * 100 >= self.min_similarity_percent * a.len().min(b.len())
+        };
+        similar.then_some((difference, days))
+    }
+}
+
 pub fn reconcile_transactions(
     stored: &[StoredTransaction],
     incoming: &[SnapshotTransaction],
 ) -> TransactionChanges {
+    reconcile_transactions_with(stored, incoming, None)
+}
+
+/// As [`reconcile_transactions`], also matching posted records to pending
+/// ones by `rule` where the provider gives no link.
+pub fn reconcile_transactions_with(
+    stored: &[StoredTransaction],
+    incoming: &[SnapshotTransaction],
+    rule: Option<&PendingMatchRule>,
+) -> TransactionChanges {
     let mut changes = TransactionChanges::default();
 
-    // Pending ids that a posted record in this snapshot says it replaces.
+    // Pending ids that have posted: a posted record in this snapshot says it
+    // replaces them, or a stored posted row did. A stale view that still
+    // lists one of them does not bring it back.
     let replaced_pending: HashSet<&str> = incoming
         .iter()
         .filter(|t| !t.is_pending)
         .filter_map(|t| t.pending_provider_id.as_deref())
+        .chain(
+            stored
+                .iter()
+                .filter(|t| !t.is_pending)
+                .filter_map(|t| t.pending_provider_id.as_deref()),
+        )
         .collect();
 
+    let incoming_ids: HashSet<&str> = incoming.iter().map(|t| t.provider_id.as_str()).collect();
     let by_provider_id: HashMap<&str, &StoredTransaction> =
         stored.iter().map(|t| (t.provider_id.as_str(), t)).collect();
     let mut seen_incoming: HashSet<&str> = HashSet::new();
@@ -111,17 +213,38 @@ pub fn reconcile_transactions(
         }
     }
 
-    // Pass 2: new records, which may take over the pending row they replace.
+    // Pass 2: new records, which may take over the pending row they replace:
+    // by the provider's link, else (posted records only) by the rule.
     for record in by_link {
-        let replaced_row = (!record.is_pending)
+        let linked = (!record.is_pending)
             .then_some(record.pending_provider_id.as_deref())
             .flatten()
-            .and_then(|pending_id| by_provider_id.get(pending_id))
+            .and_then(|pending_id| by_provider_id.get(pending_id).copied())
             .filter(|row| row.is_pending && !claimed_rows.contains(&row.id));
-        match replaced_row {
+        let matched = match (linked, rule) {
+            (Some(row), _) => Some(row),
+            (None, Some(rule)) if !record.is_pending && record.pending_provider_id.is_none() => {
+                stored
+                    .iter()
+                    .filter(|row| row.is_pending && !claimed_rows.contains(&row.id))
+                    .filter(|row| !incoming_ids.contains(row.provider_id.as_str()))
+                    .filter_map(|row| {
+                        rule.distance(row, record)
+                            .map(|distance| (distance, row.id, row))
+                    })
+                    .min_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)))
+                    .map(|(_, _, row)| row)
+            }
+            _ => None,
+        };
+        match matched {
             Some(row) => {
                 claimed_rows.insert(row.id);
-                changes.update.push((row.id, record.clone()));
+                let mut posted = record.clone();
+                posted
+                    .pending_provider_id
+                    .get_or_insert_with(|| row.provider_id.clone());
+                changes.update.push((row.id, posted));
                 changes.posted_from_pending += 1;
             }
             None => changes.insert.push(record.clone()),
@@ -241,6 +364,17 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_view_does_not_bring_back_a_pending_record_that_posted() {
+        let mut posted = incoming("t1", false, "-23.00");
+        posted.pending_provider_id = Some("p1".to_owned());
+        let stale_pending = incoming("p1", true, "-20.00");
+        let changes = reconcile_transactions(&[stored(3, &posted)], &[stale_pending]);
+        assert!(
+            changes.insert.is_empty() && changes.update.is_empty() && changes.delete.is_empty()
+        );
+    }
+
+    #[test]
     fn link_to_a_pending_never_stored_inserts_the_posted_record() {
         let mut posted = incoming("t1", false, "-20.00");
         posted.pending_provider_id = Some("p-unknown".to_owned());
@@ -287,6 +421,155 @@ mod tests {
         let changes = reconcile_transactions(&[], &[a.clone(), a.clone()]);
         assert_eq!(changes.insert, vec![a]);
         assert_eq!(changes.duplicates_ignored, 1);
+    }
+
+    fn pending_row(
+        id: i64,
+        provider_id: &str,
+        day: u32,
+        amount: &str,
+        merchant: &str,
+    ) -> StoredTransaction {
+        let mut record = incoming(provider_id, true, amount);
+        record.date = NaiveDate::from_ymd_opt(2026, 11, day).unwrap();
+        record.merchant = Some(merchant.to_owned());
+        stored(id, &record)
+    }
+
+    fn posted(id: &str, day: u32, amount: &str, merchant: &str) -> SnapshotTransaction {
+        let mut record = incoming(id, false, amount);
+        record.date = NaiveDate::from_ymd_opt(2026, 11, day).unwrap();
+        record.merchant = Some(merchant.to_owned());
+        record
+    }
+
+    fn matched(rows: &[StoredTransaction], record: SnapshotTransaction) -> Option<i64> {
+        let changes =
+            reconcile_transactions_with(rows, &[record], Some(&PendingMatchRule::default()));
+        changes.update.first().map(|(id, _)| *id)
+    }
+
+    #[test]
+    fn rule_matches_the_same_purchase_posted_later_with_a_tip() {
+        let rows = [pending_row(
+            5,
+            "p",
+            10,
+            "-40.00",
+            "THE CHEESECAKE FACTORY #123",
+        )];
+        let changes = reconcile_transactions_with(
+            &rows,
+            &[posted("t", 12, "-47.20", "Cheesecake Factory")],
+            Some(&PendingMatchRule::default()),
+        );
+        assert_eq!(changes.update.len(), 1);
+        assert_eq!(changes.update[0].0, 5);
+        assert_eq!(
+            changes.update[0].1.pending_provider_id.as_deref(),
+            Some("p"),
+            "the link is recorded"
+        );
+        assert!(changes.insert.is_empty() && changes.delete.is_empty());
+    }
+
+    #[test]
+    fn rule_needs_the_provider_to_have_dropped_the_pending_record() {
+        let rows = [pending_row(5, "p", 10, "-40.00", "Shop")];
+        let mut still_pending = incoming("p", true, "-40.00");
+        still_pending.date = NaiveDate::from_ymd_opt(2026, 11, 10).unwrap();
+        still_pending.merchant = Some("Shop".into());
+        let changes = reconcile_transactions_with(
+            &rows,
+            &[still_pending, posted("t", 11, "-40.00", "Shop")],
+            Some(&PendingMatchRule::default()),
+        );
+        assert_eq!(
+            changes.insert.len(),
+            1,
+            "a second purchase, not the pending one posting"
+        );
+    }
+
+    #[test]
+    fn rule_rejects_what_is_not_the_same_purchase() {
+        let row = || [pending_row(5, "p", 10, "-40.00", "Blue Bottle Coffee")];
+        assert_eq!(
+            matched(&row(), posted("t", 9, "-40.00", "Blue Bottle Coffee")),
+            None,
+            "posted before it was pending"
+        );
+        assert_eq!(
+            matched(&row(), posted("t", 18, "-40.00", "Blue Bottle Coffee")),
+            None,
+            "more than 7 days later"
+        );
+        assert_eq!(
+            matched(&row(), posted("t", 11, "-60.00", "Blue Bottle Coffee")),
+            None,
+            "amount beyond 25 %"
+        );
+        assert_eq!(
+            matched(&row(), posted("t", 11, "40.00", "Blue Bottle Coffee")),
+            None,
+            "a refund is not the purchase"
+        );
+        assert_eq!(
+            matched(&row(), posted("t", 11, "-40.00", "Shell Gas Station")),
+            None,
+            "another merchant"
+        );
+        let mut euro = posted("t", 11, "-40.00", "Blue Bottle Coffee");
+        euro.currency = "EUR".into();
+        assert_eq!(matched(&row(), euro), None, "another currency");
+        let changes =
+            reconcile_transactions(&row(), &[posted("t", 11, "-40.00", "Blue Bottle Coffee")]);
+        assert!(changes.update.is_empty(), "without a rule only links match");
+    }
+
+    #[test]
+    fn rule_accepts_each_limit_inclusively() {
+        let rows = [pending_row(5, "p", 10, "-40.00", "Blue Bottle Coffee")];
+        assert_eq!(
+            matched(&rows, posted("t", 10, "-40.00", "Blue Bottle Coffee")),
+            Some(5),
+            "same day"
+        );
+        assert_eq!(
+            matched(&rows, posted("t", 17, "-50.00", "Blue Bottle Coffee")),
+            Some(5),
+            "day 7, +25 %"
+        );
+        let small = [pending_row(6, "p", 10, "-2.00", "Parking Meter")];
+        assert_eq!(
+            matched(&small, posted("t", 11, "-3.00", "Parking")),
+            Some(6),
+            "the 1.00 minimum tolerance"
+        );
+    }
+
+    #[test]
+    fn rule_with_no_words_needs_the_same_amount() {
+        let mut row = pending_row(5, "p", 10, "-12.00", "");
+        row.merchant = None;
+        let mut same = posted("t", 11, "-12.00", "");
+        same.merchant = None;
+        let mut other = posted("t", 11, "-12.50", "");
+        other.merchant = None;
+        assert_eq!(matched(std::slice::from_ref(&row), same), Some(5));
+        assert_eq!(matched(&[row], other), None);
+    }
+
+    #[test]
+    fn rule_picks_the_closest_of_several_candidates() {
+        let rows = [
+            pending_row(1, "p1", 10, "-30.00", "Amazon Marketplace"),
+            pending_row(2, "p2", 10, "-32.00", "Amazon Marketplace"),
+        ];
+        assert_eq!(
+            matched(&rows, posted("t", 11, "-32.00", "AMAZON MKTPLACE")),
+            Some(2)
+        );
     }
 }
 

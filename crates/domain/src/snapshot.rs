@@ -11,6 +11,9 @@ pub struct ProviderSnapshot {
     /// Problems the provider reported alongside its data (e.g. one bank of
     /// several needs the user's attention); shown as the connection's reason.
     pub notices: Vec<String>,
+    /// For providers that do not link a posted record to the pending one it
+    /// replaces: how to recognise the pair. `None`: links only.
+    pub pending_match: Option<crate::reconcile::PendingMatchRule>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use std::time::Duration;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::reconcile::PendingMatchRule;
 use tributary_domain::snapshot::*;
 
 /// How far back the first sync reads.
@@ -542,6 +543,9 @@ pub(crate) fn snapshot_from(
         },
         accounts,
         notices,
+        // SimpleFIN gives a posted record a new id and no link to its
+        // pending one: recognise the pair by the default rule.
+        pending_match: Some(PendingMatchRule::default()),
     })
 }
 

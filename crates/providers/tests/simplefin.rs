@@ -59,7 +59,19 @@ async fn connect_sync_and_every_failure() {
     .unwrap();
 }
 
-fn scenario(rt: &tokio::runtime::Handle, db: Database) {
+/// A fake SimpleFIN whose setup token claims once, an engine with a fresh
+/// key, a user, and that user's SimpleFIN connection (not yet synced).
+struct Setup {
+    server: MockServer,
+    access_url: String,
+    setup_token: String,
+    engine: SyncEngine,
+    clock: Arc<ManualClock>,
+    user: i64,
+    connection: i64,
+}
+
+fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
     let server = rt.block_on(MockServer::start());
     let access_url = format!(
         "http://bridge-user:{PASSWORD}@{}/simplefin",
@@ -80,7 +92,6 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     );
     let setup_token =
         base64::engine::general_purpose::STANDARD.encode(format!("{}/claim/TOKEN", server.uri()));
-
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
     ));
@@ -97,8 +108,6 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     )
     .unwrap()
     .id;
-
-    // Connect: the token is claimed once; the access URL is stored sealed.
     let request = ConnectRequest {
         settings: serde_json::json!({}),
         secret: Some(setup_token.clone()),
@@ -107,6 +116,33 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         .connect(user, Provider::SimpleFin, &request)
         .unwrap()
         .id;
+    Setup {
+        server,
+        access_url,
+        setup_token,
+        engine,
+        clock,
+        user,
+        connection,
+    }
+}
+
+fn scenario(rt: &tokio::runtime::Handle, db: Database) {
+    let Setup {
+        server,
+        access_url,
+        setup_token,
+        engine,
+        clock,
+        user,
+        connection,
+    } = setup(rt, &db);
+
+    // The token was claimed once; the access URL is stored sealed.
+    let request = ConnectRequest {
+        settings: serde_json::json!({}),
+        secret: Some(setup_token),
+    };
     let again = engine
         .connect(user, Provider::SimpleFin, &request)
         .unwrap_err();
@@ -253,4 +289,116 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         stored.0,
         "re-reading the same window adds no posted transaction"
     );
+}
+
+/// One account's SimpleFIN answer with these transactions:
+/// (id, day of January 2024, amount, payee, pending).
+fn window(transactions: &[(&str, u32, &str, &str, bool)]) -> ResponseTemplate {
+    let transactions: Vec<serde_json::Value> = transactions
+        .iter()
+        .map(|(id, day, amount, payee, pending)| {
+            let at = Utc.with_ymd_and_hms(2024, 1, *day, 15, 0, 0).unwrap().timestamp();
+            serde_json::json!({"id": id, "posted": if *pending { 0 } else { at }, "transacted_at": at,
+                               "amount": amount, "payee": payee, "description": payee, "pending": pending})
+        })
+        .collect();
+    let body = serde_json::json!({"accounts": [{"id": "ACT-1", "name": "Checking", "currency": "USD",
+        "balance": "100.00", "balance-date": 1705752000, "transactions": transactions}]});
+    ResponseTemplate::new(200).set_body_raw(body.to_string(), "application/json")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn overlapping_windows_in_any_order_never_duplicate() {
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        for database in TestDatabase::all() {
+            eprintln!("-- on {:?}", database.backend());
+            overlapping_windows(&rt, database.db().clone());
+        }
+    })
+    .await
+    .unwrap();
+}
+
+fn overlapping_windows(rt: &tokio::runtime::Handle, db: Database) {
+    let Setup {
+        server,
+        engine,
+        clock,
+        user,
+        connection,
+        ..
+    } = setup(rt, &db);
+    let early = window(&[
+        ("t1", 1, "-10.00", "Grocer", false),
+        ("t2", 5, "-20.00", "Pharmacy", false),
+        ("p5", 10, "-4.50", "Blue Bottle Coffee", true),
+    ]);
+    // Later, the coffee has posted with a tip, under a new id and no link.
+    let late = window(&[
+        ("t2", 5, "-20.00", "Pharmacy", false),
+        ("t5", 11, "-5.40", "BLUE BOTTLE COFFEE #12", false),
+        ("t4", 15, "-40.00", "Fuel", false),
+    ]);
+    let all = window(&[
+        ("t1", 1, "-10.00", "Grocer", false),
+        ("t2", 5, "-20.00", "Pharmacy", false),
+        ("t5", 11, "-5.40", "BLUE BOTTLE COFFEE #12", false),
+        ("t4", 15, "-40.00", "Fuel", false),
+    ]);
+    // (window, posted count after, pending count after)
+    let steps = [
+        (early.clone(), 2, 1),
+        (late.clone(), 4, 0),
+        (early, 4, 0),
+        (all, 4, 0),
+        (late, 4, 0),
+    ];
+    let mut coffee_id = None;
+    for (n, (answer, posted, pending)) in steps.into_iter().enumerate() {
+        rt.block_on(server.reset());
+        rt.block_on(
+            Mock::given(method("GET"))
+                .and(path("/simplefin/accounts"))
+                .respond_with(answer)
+                .mount(&server),
+        );
+        clock.advance(chrono::Duration::hours(6));
+        let outcome = engine
+            .sync_now(connection, SyncJobKind::Scheduled, "test")
+            .unwrap();
+        assert!(
+            matches!(outcome, SyncOutcome::Synced { .. }),
+            "step {n}: {outcome:?}"
+        );
+        let conn = &mut *db.conn().unwrap();
+        let account = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        let all_rows = read::list_transactions(
+            conn,
+            account,
+            &TransactionFilter {
+                include_pending: true,
+                ..Default::default()
+            },
+            None,
+            None,
+        )
+        .unwrap();
+        let posted_now = all_rows.iter().filter(|t| !t.is_pending).count();
+        assert_eq!(
+            (posted_now, all_rows.len() - posted_now),
+            (posted, pending),
+            "step {n}"
+        );
+        // The coffee keeps its Tributary id from pending to posted.
+        let coffee = all_rows
+            .iter()
+            .find(|t| {
+                t.merchant
+                    .as_deref()
+                    .is_some_and(|m| m.to_lowercase().contains("coffee"))
+            })
+            .unwrap();
+        assert_eq!(*coffee_id.get_or_insert(coffee.id), coffee.id, "step {n}");
+    }
 }

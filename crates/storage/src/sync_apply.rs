@@ -10,7 +10,9 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
-use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile_transactions};
+use tributary_domain::reconcile::{
+    PendingMatchRule, StoredTransaction, SyncSummary, reconcile_transactions_with,
+};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotTransaction};
 
 pub fn apply_snapshot(
@@ -34,7 +36,14 @@ pub fn apply_snapshot(
             if !known_accounts.contains(&account.provider_account_id) {
                 summary.accounts_created += 1;
             }
-            apply_account(conn, &connection, account, now, &mut summary)?;
+            apply_account(
+                conn,
+                &connection,
+                account,
+                snapshot.pending_match.as_ref(),
+                now,
+                &mut summary,
+            )?;
         }
         let notice = (!snapshot.notices.is_empty()).then(|| snapshot.notices.join("; "));
         connections::record_success(conn, connection.id, notice.as_deref(), now)?;
@@ -46,6 +55,7 @@ fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
     account: &SnapshotAccount,
+    pending_match: Option<&PendingMatchRule>,
     now: NaiveDateTime,
     summary: &mut SyncSummary,
 ) -> StorageResult<()> {
@@ -64,7 +74,7 @@ fn apply_account(
     )?;
 
     let stored = stored_transactions(conn, account_id)?;
-    let changes = reconcile_transactions(&stored, &account.transactions);
+    let changes = reconcile_transactions_with(&stored, &account.transactions, pending_match);
     summary.absorb(&changes);
 
     if !changes.delete.is_empty() {

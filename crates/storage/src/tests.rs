@@ -69,6 +69,7 @@ fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
         institution: institution(),
         accounts,
         notices: Vec::new(),
+        pending_match: None,
     }
 }
 

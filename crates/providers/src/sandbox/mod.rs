@@ -157,6 +157,7 @@ impl Connector for SandboxConnector {
             institution: institution(),
             accounts: generator::generate(settings.seed, context.now, context.last_synced_at),
             notices: Vec::new(),
+            pending_match: None,
         })
     }
 }
