@@ -72,6 +72,13 @@ impl Worker {
             match self.engine.claim_next(&self.id) {
                 Ok(Some(job)) => {
                     ran += 1;
+                    log::info!(
+                        "worker {}: claimed job {} (connection {}, attempt {})",
+                        self.id,
+                        job.id,
+                        job.connection_id,
+                        job.attempts
+                    );
                     if let Err(err) = self.engine.run_job(&job) {
                         log::error!("worker {}: job {} failed: {err}", self.id, job.id);
                     }
