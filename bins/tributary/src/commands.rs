@@ -66,6 +66,20 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 },
             )
         }
+        Command::Connect(ConnectCommand::Gocardless {
+            user,
+            institution,
+            redirect,
+        }) => {
+            let db = open()?;
+            connect_by_link(
+                &db,
+                &sync_engine(&config, &db, clock)?,
+                &user,
+                &institution,
+                &redirect,
+            )
+        }
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
         }
@@ -237,6 +251,43 @@ fn connect(
     )
 }
 
+/// Connects through a bank link the user must open before the first sync.
+fn connect_by_link(
+    db: &Database,
+    engine: &SyncEngine,
+    email: &str,
+    institution: &str,
+    redirect: &str,
+) -> anyhow::Result<()> {
+    let user = find_user(db, email)?;
+    let request = ConnectRequest {
+        settings: serde_json::json!({ "institution_id": institution, "redirect": redirect }),
+        secret: None,
+    };
+    let connection = match engine.connect(user.id, Provider::GoCardless, &request) {
+        Ok(connection) => connection,
+        Err(SyncError::NoConnector(_)) => {
+            bail!(
+                "GoCardless is not configured: set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY"
+            )
+        }
+        Err(SyncError::Connect(err)) => bail!("GoCardless refused the connection: {err}"),
+        Err(err) => return Err(err.into()),
+    };
+    let link = connection
+        .settings
+        .get("link")
+        .and_then(|l| l.as_str())
+        .unwrap_or("(GoCardless gave no link)");
+    println!(
+        "Created connection {} to {} for {}.",
+        connection.id, connection.institution_name, user.email
+    );
+    println!("The user must open this link and authorise their bank:\n{link}");
+    println!("Then run: tributary sync --connection {}", connection.id);
+    Ok(())
+}
+
 /// Runs a worker until SIGINT or SIGTERM.
 fn run_worker(engine: SyncEngine, poll: std::time::Duration) -> anyhow::Result<()> {
     let worker = Worker::new(engine, worker_id("worker"), poll);
@@ -393,6 +444,12 @@ fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow:
                 error.connection_status()
             );
             bail!("connection {connection_id} failed to sync")
+        }
+        Ok(SyncOutcome::Deferred { until, .. }) => {
+            println!(
+                "Connection {connection_id}: deferred to {until} UTC (the provider's daily quota is used up); a worker runs it then."
+            );
+            Ok(())
         }
         Ok(SyncOutcome::LeaseLost { job_id }) => {
             println!(

@@ -114,6 +114,19 @@ enum ConnectCommand {
         #[arg(long, value_name = "TOKEN")]
         setup_token: String,
     },
+    /// Connect a bank through GoCardless Bank Account Data: prints the bank
+    /// link the user must open; once they have, run `tributary sync
+    /// --connection ID` (needs TRIBUTARY_GOCARDLESS_SECRET_ID and _KEY).
+    Gocardless {
+        #[arg(long)]
+        user: String,
+        /// GoCardless institution id, e.g. SANDBOXFINANCE_SFIN0000.
+        #[arg(long)]
+        institution: String,
+        /// Where the bank sends the user back after they authorise.
+        #[arg(long, default_value = "https://gocardless.com")]
+        redirect: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

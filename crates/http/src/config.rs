@@ -23,6 +23,8 @@ Configuration (environment variables):
   TRIBUTARY_SYNC_INTERVAL_SECS   time between scheduled syncs of a connection [default: 21600]
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
+  TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
+  TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
 
 /// A configuration value that must never be printed.
@@ -55,6 +57,16 @@ pub struct Config {
     pub sync_policy: SyncPolicy,
     /// How often an idle worker looks for due work.
     pub worker_poll: Duration,
+    /// GoCardless Bank Account Data, when its secret id and key are set.
+    pub gocardless: Option<GoCardlessSettings>,
+}
+
+/// The operator's GoCardless Bank Account Data credentials.
+#[derive(Debug, Clone)]
+pub struct GoCardlessSettings {
+    pub base_url: String,
+    pub secret_id: Secret,
+    pub secret_key: Secret,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -198,7 +210,28 @@ impl Config {
                     .collect()
             })
             .unwrap_or_default();
+        let gocardless = match (
+            lookup("TRIBUTARY_GOCARDLESS_SECRET_ID"),
+            lookup("TRIBUTARY_GOCARDLESS_SECRET_KEY"),
+        ) {
+            (Some(id), Some(key)) => Some(GoCardlessSettings {
+                base_url: lookup("TRIBUTARY_GOCARDLESS_URL").unwrap_or_else(|| {
+                    tributary_providers::gocardless::DEFAULT_BASE_URL.to_owned()
+                }),
+                secret_id: Secret(id),
+                secret_key: Secret(key),
+            }),
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    name: "TRIBUTARY_GOCARDLESS_SECRET_ID",
+                    value: "<redacted>".into(),
+                    reason: "set both TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY, or neither",
+                });
+            }
+        };
         Ok(Config {
+            gocardless,
             database_url,
             bind,
             seed_demo,

@@ -44,6 +44,7 @@ pub fn seed_if_empty(
         SyncOutcome::ProviderFailed { error, .. } => {
             anyhow::bail!("the demo sandbox sync failed: {error}")
         }
+        SyncOutcome::Deferred { .. } => anyhow::bail!("the demo sandbox sync was deferred"),
         SyncOutcome::LeaseLost { .. } => anyhow::bail!("another worker took over the demo sync"),
     };
     let key = api_keys::issue(&mut *db.conn()?, user.id, "demo", None, clock.now())?;

@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_providers::Registry;
+use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
@@ -114,6 +115,15 @@ pub fn sync_engine(
     clock: Arc<dyn Clock>,
 ) -> anyhow::Result<SyncEngine> {
     let keyring = config.keyring()?;
+    let mut registry = Registry::with_defaults();
+    if let Some(gocardless) = &config.gocardless {
+        registry.register(Arc::new(GoCardlessConnector::new(GoCardlessConfig {
+            base_url: gocardless.base_url.clone(),
+            secret_id: gocardless.secret_id.0.clone(),
+            secret_key: gocardless.secret_key.0.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        })?));
+    }
     Ok(SyncEngine::with_policy(
         db.clone(),
         Registry::with_defaults(),

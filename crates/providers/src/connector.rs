@@ -123,4 +123,10 @@ pub trait Connector: Send + Sync + fmt::Debug {
 
     /// The provider's current view of the connection.
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError>;
+
+    /// Syncs a connection may make per UTC day, when the provider limits
+    /// calls; a sync over the limit is deferred to the next day, not sent.
+    fn daily_sync_limit(&self) -> Option<i32> {
+        None
+    }
 }

@@ -3,6 +3,7 @@
 //! connector and hands its snapshot to storage.
 
 pub mod connector;
+pub mod gocardless;
 pub mod registry;
 pub mod sandbox;
 pub mod simplefin;

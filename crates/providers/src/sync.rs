@@ -60,6 +60,12 @@ pub enum SyncOutcome {
     LeaseLost {
         job_id: i64,
     },
+    /// The provider's daily quota is used up: the job waits until `until`
+    /// and nothing was sent.
+    Deferred {
+        job_id: i64,
+        until: NaiveDateTime,
+    },
 }
 
 /// A connection id and how its sync went.
@@ -292,6 +298,37 @@ impl SyncEngine {
                 return Err(err);
             }
         };
+        if let Some(limit) = self
+            .registry
+            .get(connection.provider)
+            .and_then(|c| c.daily_sync_limit())
+        {
+            let now = self.clock.now();
+            let mut conn = self.db.conn()?;
+            if !connections::take_daily_quota(
+                &mut conn,
+                job.connection_id,
+                now.date_naive(),
+                limit,
+            )? {
+                let until = now
+                    .date_naive()
+                    .succ_opt()
+                    .unwrap_or(now.date_naive())
+                    .and_time(chrono::NaiveTime::MIN);
+                let reason = format!(
+                    "sync deferred to {until} UTC: {} allows {limit} syncs a day per connection",
+                    connection.provider
+                );
+                log::info!("job {}: {reason}", job.id);
+                sync_jobs::retry_later(&mut conn, job, until, &reason)?;
+                connections::set_reason(&mut conn, job.connection_id, &reason, now.naive_utc())?;
+                return Ok(SyncOutcome::Deferred {
+                    job_id: job.id,
+                    until,
+                });
+            }
+        }
         let fetched = match self.registry.get(connection.provider) {
             Some(connector) => connector.fetch(&FetchContext {
                 now: self.clock.now(),

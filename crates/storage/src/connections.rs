@@ -324,3 +324,47 @@ pub fn find_visible(
     let row: Option<(ConnectionRow, String)> = query.first(conn).optional()?;
     row.map(|(row, name)| row.into_record(name)).transpose()
 }
+
+/// Counts one provider sync against a daily quota of `limit` per UTC day;
+/// `false` (and nothing counted) when today's quota is used up.
+pub fn take_daily_quota(
+    conn: &mut AnyConnection,
+    id: i64,
+    today: chrono::NaiveDate,
+    limit: i32,
+) -> StorageResult<bool> {
+    conn.transaction(|conn| {
+        let (day, used): (Option<chrono::NaiveDate>, i32) = connections::table
+            .find(id)
+            .select((connections::quota_day, connections::quota_used))
+            .first(conn)?;
+        let used_today = if day == Some(today) { used } else { 0 };
+        if used_today >= limit {
+            return Ok(false);
+        }
+        diesel::update(connections::table.find(id))
+            .set((
+                connections::quota_day.eq(today),
+                connections::quota_used.eq(used_today + 1),
+            ))
+            .execute(conn)?;
+        Ok(true)
+    })
+}
+
+/// Notes why a connection is waiting (e.g. a deferred sync) without
+/// changing its status.
+pub fn set_reason(
+    conn: &mut AnyConnection,
+    id: i64,
+    reason: &str,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::status_reason.eq(reason),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}

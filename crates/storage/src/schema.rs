@@ -81,6 +81,8 @@ diesel::table! {
         consent_expires_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        quota_day -> Nullable<Date>,
+        quota_used -> Integer,
     }
 }
 

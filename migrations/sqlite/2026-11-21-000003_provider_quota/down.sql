@@ -1,0 +1,2 @@
+ALTER TABLE connections DROP COLUMN quota_used;
+ALTER TABLE connections DROP COLUMN quota_day;
