@@ -13,6 +13,7 @@ use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_http::config::Config;
 use tributary_http::server::{open_database, sync_engine};
 use tributary_providers::ConnectRequest;
+use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
@@ -87,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let db = open()?;
             sync(&db, &sync_engine(&config, &db, clock)?, &args)
         }
+        Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;
             run_worker(sync_engine(&config, &db, clock)?, config.worker_poll)
@@ -288,6 +290,34 @@ fn connect_by_link(
     Ok(())
 }
 
+fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
+    let settings = config
+        .gocardless
+        .as_ref()
+        .context("GoCardless is not configured: set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY")?;
+    let connector = GoCardlessConnector::new(GoCardlessConfig {
+        base_url: settings.base_url.clone(),
+        secret_id: settings.secret_id.0.clone(),
+        secret_key: settings.secret_key.0.clone(),
+        timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+    })?;
+    let institutions = connector.institutions(country)?;
+    println!(
+        "{:<40}  {:<12}  {:>5}  NAME",
+        "ID (--institution)", "BIC", "DAYS"
+    );
+    for bank in institutions {
+        println!(
+            "{:<40}  {:<12}  {:>5}  {}",
+            bank.id,
+            bank.bic.unwrap_or_default(),
+            bank.transaction_total_days.unwrap_or_default(),
+            bank.name
+        );
+    }
+    Ok(())
+}
+
 /// Runs a worker until SIGINT or SIGTERM.
 fn run_worker(engine: SyncEngine, poll: std::time::Duration) -> anyhow::Result<()> {
     let worker = Worker::new(engine, worker_id("worker"), poll);
@@ -397,16 +427,26 @@ fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<(
         .map(|e| find_user(db, e))
         .transpose()?
         .map(|u| u.id);
-    let results = engine.sync_all(user_id, SyncJobKind::OnDemand, &worker_id("cli"))?;
-    if results.is_empty() {
+    let targets = engine.connections_to_sync(user_id)?;
+    if targets.is_empty() {
         println!("No connections to sync.");
     }
+    // A bar on a terminal; nothing extra when the output is piped or logged.
+    let bar = indicatif::ProgressBar::new(targets.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} connections  {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let worker = worker_id("cli");
     let mut failures = 0;
-    for (id, result) in results {
-        if report(id, result).is_err() {
+    for id in targets {
+        bar.set_message(format!("syncing connection {id}"));
+        let result = engine.sync_now(id, SyncJobKind::OnDemand, &worker);
+        if bar.suspend(|| report(id, result)).is_err() {
             failures += 1;
         }
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if failures > 0 {
         bail!("{failures} connection(s) failed to sync");
     }

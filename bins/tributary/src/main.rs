@@ -40,6 +40,12 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
+    /// List the banks GoCardless Bank Account Data reaches in a country.
+    Institutions {
+        /// Two-letter country code, e.g. DE.
+        #[arg(long)]
+        country: String,
+    },
     /// Run a sync worker: schedule due connections and run queued syncs
     /// until SIGINT or SIGTERM. Any number may run against PostgreSQL.
     Worker,

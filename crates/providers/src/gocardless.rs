@@ -296,14 +296,32 @@ impl GoCardlessConnector {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct Institution {
-    id: String,
-    name: String,
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Institution {
+    pub id: String,
+    pub name: String,
     #[serde(default)]
-    logo: Option<String>,
+    pub bic: Option<String>,
     #[serde(default)]
-    transaction_total_days: Option<String>,
+    pub logo: Option<String>,
+    /// Days of history the bank keeps, as GoCardless spells it (text).
+    #[serde(default)]
+    pub transaction_total_days: Option<String>,
+}
+
+impl GoCardlessConnector {
+    /// The banks GoCardless reaches in a country (ISO 3166 two letters).
+    pub fn institutions(&self, country: &str) -> Result<Vec<Institution>, ConnectorError> {
+        if country.len() != 2 || !country.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(ConnectorError::Misconfigured(format!(
+                "`{country}` is not a two-letter country code"
+            )));
+        }
+        self.get(
+            &format!("institutions/?country={}", country.to_ascii_uppercase()),
+            "the institution list",
+        )
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -68,9 +68,6 @@ pub enum SyncOutcome {
     },
 }
 
-/// A connection id and how its sync went.
-pub type ConnectionSyncResult = (i64, Result<SyncOutcome, SyncError>);
-
 #[derive(Debug, Clone)]
 pub struct SyncEngine {
     db: Database,
@@ -256,18 +253,14 @@ impl SyncEngine {
         }
     }
 
-    /// Syncs every connection of a user (or of everyone), one after another.
-    pub fn sync_all(
-        &self,
-        user_id: Option<i64>,
-        kind: SyncJobKind,
-        worker: &str,
-    ) -> Result<Vec<ConnectionSyncResult>, SyncError> {
-        let targets = connections::list_connections(&mut *self.db.conn()?, user_id)?;
-        Ok(targets
+    /// The connections of a user (or of everyone) that can be synced: all
+    /// but the disconnected ones.
+    pub fn connections_to_sync(&self, user_id: Option<i64>) -> Result<Vec<i64>, SyncError> {
+        let all = connections::list_connections(&mut *self.db.conn()?, user_id)?;
+        Ok(all
             .into_iter()
             .filter(|c| c.status != ConnectionStatus::Disconnected)
-            .map(|c| (c.id, self.sync_now(c.id, kind, worker)))
+            .map(|c| c.id)
             .collect())
     }
 

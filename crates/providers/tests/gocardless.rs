@@ -419,3 +419,62 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
 fn connection_of(db: &Database, user: i64) -> i64 {
     connections::list_connections(&mut db.conn().unwrap(), Some(user)).unwrap()[0].id
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn institutions_by_country_and_tokens_refreshed_when_they_expire() {
+    let server = MockServer::start().await;
+    // An access token that is stale at once (GoCardless renews a minute
+    // early), and a long-lived refresh token.
+    let mut short = fixture("TokenEndpointMockData", "GetNewToken");
+    short["access_expires"] = Value::from(60);
+    Mock::given(method("POST"))
+        .and(path("/token/new/"))
+        .respond_with(json(&short))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut refreshed = fixture("TokenEndpointMockData", "RefreshAccessToken");
+    refreshed["access_expires"] = Value::from(60);
+    Mock::given(method("POST"))
+        .and(path("/token/refresh/"))
+        .respond_with(json(&refreshed))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/institutions/"))
+        .and(wiremock::matchers::query_param("country", "DE"))
+        .respond_with(json(&fixture(
+            "InstitutionsEndpointMockData",
+            "GetInstitutions",
+        )))
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let (first, second, bad) = tokio::task::spawn_blocking(move || {
+        let connector = GoCardlessConnector::new(GoCardlessConfig {
+            base_url: uri,
+            secret_id: "operator".into(),
+            secret_key: SECRET_KEY.into(),
+            timeout: Duration::from_secs(5),
+        })
+        .unwrap();
+        (
+            connector.institutions("de"),
+            connector.institutions("DE"),
+            connector.institutions("Germany"),
+        )
+    })
+    .await
+    .unwrap();
+    let banks = first.unwrap();
+    assert!(!banks.is_empty());
+    assert_eq!(
+        (banks[0].id.as_str(), banks[0].name.as_str()),
+        ("N26_NTSBDEB1", "N26 Bank")
+    );
+    assert_eq!(second.unwrap(), banks);
+    assert!(matches!(bad, Err(ConnectorError::Misconfigured(_))));
+    // One new token, then one refresh for the second call: checked on drop.
+    server.verify().await;
+}
