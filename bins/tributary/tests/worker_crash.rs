@@ -26,11 +26,12 @@ use tributary_storage::{Database, sync_jobs, users};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const PAYLOAD: &str =
-    include_str!("../../../../shared/testdata/home-assistant-simplefin/fin_data.json");
+static PAYLOAD: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    tributary_storage::testing::testdata("home-assistant-simplefin/fin_data.json")
+});
 
 fn accounts_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(PAYLOAD, "application/json")
+    ResponseTemplate::new(200).set_body_raw(PAYLOAD.as_str(), "application/json")
 }
 
 /// A worker process and a channel of its log lines.

@@ -582,11 +582,7 @@ mod tests {
 
     #[test]
     fn the_real_payload_becomes_a_snapshot() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/testdata/home-assistant-simplefin/fin_data.json"
-        );
-        let text = std::fs::read_to_string(path).expect("testdata beside the repository");
+        let text = tributary_storage::testing::testdata("home-assistant-simplefin/fin_data.json");
         let snapshot = snapshot_from(
             serde_json::from_str(&text).unwrap(),
             "beta-bridge.simplefin.org",

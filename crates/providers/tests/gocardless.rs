@@ -21,12 +21,13 @@ use tributary_storage::{Database, connections, users};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const RESPONSES: &str =
-    include_str!("../../../../shared/testdata/gocardless-robintty/responses.json");
+static RESPONSES: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    tributary_storage::testing::testdata("gocardless-robintty/responses.json")
+});
 const SECRET_KEY: &str = "gocardless-operator-secret";
 
 fn fixture(group: &str, name: &str) -> Value {
-    let all: Value = serde_json::from_str(RESPONSES).unwrap();
+    let all: Value = serde_json::from_str(&RESPONSES).unwrap();
     all[group][name].clone()
 }
 

@@ -21,12 +21,13 @@ use tributary_storage::{Database, connections, users};
 use wiremock::matchers::{header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const PAYLOAD: &str =
-    include_str!("../../../../shared/testdata/home-assistant-simplefin/fin_data.json");
+static PAYLOAD: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    tributary_storage::testing::testdata("home-assistant-simplefin/fin_data.json")
+});
 const PASSWORD: &str = "s3cr3t-simplefin-password";
 
 fn accounts_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(PAYLOAD, "application/json")
+    ResponseTemplate::new(200).set_body_raw(PAYLOAD.as_str(), "application/json")
 }
 
 /// (posted transactions, balance snapshots) of the user.

@@ -279,12 +279,32 @@ pub fn list_visible(
     conn: &mut AnyConnection,
     viewer: &Viewer,
 ) -> StorageResult<Vec<ConnectionRecord>> {
+    load_visible(conn, viewer, None)
+}
+
+/// One connection, if the viewer may see it (see `list_visible`).
+pub fn find_visible(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    id: i64,
+) -> StorageResult<Option<ConnectionRecord>> {
+    Ok(load_visible(conn, viewer, Some(id))?.pop())
+}
+
+fn load_visible(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    only: Option<i64>,
+) -> StorageResult<Vec<ConnectionRecord>> {
     let mut query = connections::table
         .inner_join(institutions::table)
         .filter(connections::user_id.eq(viewer.user_id))
         .select((ConnectionRow::as_select(), institutions::name))
         .order(connections::id)
         .into_boxed();
+    if let Some(id) = only {
+        query = query.filter(connections::id.eq(id));
+    }
     if let Some(scope) = &viewer.account_scope {
         query = query.filter(
             connections::id.eq_any(
@@ -298,31 +318,6 @@ pub fn list_visible(
     rows.into_iter()
         .map(|(row, name)| row.into_record(name))
         .collect()
-}
-
-/// One connection, if the viewer may see it (see `list_visible`).
-pub fn find_visible(
-    conn: &mut AnyConnection,
-    viewer: &Viewer,
-    id: i64,
-) -> StorageResult<Option<ConnectionRecord>> {
-    let mut query = connections::table
-        .inner_join(institutions::table)
-        .filter(connections::id.eq(id))
-        .filter(connections::user_id.eq(viewer.user_id))
-        .select((ConnectionRow::as_select(), institutions::name))
-        .into_boxed();
-    if let Some(scope) = &viewer.account_scope {
-        query = query.filter(
-            connections::id.eq_any(
-                accounts::table
-                    .filter(accounts::id.eq_any(scope))
-                    .select(accounts::connection_id),
-            ),
-        );
-    }
-    let row: Option<(ConnectionRow, String)> = query.first(conn).optional()?;
-    row.map(|(row, name)| row.into_record(name)).transpose()
 }
 
 /// Counts one provider sync against a daily quota of `limit` per UTC day;

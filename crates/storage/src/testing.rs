@@ -217,6 +217,23 @@ pub fn dump(db: &Database) -> String {
     }
 }
 
+/// The text of a file under the shared test data (`../shared/testdata`
+/// beside the repository, or `TRIBUTARY_TESTDATA`), read at run time.
+pub fn testdata(relative: &str) -> String {
+    let root = std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+        std::path::PathBuf::from,
+    );
+    let path = root.join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|err| {
+        panic!(
+            "test data {} is missing ({err}): the tests expect ../shared/testdata beside the repository, \
+             or TRIBUTARY_TESTDATA pointing at it",
+            path.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
