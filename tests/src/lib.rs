@@ -122,6 +122,7 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
             institution: &institution,
             settings: &settings,
             sealed_credentials: None,
+            consent_expires_at: None,
             now: clock.now().naive_utc(),
         },
     )

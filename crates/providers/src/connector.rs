@@ -58,6 +58,8 @@ pub struct Prepared {
     pub settings: serde_json::Value,
     /// Credentials to keep (sealed before they are stored).
     pub credentials: Option<String>,
+    /// How long the user's consent at the provider lasts, where it runs out.
+    pub consent_valid_days: Option<u32>,
 }
 
 impl std::fmt::Debug for Prepared {

@@ -407,6 +407,7 @@ impl Connector for GoCardlessConnector {
                 "history_days": history_days,
             }),
             credentials: None,
+            consent_valid_days: Some(ACCESS_DAYS),
         })
     }
 

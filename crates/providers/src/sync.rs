@@ -150,6 +150,9 @@ impl SyncEngine {
                 institution: &prepared.institution,
                 settings: &prepared.settings,
                 sealed_credentials: sealed.as_deref(),
+                consent_expires_at: prepared.consent_valid_days.map(|days| {
+                    (self.clock.now() + chrono::Duration::days(i64::from(days))).naive_utc()
+                }),
                 now: self.clock.now().naive_utc(),
             },
         )?)

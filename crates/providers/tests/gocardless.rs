@@ -193,6 +193,11 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     let link = connection.settings["link"].as_str().unwrap().to_owned();
     assert!(link.starts_with("https://ob.nordigen.com/psd2/start/"));
     assert_eq!(connection.institution_name, "N26 Bank");
+    assert_eq!(
+        connection.consent_expires_at,
+        Some((clock.now() + chrono::Duration::days(90)).naive_utc()),
+        "the agreement's 90 days of access"
+    );
 
     // Before the user completes the link: REAUTH_REQUIRED, naming the link.
     let SyncOutcome::ProviderFailed {

@@ -93,6 +93,7 @@ pub struct NewConnection<'a> {
     pub settings: &'a serde_json::Value,
     /// Already sealed (see `tributary_domain::secrets`); never plain text.
     pub sealed_credentials: Option<&'a [u8]>,
+    pub consent_expires_at: Option<NaiveDateTime>,
     pub now: NaiveDateTime,
 }
 
@@ -111,6 +112,7 @@ pub fn create_connection(
                 connections::status.eq(ConnectionStatus::Active.as_str()),
                 connections::settings.eq(new.settings.to_string()),
                 connections::credentials_encrypted.eq(new.sealed_credentials),
+                connections::consent_expires_at.eq(new.consent_expires_at),
                 connections::next_sync_at.eq(new.now),
                 connections::created_at.eq(new.now),
                 connections::updated_at.eq(new.now),

@@ -84,6 +84,7 @@ fn user_with_connection(conn: &mut AnyConnection, email: &str, provider: Provide
             institution: &institution(),
             settings: &serde_json::json!({}),
             sealed_credentials: None,
+            consent_expires_at: None,
             now: now(),
         },
     )
@@ -505,6 +506,7 @@ fn foreign_keys_are_enforced() {
                 institution: &institution(),
                 settings: &serde_json::json!({}),
                 sealed_credentials: None,
+                consent_expires_at: None,
                 now: now(),
             },
         )
