@@ -396,11 +396,13 @@ impl Connector for GoCardlessConnector {
         Ok(Prepared {
             institution: SnapshotInstitution {
                 provider_institution_id: institution.id.clone(),
-                name: institution.name,
-                logo_url: institution.logo,
+                name: institution.name.clone(),
+                logo_url: institution.logo.clone(),
             },
             settings: json!({
                 "institution_id": institution.id,
+                "institution_name": institution.name,
+                "institution_logo": institution.logo,
                 "agreement_id": agreement.id,
                 "requisition_id": requisition.id,
                 "link": requisition.link,
@@ -456,16 +458,19 @@ impl Connector for GoCardlessConnector {
         for account_id in &requisition.accounts {
             accounts.push(self.account(account_id, from, context.now)?);
         }
-        let institution_id = settings
-            .get("institution_id")
-            .and_then(Value::as_str)
-            .unwrap_or("gocardless")
-            .to_owned();
+        // The institution as `prepare` found it, so syncs keep its name.
+        let text = |name: &str| {
+            settings
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let institution_id = text("institution_id").unwrap_or_else(|| "gocardless".into());
         Ok(ProviderSnapshot {
             institution: SnapshotInstitution {
-                provider_institution_id: institution_id.clone(),
-                name: institution_id,
-                logo_url: None,
+                name: text("institution_name").unwrap_or_else(|| institution_id.clone()),
+                logo_url: text("institution_logo"),
+                provider_institution_id: institution_id,
             },
             accounts,
             notices: Vec::new(),

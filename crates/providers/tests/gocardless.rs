@@ -259,6 +259,11 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         );
     }
     let stored = counts(&db, user);
+    let after_sync = connections::get_connection(&mut db.conn().unwrap(), connection.id).unwrap();
+    assert_eq!(
+        after_sync.institution_name, "N26 Bank",
+        "a sync keeps the institution's name"
+    );
 
     // The daily quota: 4 syncs a UTC day (the one before the link counted).
     assert!(matches!(sync(), SyncOutcome::Synced { .. }));
