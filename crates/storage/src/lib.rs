@@ -8,6 +8,8 @@ pub mod error;
 pub mod schema;
 
 pub mod api_keys;
+pub mod apps;
+pub mod oauth;
 pub mod connections;
 pub mod read;
 pub mod sync_apply;

@@ -32,6 +32,7 @@ diesel::table! {
         max_accounts -> Nullable<Integer>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        public_id -> Nullable<Text>,
     }
 }
 
@@ -177,6 +178,49 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    oauth_tokens (id) {
+        id -> BigInt,
+        app_id -> BigInt,
+        user_id -> BigInt,
+        family -> Text,
+        kind -> Text,
+        token_hash -> Text,
+        expires_at -> Timestamp,
+        used_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    oauth_codes (id) {
+        id -> BigInt,
+        app_id -> BigInt,
+        user_id -> BigInt,
+        code_hash -> Text,
+        redirect_uri -> Text,
+        code_challenge -> Nullable<Text>,
+        code_challenge_method -> Nullable<Text>,
+        expires_at -> Timestamp,
+        redeemed_at -> Nullable<Timestamp>,
+        family -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    portal_sessions (id) {
+        id -> BigInt,
+        app_id -> BigInt,
+        user_id -> BigInt,
+        token_hash -> Text,
+        expires_at -> Timestamp,
+        used_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(app_redirect_uris -> apps (app_id));
 diesel::joinable!(users -> apps (app_id));
 diesel::joinable!(api_keys -> users (user_id));
@@ -193,6 +237,9 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    oauth_tokens,
+    oauth_codes,
+    portal_sessions,
     apps,
     app_redirect_uris,
     users,

@@ -16,6 +16,8 @@ pub struct UserRecord {
     pub max_accounts: Option<i32>,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+    /// The id an app knows its user by (`user_id` on the Platform interface).
+    pub public_id: Option<String>,
 }
 
 /// Creates a Personal user. An existing e-mail is a `Conflict`.

@@ -1,0 +1,218 @@
+//! Platform apps, their redirect URIs, and the users they own.
+
+use crate::backend;
+use crate::db::AnyConnection;
+use crate::schema::{app_redirect_uris, apps, users};
+use crate::users::UserRecord;
+use crate::{StorageError, StorageResult};
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use tributary_domain::model::BillingModel;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppRecord {
+    pub id: i64,
+    pub client_id: String,
+    pub name: String,
+    /// SHA-256 of the client secret; `None` for public apps.
+    pub client_secret_hash: Option<String>,
+    pub is_public: bool,
+    pub billing_model: BillingModel,
+    pub default_max_accounts: Option<i32>,
+    pub created_at: NaiveDateTime,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = apps)]
+struct AppRow {
+    id: i64,
+    client_id: String,
+    name: String,
+    client_secret_hash: Option<String>,
+    is_public: bool,
+    billing_model: String,
+    default_max_accounts: Option<i32>,
+    created_at: NaiveDateTime,
+}
+
+impl TryFrom<AppRow> for AppRecord {
+    type Error = StorageError;
+    fn try_from(row: AppRow) -> StorageResult<Self> {
+        Ok(AppRecord {
+            id: row.id,
+            client_id: row.client_id,
+            name: row.name,
+            client_secret_hash: row.client_secret_hash,
+            is_public: row.is_public,
+            billing_model: row.billing_model.parse()?,
+            default_max_accounts: row.default_max_accounts,
+            created_at: row.created_at,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewApp<'a> {
+    pub client_id: &'a str,
+    pub name: &'a str,
+    pub client_secret_hash: Option<&'a str>,
+    pub billing_model: BillingModel,
+    pub default_max_accounts: Option<i32>,
+    pub redirect_uris: &'a [String],
+    pub now: NaiveDateTime,
+}
+
+pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<AppRecord> {
+    conn.transaction(|conn| {
+        let id: i64 = diesel::insert_into(apps::table)
+            .values((
+                apps::client_id.eq(new.client_id),
+                apps::name.eq(new.name),
+                apps::client_secret_hash.eq(new.client_secret_hash),
+                apps::is_public.eq(new.client_secret_hash.is_none()),
+                apps::billing_model.eq(new.billing_model.as_str()),
+                apps::default_max_accounts.eq(new.default_max_accounts),
+                apps::created_at.eq(new.now),
+            ))
+            .returning(apps::id)
+            .get_result(conn)?;
+        for uri in new.redirect_uris {
+            add_redirect_uri(conn, id, uri, new.now)?;
+        }
+        get_app(conn, id)
+    })
+}
+
+pub fn get_app(conn: &mut AnyConnection, id: i64) -> StorageResult<AppRecord> {
+    apps::table.find(id).select(AppRow::as_select()).first(conn)?.try_into()
+}
+
+pub fn find_by_client_id(conn: &mut AnyConnection, client_id: &str) -> StorageResult<Option<AppRecord>> {
+    let row: Option<AppRow> = apps::table.filter(apps::client_id.eq(client_id)).select(AppRow::as_select()).first(conn).optional()?;
+    row.map(AppRecord::try_from).transpose()
+}
+
+pub fn list_apps(conn: &mut AnyConnection) -> StorageResult<Vec<AppRecord>> {
+    let rows: Vec<AppRow> = apps::table.order(apps::id).select(AppRow::as_select()).load(conn)?;
+    rows.into_iter().map(AppRecord::try_from).collect()
+}
+
+pub fn set_secret_hash(conn: &mut AnyConnection, id: i64, hash: &str) -> StorageResult<()> {
+    let updated = diesel::update(apps::table.find(id).filter(apps::is_public.eq(false)))
+        .set(apps::client_secret_hash.eq(hash))
+        .execute(conn)?;
+    if updated == 0 {
+        return Err(StorageError::InvalidReference(format!("app {id} does not exist or is public (public apps have no secret)")));
+    }
+    Ok(())
+}
+
+pub fn redirect_uris(conn: &mut AnyConnection, app_id: i64) -> StorageResult<Vec<String>> {
+    Ok(app_redirect_uris::table
+        .filter(app_redirect_uris::app_id.eq(app_id))
+        .order(app_redirect_uris::id)
+        .select(app_redirect_uris::uri)
+        .load(conn)?)
+}
+
+pub fn add_redirect_uri(conn: &mut AnyConnection, app_id: i64, uri: &str, now: NaiveDateTime) -> StorageResult<()> {
+    diesel::insert_into(app_redirect_uris::table)
+        .values((
+            app_redirect_uris::app_id.eq(app_id),
+            app_redirect_uris::uri.eq(uri),
+            app_redirect_uris::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// `false` when the app had no such URI.
+pub fn remove_redirect_uri(conn: &mut AnyConnection, app_id: i64, uri: &str) -> StorageResult<bool> {
+    let removed = diesel::delete(
+        app_redirect_uris::table.filter(app_redirect_uris::app_id.eq(app_id)).filter(app_redirect_uris::uri.eq(uri)),
+    )
+    .execute(conn)?;
+    Ok(removed > 0)
+}
+
+/// A user of an app, by the id the app knows it by.
+pub fn find_app_user(conn: &mut AnyConnection, app_id: i64, public_id: &str) -> StorageResult<Option<UserRecord>> {
+    Ok(users::table
+        .filter(users::app_id.eq(app_id))
+        .filter(users::public_id.eq(public_id))
+        .select(UserRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+pub fn find_app_user_by_email(conn: &mut AnyConnection, app_id: i64, email: &str) -> StorageResult<Option<UserRecord>> {
+    Ok(users::table
+        .filter(users::app_id.eq(app_id))
+        .filter(users::email.eq(email))
+        .select(UserRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+#[derive(Debug, Clone)]
+pub struct NewAppUser<'a> {
+    pub app_id: i64,
+    pub email: &'a str,
+    pub public_id: &'a str,
+    pub external_user_id: Option<&'a str>,
+    pub max_accounts: Option<i32>,
+    pub now: NaiveDateTime,
+}
+
+/// Creates the app's user with this e-mail, or returns the one that exists
+/// (`false`). Safe under concurrency: the (app, e-mail) index decides.
+pub fn create_or_get_app_user(conn: &mut AnyConnection, new: &NewAppUser<'_>) -> StorageResult<(UserRecord, bool)> {
+    if let Some(user) = find_app_user_by_email(conn, new.app_id, new.email)? {
+        return Ok((user, false));
+    }
+    let inserted = backend::insert_user_unless_exists(conn, new)?;
+    let user = find_app_user_by_email(conn, new.app_id, new.email)?.ok_or(StorageError::NotFound)?;
+    Ok((user, inserted))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AppUserChanges<'a> {
+    pub email: Option<&'a str>,
+    pub external_user_id: Option<Option<&'a str>>,
+    pub max_accounts: Option<Option<i32>>,
+}
+
+pub fn update_app_user(conn: &mut AnyConnection, user_id: i64, changes: &AppUserChanges<'_>, now: NaiveDateTime) -> StorageResult<UserRecord> {
+    conn.transaction(|conn| {
+        if let Some(email) = changes.email {
+            diesel::update(users::table.find(user_id)).set(users::email.eq(email)).execute(conn)?;
+        }
+        if let Some(external) = changes.external_user_id {
+            diesel::update(users::table.find(user_id)).set(users::external_user_id.eq(external)).execute(conn)?;
+        }
+        if let Some(max) = changes.max_accounts {
+            diesel::update(users::table.find(user_id)).set(users::max_accounts.eq(max)).execute(conn)?;
+        }
+        diesel::update(users::table.find(user_id)).set(users::updated_at.eq(now)).execute(conn)?;
+        Ok(users::table.find(user_id).select(UserRecord::as_select()).first(conn)?)
+    })
+}
+
+/// Erases a user and, through the foreign keys, everything that is theirs:
+/// connections, accounts, transactions, balances, holdings, keys, tokens,
+/// codes, portal sessions and jobs.
+pub fn delete_user(conn: &mut AnyConnection, user_id: i64) -> StorageResult<bool> {
+    Ok(diesel::delete(users::table.find(user_id)).execute(conn)? > 0)
+}
+
+/// The number of accounts a user may have, when limited: their own limit,
+/// else their app's default when the integrator pays.
+pub fn account_limit(conn: &mut AnyConnection, user_id: i64) -> StorageResult<Option<i32>> {
+    let (own, app_id): (Option<i32>, Option<i64>) = users::table.find(user_id).select((users::max_accounts, users::app_id)).first(conn)?;
+    if own.is_some() {
+        return Ok(own);
+    }
+    let Some(app_id) = app_id else { return Ok(None) };
+    let app = get_app(conn, app_id)?;
+    Ok(if app.billing_model == BillingModel::Integrator { app.default_max_accounts } else { None })
+}

@@ -1,0 +1,190 @@
+//! OAuth tokens, authorization codes and portal sessions: rows keyed by the
+//! SHA-256 of the secret. The rules (lifetimes, rotation, PKCE) are
+//! `tributary-auth`'s; this module only stores and finds, with the few
+//! updates that must be atomic ("mark used if not yet used").
+
+use crate::db::AnyConnection;
+use crate::schema::{oauth_codes, oauth_tokens, portal_sessions};
+use crate::StorageResult;
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = oauth_tokens)]
+pub struct TokenRecord {
+    pub id: i64,
+    pub app_id: i64,
+    pub user_id: i64,
+    pub family: String,
+    /// `access` or `refresh`.
+    pub kind: String,
+    pub token_hash: String,
+    pub expires_at: NaiveDateTime,
+    pub used_at: Option<NaiveDateTime>,
+    pub revoked_at: Option<NaiveDateTime>,
+    pub created_at: NaiveDateTime,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewToken<'a> {
+    pub app_id: i64,
+    pub user_id: i64,
+    pub family: &'a str,
+    pub kind: &'a str,
+    pub token_hash: &'a str,
+    pub expires_at: NaiveDateTime,
+    pub now: NaiveDateTime,
+}
+
+pub fn insert_token(conn: &mut AnyConnection, token: &NewToken<'_>) -> StorageResult<()> {
+    diesel::insert_into(oauth_tokens::table)
+        .values((
+            oauth_tokens::app_id.eq(token.app_id),
+            oauth_tokens::user_id.eq(token.user_id),
+            oauth_tokens::family.eq(token.family),
+            oauth_tokens::kind.eq(token.kind),
+            oauth_tokens::token_hash.eq(token.token_hash),
+            oauth_tokens::expires_at.eq(token.expires_at),
+            oauth_tokens::created_at.eq(token.now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn find_token(conn: &mut AnyConnection, token_hash: &str) -> StorageResult<Option<TokenRecord>> {
+    Ok(oauth_tokens::table
+        .filter(oauth_tokens::token_hash.eq(token_hash))
+        .select(TokenRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Marks a refresh token used; `false` if it already was (a replay).
+pub fn mark_token_used(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<bool> {
+    let updated = diesel::update(oauth_tokens::table.find(id).filter(oauth_tokens::used_at.is_null()))
+        .set(oauth_tokens::used_at.eq(now))
+        .execute(conn)?;
+    Ok(updated == 1)
+}
+
+pub fn revoke_family(conn: &mut AnyConnection, family: &str, now: NaiveDateTime) -> StorageResult<usize> {
+    Ok(diesel::update(oauth_tokens::table.filter(oauth_tokens::family.eq(family)).filter(oauth_tokens::revoked_at.is_null()))
+        .set(oauth_tokens::revoked_at.eq(now))
+        .execute(conn)?)
+}
+
+pub fn revoke_token(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<()> {
+    diesel::update(oauth_tokens::table.find(id).filter(oauth_tokens::revoked_at.is_null()))
+        .set(oauth_tokens::revoked_at.eq(now))
+        .execute(conn)?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = oauth_codes)]
+pub struct CodeRecord {
+    pub id: i64,
+    pub app_id: i64,
+    pub user_id: i64,
+    pub code_hash: String,
+    pub redirect_uri: String,
+    pub code_challenge: Option<String>,
+    pub code_challenge_method: Option<String>,
+    pub expires_at: NaiveDateTime,
+    pub redeemed_at: Option<NaiveDateTime>,
+    pub family: Option<String>,
+    pub created_at: NaiveDateTime,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewCode<'a> {
+    pub app_id: i64,
+    pub user_id: i64,
+    pub code_hash: &'a str,
+    pub redirect_uri: &'a str,
+    pub code_challenge: Option<&'a str>,
+    pub code_challenge_method: Option<&'a str>,
+    pub expires_at: NaiveDateTime,
+    pub now: NaiveDateTime,
+}
+
+pub fn insert_code(conn: &mut AnyConnection, code: &NewCode<'_>) -> StorageResult<()> {
+    diesel::insert_into(oauth_codes::table)
+        .values((
+            oauth_codes::app_id.eq(code.app_id),
+            oauth_codes::user_id.eq(code.user_id),
+            oauth_codes::code_hash.eq(code.code_hash),
+            oauth_codes::redirect_uri.eq(code.redirect_uri),
+            oauth_codes::code_challenge.eq(code.code_challenge),
+            oauth_codes::code_challenge_method.eq(code.code_challenge_method),
+            oauth_codes::expires_at.eq(code.expires_at),
+            oauth_codes::created_at.eq(code.now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn find_code(conn: &mut AnyConnection, code_hash: &str) -> StorageResult<Option<CodeRecord>> {
+    Ok(oauth_codes::table
+        .filter(oauth_codes::code_hash.eq(code_hash))
+        .select(CodeRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Marks a code redeemed by the token family `family`; `false` if it
+/// already was.
+pub fn mark_code_redeemed(conn: &mut AnyConnection, id: i64, family: &str, now: NaiveDateTime) -> StorageResult<bool> {
+    let updated = diesel::update(oauth_codes::table.find(id).filter(oauth_codes::redeemed_at.is_null()))
+        .set((oauth_codes::redeemed_at.eq(now), oauth_codes::family.eq(family)))
+        .execute(conn)?;
+    Ok(updated == 1)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = portal_sessions)]
+pub struct PortalSessionRecord {
+    pub id: i64,
+    pub app_id: i64,
+    pub user_id: i64,
+    pub token_hash: String,
+    pub expires_at: NaiveDateTime,
+    pub used_at: Option<NaiveDateTime>,
+    pub created_at: NaiveDateTime,
+}
+
+pub fn insert_portal_session(
+    conn: &mut AnyConnection,
+    app_id: i64,
+    user_id: i64,
+    token_hash: &str,
+    expires_at: NaiveDateTime,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::insert_into(portal_sessions::table)
+        .values((
+            portal_sessions::app_id.eq(app_id),
+            portal_sessions::user_id.eq(user_id),
+            portal_sessions::token_hash.eq(token_hash),
+            portal_sessions::expires_at.eq(expires_at),
+            portal_sessions::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn find_portal_session(conn: &mut AnyConnection, token_hash: &str) -> StorageResult<Option<PortalSessionRecord>> {
+    Ok(portal_sessions::table
+        .filter(portal_sessions::token_hash.eq(token_hash))
+        .select(PortalSessionRecord::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Marks a portal session used; `false` if it already was.
+pub fn mark_portal_session_used(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<bool> {
+    let updated = diesel::update(portal_sessions::table.find(id).filter(portal_sessions::used_at.is_null()))
+        .set(portal_sessions::used_at.eq(now))
+        .execute(conn)?;
+    Ok(updated == 1)
+}
