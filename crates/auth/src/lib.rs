@@ -4,4 +4,5 @@
 
 pub mod api_keys;
 pub mod keyring;
+pub mod oauth;
 pub mod secret;

@@ -20,6 +20,14 @@ pub fn generate(prefix: &str) -> String {
     format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
 }
 
+/// A random, non-secret identifier: `prefix` and `bytes` random bytes,
+/// base64url (client ids, public user ids, token families).
+pub fn random_id(prefix: &str, bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buffer);
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(buffer))
+}
+
 /// Lower-case hex SHA-256: what is stored in place of the secret.
 pub fn hash(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))

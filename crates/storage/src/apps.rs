@@ -84,16 +84,30 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
 }
 
 pub fn get_app(conn: &mut AnyConnection, id: i64) -> StorageResult<AppRecord> {
-    apps::table.find(id).select(AppRow::as_select()).first(conn)?.try_into()
+    apps::table
+        .find(id)
+        .select(AppRow::as_select())
+        .first(conn)?
+        .try_into()
 }
 
-pub fn find_by_client_id(conn: &mut AnyConnection, client_id: &str) -> StorageResult<Option<AppRecord>> {
-    let row: Option<AppRow> = apps::table.filter(apps::client_id.eq(client_id)).select(AppRow::as_select()).first(conn).optional()?;
+pub fn find_by_client_id(
+    conn: &mut AnyConnection,
+    client_id: &str,
+) -> StorageResult<Option<AppRecord>> {
+    let row: Option<AppRow> = apps::table
+        .filter(apps::client_id.eq(client_id))
+        .select(AppRow::as_select())
+        .first(conn)
+        .optional()?;
     row.map(AppRecord::try_from).transpose()
 }
 
 pub fn list_apps(conn: &mut AnyConnection) -> StorageResult<Vec<AppRecord>> {
-    let rows: Vec<AppRow> = apps::table.order(apps::id).select(AppRow::as_select()).load(conn)?;
+    let rows: Vec<AppRow> = apps::table
+        .order(apps::id)
+        .select(AppRow::as_select())
+        .load(conn)?;
     rows.into_iter().map(AppRecord::try_from).collect()
 }
 
@@ -102,7 +116,9 @@ pub fn set_secret_hash(conn: &mut AnyConnection, id: i64, hash: &str) -> Storage
         .set(apps::client_secret_hash.eq(hash))
         .execute(conn)?;
     if updated == 0 {
-        return Err(StorageError::InvalidReference(format!("app {id} does not exist or is public (public apps have no secret)")));
+        return Err(StorageError::InvalidReference(format!(
+            "app {id} does not exist or is public (public apps have no secret)"
+        )));
     }
     Ok(())
 }
@@ -115,7 +131,12 @@ pub fn redirect_uris(conn: &mut AnyConnection, app_id: i64) -> StorageResult<Vec
         .load(conn)?)
 }
 
-pub fn add_redirect_uri(conn: &mut AnyConnection, app_id: i64, uri: &str, now: NaiveDateTime) -> StorageResult<()> {
+pub fn add_redirect_uri(
+    conn: &mut AnyConnection,
+    app_id: i64,
+    uri: &str,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
     diesel::insert_into(app_redirect_uris::table)
         .values((
             app_redirect_uris::app_id.eq(app_id),
@@ -127,16 +148,26 @@ pub fn add_redirect_uri(conn: &mut AnyConnection, app_id: i64, uri: &str, now: N
 }
 
 /// `false` when the app had no such URI.
-pub fn remove_redirect_uri(conn: &mut AnyConnection, app_id: i64, uri: &str) -> StorageResult<bool> {
+pub fn remove_redirect_uri(
+    conn: &mut AnyConnection,
+    app_id: i64,
+    uri: &str,
+) -> StorageResult<bool> {
     let removed = diesel::delete(
-        app_redirect_uris::table.filter(app_redirect_uris::app_id.eq(app_id)).filter(app_redirect_uris::uri.eq(uri)),
+        app_redirect_uris::table
+            .filter(app_redirect_uris::app_id.eq(app_id))
+            .filter(app_redirect_uris::uri.eq(uri)),
     )
     .execute(conn)?;
     Ok(removed > 0)
 }
 
 /// A user of an app, by the id the app knows it by.
-pub fn find_app_user(conn: &mut AnyConnection, app_id: i64, public_id: &str) -> StorageResult<Option<UserRecord>> {
+pub fn find_app_user(
+    conn: &mut AnyConnection,
+    app_id: i64,
+    public_id: &str,
+) -> StorageResult<Option<UserRecord>> {
     Ok(users::table
         .filter(users::app_id.eq(app_id))
         .filter(users::public_id.eq(public_id))
@@ -145,7 +176,11 @@ pub fn find_app_user(conn: &mut AnyConnection, app_id: i64, public_id: &str) -> 
         .optional()?)
 }
 
-pub fn find_app_user_by_email(conn: &mut AnyConnection, app_id: i64, email: &str) -> StorageResult<Option<UserRecord>> {
+pub fn find_app_user_by_email(
+    conn: &mut AnyConnection,
+    app_id: i64,
+    email: &str,
+) -> StorageResult<Option<UserRecord>> {
     Ok(users::table
         .filter(users::app_id.eq(app_id))
         .filter(users::email.eq(email))
@@ -166,12 +201,16 @@ pub struct NewAppUser<'a> {
 
 /// Creates the app's user with this e-mail, or returns the one that exists
 /// (`false`). Safe under concurrency: the (app, e-mail) index decides.
-pub fn create_or_get_app_user(conn: &mut AnyConnection, new: &NewAppUser<'_>) -> StorageResult<(UserRecord, bool)> {
+pub fn create_or_get_app_user(
+    conn: &mut AnyConnection,
+    new: &NewAppUser<'_>,
+) -> StorageResult<(UserRecord, bool)> {
     if let Some(user) = find_app_user_by_email(conn, new.app_id, new.email)? {
         return Ok((user, false));
     }
     let inserted = backend::insert_user_unless_exists(conn, new)?;
-    let user = find_app_user_by_email(conn, new.app_id, new.email)?.ok_or(StorageError::NotFound)?;
+    let user =
+        find_app_user_by_email(conn, new.app_id, new.email)?.ok_or(StorageError::NotFound)?;
     Ok((user, inserted))
 }
 
@@ -182,19 +221,35 @@ pub struct AppUserChanges<'a> {
     pub max_accounts: Option<Option<i32>>,
 }
 
-pub fn update_app_user(conn: &mut AnyConnection, user_id: i64, changes: &AppUserChanges<'_>, now: NaiveDateTime) -> StorageResult<UserRecord> {
+pub fn update_app_user(
+    conn: &mut AnyConnection,
+    user_id: i64,
+    changes: &AppUserChanges<'_>,
+    now: NaiveDateTime,
+) -> StorageResult<UserRecord> {
     conn.transaction(|conn| {
         if let Some(email) = changes.email {
-            diesel::update(users::table.find(user_id)).set(users::email.eq(email)).execute(conn)?;
+            diesel::update(users::table.find(user_id))
+                .set(users::email.eq(email))
+                .execute(conn)?;
         }
         if let Some(external) = changes.external_user_id {
-            diesel::update(users::table.find(user_id)).set(users::external_user_id.eq(external)).execute(conn)?;
+            diesel::update(users::table.find(user_id))
+                .set(users::external_user_id.eq(external))
+                .execute(conn)?;
         }
         if let Some(max) = changes.max_accounts {
-            diesel::update(users::table.find(user_id)).set(users::max_accounts.eq(max)).execute(conn)?;
+            diesel::update(users::table.find(user_id))
+                .set(users::max_accounts.eq(max))
+                .execute(conn)?;
         }
-        diesel::update(users::table.find(user_id)).set(users::updated_at.eq(now)).execute(conn)?;
-        Ok(users::table.find(user_id).select(UserRecord::as_select()).first(conn)?)
+        diesel::update(users::table.find(user_id))
+            .set(users::updated_at.eq(now))
+            .execute(conn)?;
+        Ok(users::table
+            .find(user_id)
+            .select(UserRecord::as_select())
+            .first(conn)?)
     })
 }
 
@@ -208,11 +263,20 @@ pub fn delete_user(conn: &mut AnyConnection, user_id: i64) -> StorageResult<bool
 /// The number of accounts a user may have, when limited: their own limit,
 /// else their app's default when the integrator pays.
 pub fn account_limit(conn: &mut AnyConnection, user_id: i64) -> StorageResult<Option<i32>> {
-    let (own, app_id): (Option<i32>, Option<i64>) = users::table.find(user_id).select((users::max_accounts, users::app_id)).first(conn)?;
+    let (own, app_id): (Option<i32>, Option<i64>) = users::table
+        .find(user_id)
+        .select((users::max_accounts, users::app_id))
+        .first(conn)?;
     if own.is_some() {
         return Ok(own);
     }
-    let Some(app_id) = app_id else { return Ok(None) };
+    let Some(app_id) = app_id else {
+        return Ok(None);
+    };
     let app = get_app(conn, app_id)?;
-    Ok(if app.billing_model == BillingModel::Integrator { app.default_max_accounts } else { None })
+    Ok(if app.billing_model == BillingModel::Integrator {
+        app.default_max_accounts
+    } else {
+        None
+    })
 }

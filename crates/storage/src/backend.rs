@@ -224,7 +224,10 @@ pub(crate) fn claim_job(
 
 /// Inserts an app's user unless one with the same (app, e-mail) exists;
 /// `true` when this call inserted it. Concurrent identical calls insert one.
-pub(crate) fn insert_user_unless_exists(conn: &mut AnyConnection, new: &crate::apps::NewAppUser<'_>) -> QueryResult<bool> {
+pub(crate) fn insert_user_unless_exists(
+    conn: &mut AnyConnection,
+    new: &crate::apps::NewAppUser<'_>,
+) -> QueryResult<bool> {
     use crate::schema::users;
     let row = (
         users::app_id.eq(new.app_id),
@@ -236,8 +239,14 @@ pub(crate) fn insert_user_unless_exists(conn: &mut AnyConnection, new: &crate::a
         users::updated_at.eq(new.now),
     );
     let inserted = match conn {
-        AnyConnection::Sqlite(c) => diesel::insert_into(users::table).values(row).on_conflict_do_nothing().execute(c),
-        AnyConnection::Postgresql(c) => diesel::insert_into(users::table).values(row).on_conflict_do_nothing().execute(c),
+        AnyConnection::Sqlite(c) => diesel::insert_into(users::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c),
+        AnyConnection::Postgresql(c) => diesel::insert_into(users::table)
+            .values(row)
+            .on_conflict_do_nothing()
+            .execute(c),
     }?;
     Ok(inserted == 1)
 }

@@ -9,8 +9,8 @@ pub mod schema;
 
 pub mod api_keys;
 pub mod apps;
-pub mod oauth;
 pub mod connections;
+pub mod oauth;
 pub mod read;
 pub mod sync_apply;
 pub mod sync_jobs;

@@ -3,9 +3,9 @@
 //! `tributary-auth`'s; this module only stores and finds, with the few
 //! updates that must be atomic ("mark used if not yet used").
 
+use crate::StorageResult;
 use crate::db::AnyConnection;
 use crate::schema::{oauth_codes, oauth_tokens, portal_sessions};
-use crate::StorageResult;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
@@ -51,7 +51,10 @@ pub fn insert_token(conn: &mut AnyConnection, token: &NewToken<'_>) -> StorageRe
     Ok(())
 }
 
-pub fn find_token(conn: &mut AnyConnection, token_hash: &str) -> StorageResult<Option<TokenRecord>> {
+pub fn find_token(
+    conn: &mut AnyConnection,
+    token_hash: &str,
+) -> StorageResult<Option<TokenRecord>> {
     Ok(oauth_tokens::table
         .filter(oauth_tokens::token_hash.eq(token_hash))
         .select(TokenRecord::as_select())
@@ -60,23 +63,43 @@ pub fn find_token(conn: &mut AnyConnection, token_hash: &str) -> StorageResult<O
 }
 
 /// Marks a refresh token used; `false` if it already was (a replay).
-pub fn mark_token_used(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<bool> {
-    let updated = diesel::update(oauth_tokens::table.find(id).filter(oauth_tokens::used_at.is_null()))
-        .set(oauth_tokens::used_at.eq(now))
-        .execute(conn)?;
+pub fn mark_token_used(
+    conn: &mut AnyConnection,
+    id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<bool> {
+    let updated = diesel::update(
+        oauth_tokens::table
+            .find(id)
+            .filter(oauth_tokens::used_at.is_null()),
+    )
+    .set(oauth_tokens::used_at.eq(now))
+    .execute(conn)?;
     Ok(updated == 1)
 }
 
-pub fn revoke_family(conn: &mut AnyConnection, family: &str, now: NaiveDateTime) -> StorageResult<usize> {
-    Ok(diesel::update(oauth_tokens::table.filter(oauth_tokens::family.eq(family)).filter(oauth_tokens::revoked_at.is_null()))
-        .set(oauth_tokens::revoked_at.eq(now))
-        .execute(conn)?)
+pub fn revoke_family(
+    conn: &mut AnyConnection,
+    family: &str,
+    now: NaiveDateTime,
+) -> StorageResult<usize> {
+    Ok(diesel::update(
+        oauth_tokens::table
+            .filter(oauth_tokens::family.eq(family))
+            .filter(oauth_tokens::revoked_at.is_null()),
+    )
+    .set(oauth_tokens::revoked_at.eq(now))
+    .execute(conn)?)
 }
 
 pub fn revoke_token(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<()> {
-    diesel::update(oauth_tokens::table.find(id).filter(oauth_tokens::revoked_at.is_null()))
-        .set(oauth_tokens::revoked_at.eq(now))
-        .execute(conn)?;
+    diesel::update(
+        oauth_tokens::table
+            .find(id)
+            .filter(oauth_tokens::revoked_at.is_null()),
+    )
+    .set(oauth_tokens::revoked_at.eq(now))
+    .execute(conn)?;
     Ok(())
 }
 
@@ -134,10 +157,22 @@ pub fn find_code(conn: &mut AnyConnection, code_hash: &str) -> StorageResult<Opt
 
 /// Marks a code redeemed by the token family `family`; `false` if it
 /// already was.
-pub fn mark_code_redeemed(conn: &mut AnyConnection, id: i64, family: &str, now: NaiveDateTime) -> StorageResult<bool> {
-    let updated = diesel::update(oauth_codes::table.find(id).filter(oauth_codes::redeemed_at.is_null()))
-        .set((oauth_codes::redeemed_at.eq(now), oauth_codes::family.eq(family)))
-        .execute(conn)?;
+pub fn mark_code_redeemed(
+    conn: &mut AnyConnection,
+    id: i64,
+    family: &str,
+    now: NaiveDateTime,
+) -> StorageResult<bool> {
+    let updated = diesel::update(
+        oauth_codes::table
+            .find(id)
+            .filter(oauth_codes::redeemed_at.is_null()),
+    )
+    .set((
+        oauth_codes::redeemed_at.eq(now),
+        oauth_codes::family.eq(family),
+    ))
+    .execute(conn)?;
     Ok(updated == 1)
 }
 
@@ -173,7 +208,10 @@ pub fn insert_portal_session(
     Ok(())
 }
 
-pub fn find_portal_session(conn: &mut AnyConnection, token_hash: &str) -> StorageResult<Option<PortalSessionRecord>> {
+pub fn find_portal_session(
+    conn: &mut AnyConnection,
+    token_hash: &str,
+) -> StorageResult<Option<PortalSessionRecord>> {
     Ok(portal_sessions::table
         .filter(portal_sessions::token_hash.eq(token_hash))
         .select(PortalSessionRecord::as_select())
@@ -182,9 +220,17 @@ pub fn find_portal_session(conn: &mut AnyConnection, token_hash: &str) -> Storag
 }
 
 /// Marks a portal session used; `false` if it already was.
-pub fn mark_portal_session_used(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<bool> {
-    let updated = diesel::update(portal_sessions::table.find(id).filter(portal_sessions::used_at.is_null()))
-        .set(portal_sessions::used_at.eq(now))
-        .execute(conn)?;
+pub fn mark_portal_session_used(
+    conn: &mut AnyConnection,
+    id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<bool> {
+    let updated = diesel::update(
+        portal_sessions::table
+            .find(id)
+            .filter(portal_sessions::used_at.is_null()),
+    )
+    .set(portal_sessions::used_at.eq(now))
+    .execute(conn)?;
     Ok(updated == 1)
 }
