@@ -243,6 +243,7 @@ pub fn start(database: TestDatabase) -> TestServer {
     let state = AppState {
         db: database.db().clone(),
         clock: clock.clone(),
+        public_url: None,
     };
     let (server, addrs) =
         server::bind(state, Interface::Personal, "127.0.0.1:0").expect("bind a free port");

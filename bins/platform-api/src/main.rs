@@ -1,6 +1,6 @@
-//! The Platform interface server (integrators' apps). For now it serves only
-//! the health checks; the interface itself is a later issue. Configuration
-//! comes from the environment (see `--help`).
+//! The Platform interface server: integrators' apps register users, exchange
+//! OAuth 2 grants for tokens and read each user's data with bearer tokens.
+//! Configuration comes from the environment (see `--help`).
 
 use tributary_http::server::{self, Interface};
 

@@ -24,6 +24,7 @@ Configuration (environment variables):
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
+  TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
 
@@ -59,6 +60,9 @@ pub struct Config {
     pub worker_poll: Duration,
     /// GoCardless Bank Account Data, when its secret id and key are set.
     pub gocardless: Option<GoCardlessSettings>,
+    /// How users reach this server (links in portal sessions); from the
+    /// request's Host when unset.
+    pub public_url: Option<String>,
 }
 
 /// The operator's GoCardless Bank Account Data credentials.
@@ -230,7 +234,20 @@ impl Config {
                 });
             }
         };
+        let public_url = lookup("TRIBUTARY_PUBLIC_URL")
+            .map(|u| u.trim().trim_end_matches('/').to_owned())
+            .filter(|u| !u.is_empty());
+        if let Some(url) = &public_url
+            && !(url.starts_with("https://") || url.starts_with("http://"))
+        {
+            return Err(ConfigError::Invalid {
+                name: "TRIBUTARY_PUBLIC_URL",
+                value: url.clone(),
+                reason: "expected an http(s) URL",
+            });
+        }
         Ok(Config {
+            public_url,
             gocardless,
             database_url,
             bind,

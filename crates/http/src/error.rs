@@ -20,7 +20,12 @@ pub struct ApiError {
     cause: Option<String>,
     /// Seconds for a `Retry-After` header.
     retry_after: Option<u64>,
+    /// The `WWW-Authenticate` challenge of a 401.
+    challenge: &'static str,
 }
+
+const BEARER_CHALLENGE: &str = r#"Bearer realm="tributary""#;
+const BASIC_CHALLENGE: &str = r#"Basic realm="tributary", charset="UTF-8""#;
 
 #[derive(Serialize)]
 struct Envelope<'a> {
@@ -38,6 +43,7 @@ impl ApiError {
             message: message.into(),
             cause: None,
             retry_after: None,
+            challenge: BEARER_CHALLENGE,
         }
     }
 
@@ -57,6 +63,14 @@ impl ApiError {
         Self::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
+    /// 401 asking for app credentials (HTTP Basic: client id and secret).
+    pub fn unauthorized_basic(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            challenge: BASIC_CHALLENGE,
+            ..Self::unauthorized(code, message)
+        }
+    }
+
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
@@ -74,6 +88,7 @@ impl ApiError {
             message: "An internal error occurred; quote the request id when reporting it.".into(),
             cause: Some(cause.to_string()),
             retry_after: None,
+            challenge: BEARER_CHALLENGE,
         }
     }
 
@@ -103,6 +118,7 @@ impl From<StorageError> for ApiError {
                 message: "The database is unavailable; retry shortly.".into(),
                 cause: Some(cause),
                 retry_after: Some(5),
+                challenge: BEARER_CHALLENGE,
             },
             other => Self::internal(other),
         }
@@ -133,7 +149,7 @@ impl ResponseError for ApiError {
         if self.status == StatusCode::UNAUTHORIZED {
             response.insert_header((
                 header::WWW_AUTHENTICATE,
-                HeaderValue::from_static(r#"Bearer realm="tributary""#),
+                HeaderValue::from_static(self.challenge),
             ));
         }
         if let Some(seconds) = self.retry_after {

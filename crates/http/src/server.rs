@@ -4,7 +4,7 @@
 use crate::auth::ApiKeyViewer;
 use crate::config::Config;
 use crate::state::AppState;
-use crate::{connections, data, demo, error, health, request_id};
+use crate::{connections, data, demo, error, health, platform, request_id};
 use actix_web::middleware::{Logger, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
@@ -21,7 +21,7 @@ use tributary_storage::{Backend, Database};
 pub enum Interface {
     /// `/api/v1`, API keys.
     Personal,
-    /// `/api/platform`; for now health checks only.
+    /// `/api/platform`: apps' users, OAuth 2 tokens, bearer data endpoints.
     Platform,
 }
 
@@ -52,6 +52,9 @@ pub fn open_database(config: &Config) -> anyhow::Result<Database> {
 fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
         health::configure(cfg);
+        if interface == Interface::Platform {
+            platform::configure(cfg);
+        }
         if interface == Interface::Personal {
             cfg.service(
                 web::scope("/api/v1")
@@ -197,7 +200,15 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     })
     .await??;
 
-    let (server, addrs) = bind(AppState { db, clock }, interface, &config.bind)?;
+    let (server, addrs) = bind(
+        AppState {
+            db,
+            clock,
+            public_url: config.public_url.clone(),
+        },
+        interface,
+        &config.bind,
+    )?;
     let shutdown = shutdown_on_signal(server.handle())?;
     let url = addrs
         .first()
@@ -268,7 +279,7 @@ impl Interface {
                 "Tributary Personal API: serves /api/v1 (accounts, transactions, balances, holdings) to API-key holders."
             }
             Interface::Platform => {
-                "Tributary Platform API: serves integrators' apps under /api/platform (currently /healthz and /readyz only)."
+                "Tributary Platform API: serves integrators' apps under /api/platform (users, OAuth 2 tokens, bearer data endpoints, portal sessions)."
             }
         }
     }

@@ -7,4 +7,7 @@ use tributary_storage::Database;
 pub struct AppState {
     pub db: Database,
     pub clock: Arc<dyn Clock>,
+    /// The address users reach this server at (`TRIBUTARY_PUBLIC_URL`), for
+    /// links it hands out; `None`: taken from each request's Host.
+    pub public_url: Option<String>,
 }

@@ -1,0 +1,256 @@
+//! `POST /oauth/token` (authorization_code and refresh_token grants) and
+//! `POST /oauth/revoke` (RFC 7009). Bodies may be form-encoded or JSON;
+//! client credentials come in an HTTP Basic header or in the body. Errors
+//! use the RFC 6749 §5.2 body, not the data endpoints' envelope.
+
+use crate::auth::basic_credentials;
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, ContentType};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+use tributary_auth::oauth::{self, OAuthError};
+use tributary_storage::{AnyConnection, users};
+
+/// An RFC 6749 §5.2 error answer.
+#[derive(Debug)]
+pub(super) struct TokenError(OAuthError);
+
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.code(), self.0)
+    }
+}
+
+impl From<OAuthError> for TokenError {
+    fn from(err: OAuthError) -> Self {
+        TokenError(err)
+    }
+}
+
+impl From<tributary_storage::StorageError> for TokenError {
+    fn from(err: tributary_storage::StorageError) -> Self {
+        TokenError(OAuthError::Storage(err))
+    }
+}
+
+impl From<actix_web::error::BlockingError> for TokenError {
+    fn from(err: actix_web::error::BlockingError) -> Self {
+        TokenError(OAuthError::Storage(
+            tributary_storage::StorageError::Unavailable(err.to_string()),
+        ))
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    error_description: String,
+}
+
+impl ResponseError for TokenError {
+    fn status_code(&self) -> StatusCode {
+        match &self.0 {
+            OAuthError::InvalidClient(_) => StatusCode::UNAUTHORIZED,
+            OAuthError::Storage(tributary_storage::StorageError::Unavailable(_)) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            OAuthError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let description = match &self.0 {
+            OAuthError::Storage(err) => {
+                log::error!(
+                    "token endpoint failed (request {}): {err}",
+                    crate::request_id::current().unwrap_or_default()
+                );
+                "the server could not complete the request".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let mut response = HttpResponse::build(self.status_code());
+        response
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .insert_header((header::PRAGMA, "no-cache"));
+        if matches!(self.0, OAuthError::InvalidClient(_)) {
+            response.insert_header((
+                header::WWW_AUTHENTICATE,
+                r#"Basic realm="tributary", charset="UTF-8""#,
+            ));
+        }
+        response.json(ErrorBody {
+            error: self.0.code(),
+            error_description: description,
+        })
+    }
+}
+
+/// The request's parameters, from a form-encoded or JSON body.
+fn parameters(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if content_type.starts_with("application/json") {
+        let value: serde_json::Value = serde_json::from_slice(body).map_err(|err| {
+            OAuthError::InvalidRequest(format!("the JSON body does not parse: {err}"))
+        })?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| OAuthError::InvalidRequest("the JSON body must be an object".into()))?;
+        return object
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => Ok((k.clone(), s.clone())),
+                serde_json::Value::Number(n) => Ok((k.clone(), n.to_string())),
+                _ => Err(OAuthError::InvalidRequest(format!(
+                    "`{k}` must be a string"
+                ))),
+            })
+            .collect();
+    }
+    let text = std::str::from_utf8(body)
+        .map_err(|_| OAuthError::InvalidRequest("the body is not UTF-8".into()))?;
+    web::Query::<HashMap<String, String>>::from_query(text)
+        .map(web::Query::into_inner)
+        .map_err(|err| OAuthError::InvalidRequest(format!("the form body does not parse: {err}")))
+}
+
+/// Client credentials from the Basic header or the body (not both).
+fn client_credentials(
+    req: &HttpRequest,
+    params: &HashMap<String, String>,
+) -> Result<(String, Option<String>), OAuthError> {
+    match basic_credentials(req) {
+        Some(Ok((id, secret))) => {
+            if params.contains_key("client_secret") {
+                return Err(OAuthError::InvalidRequest(
+                    "send client credentials in the Basic header or the body, not both".into(),
+                ));
+            }
+            if params
+                .get("client_id")
+                .is_some_and(|body_id| *body_id != id)
+            {
+                return Err(OAuthError::InvalidRequest(
+                    "client_id in the body differs from the Basic header".into(),
+                ));
+            }
+            Ok((id, Some(secret)))
+        }
+        Some(Err(())) => Err(OAuthError::InvalidClient(
+            "the Basic credentials do not decode".into(),
+        )),
+        None => {
+            let id = params
+                .get("client_id")
+                .cloned()
+                .ok_or_else(|| OAuthError::InvalidRequest("client_id is required".into()))?;
+            Ok((id, params.get("client_secret").cloned()))
+        }
+    }
+}
+
+fn required<'a>(params: &'a HashMap<String, String>, name: &str) -> Result<&'a str, OAuthError> {
+    params
+        .get(name)
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| OAuthError::InvalidRequest(format!("`{name}` is required")))
+}
+
+#[derive(Serialize)]
+struct TokenResponse {
+    access_token: String,
+    refresh_token: String,
+    token_type: &'static str,
+    expires_in: i64,
+    user_id: String,
+}
+
+fn grant(
+    conn: &mut AnyConnection,
+    req_params: &HashMap<String, String>,
+    client: (String, Option<String>),
+    now: chrono::NaiveDateTime,
+) -> Result<TokenResponse, OAuthError> {
+    let grant_type = required(req_params, "grant_type")?;
+    if !matches!(grant_type, "authorization_code" | "refresh_token") {
+        return Err(OAuthError::UnsupportedGrantType(format!(
+            "grant_type `{grant_type}` is not supported"
+        )));
+    }
+    let app = oauth::authenticate_client(conn, &client.0, client.1.as_deref())?;
+    let pair = match grant_type {
+        "authorization_code" => {
+            let code = required(req_params, "code")?;
+            let redirect_uri = required(req_params, "redirect_uri")?;
+            oauth::redeem_code(
+                conn,
+                &app,
+                code,
+                redirect_uri,
+                req_params.get("code_verifier").map(String::as_str),
+                now,
+            )?
+        }
+        _ => oauth::refresh(conn, &app, required(req_params, "refresh_token")?, now)?,
+    };
+    let user = users::get_user(conn, pair.user_id)?;
+    Ok(TokenResponse {
+        access_token: pair.access_token,
+        refresh_token: pair.refresh_token,
+        token_type: "Bearer",
+        expires_in: pair.expires_in,
+        user_id: user.public_id.unwrap_or_else(|| user.id.to_string()),
+    })
+}
+
+pub(super) async fn token(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, TokenError> {
+    let params = parameters(&req, &body)?;
+    let client = client_credentials(&req, &params)?;
+    let now = state.clock.now().naive_utc();
+    let db = state.db.clone();
+    let response = web::block(move || -> Result<TokenResponse, OAuthError> {
+        let mut conn = db.conn()?;
+        grant(&mut conn, &params, client, now)
+    })
+    .await??;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::PRAGMA, "no-cache"))
+        .content_type(ContentType::json())
+        .json(response))
+}
+
+pub(super) async fn revoke(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, TokenError> {
+    let params = parameters(&req, &body)?;
+    let client = client_credentials(&req, &params)?;
+    let token = required(&params, "token")?.to_owned();
+    let now = state.clock.now().naive_utc();
+    let db = state.db.clone();
+    web::block(move || -> Result<(), OAuthError> {
+        let mut conn = db.conn()?;
+        let app = oauth::authenticate_client(&mut *conn, &client.0, client.1.as_deref())?;
+        Ok(oauth::revoke(&mut *conn, &app, &token, now)?)
+    })
+    .await??;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish())
+}
