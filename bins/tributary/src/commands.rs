@@ -88,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let db = open()?;
             sync(&db, &sync_engine(&config, &db, clock)?, &args)
         }
+        Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;

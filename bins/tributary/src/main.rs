@@ -1,6 +1,7 @@
 //! `tributary`: the admin command line. Migrations, users, API keys,
 //! connections and syncs, against the database in TRIBUTARY_DATABASE_URL.
 
+mod apps;
 mod commands;
 
 use clap::{Args, Parser, Subcommand};
@@ -40,6 +41,9 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
+    /// Manage Platform apps (integrators' OAuth clients).
+    #[command(subcommand)]
+    Apps(AppsCommand),
     /// List the banks GoCardless Bank Account Data reaches in a country.
     Institutions {
         /// Two-letter country code, e.g. DE.
@@ -52,6 +56,45 @@ enum Command {
     /// Manage the key that seals provider credentials.
     #[command(subcommand)]
     Secrets(SecretsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum AppsCommand {
+    /// Create an app; prints its client id and (unless public) its secret,
+    /// once.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// A redirect URI the authorization flow may return to (repeat for
+        /// several); https, or http on localhost.
+        #[arg(long = "redirect-uri", value_name = "URI", required = true)]
+        redirect_uris: Vec<String>,
+        /// A public client (a self-hosted or native app): no secret; must
+        /// use PKCE.
+        #[arg(long)]
+        public: bool,
+        /// Who pays for users' connections.
+        #[arg(long, value_parser = ["integrator", "user"], default_value = "integrator")]
+        billing: String,
+        /// Accounts each user may connect when the integrator pays (a user's
+        /// own `limits.max_accounts` wins).
+        #[arg(long)]
+        max_accounts: Option<i32>,
+    },
+    /// List apps.
+    List,
+    /// Replace an app's client secret (the old one stops working); prints
+    /// the new one once.
+    RotateSecret { client_id: String },
+    /// Add or remove redirect URIs.
+    #[command(subcommand, name = "redirect-uris")]
+    RedirectUris(RedirectUrisCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum RedirectUrisCommand {
+    Add { client_id: String, uri: String },
+    Remove { client_id: String, uri: String },
 }
 
 #[derive(Debug, Subcommand)]

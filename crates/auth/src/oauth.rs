@@ -206,6 +206,31 @@ pub fn issue_pair(
     })
 }
 
+/// Checks a redirect URI an app registers: absolute, no fragment, and
+/// https (http only for loopback, for development).
+pub fn validate_redirect_uri(uri: &str) -> Result<(), String> {
+    let parsed =
+        url::Url::parse(uri).map_err(|err| format!("`{uri}` is not an absolute URL: {err}"))?;
+    if parsed.fragment().is_some() {
+        return Err(format!(
+            "`{uri}` has a fragment (#…), which redirect URIs may not have"
+        ));
+    }
+    let loopback = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        other => Err(format!(
+            "`{uri}` uses {other}: redirect URIs must use https (http only for localhost)"
+        )),
+    }
+}
+
+/// A new client id for an app (not secret).
+pub fn new_client_id() -> String {
+    secret::random_id("app_", 18)
+}
+
 /// A new client secret and its hash (the hash is what is stored).
 pub fn new_client_secret() -> (String, String) {
     let secret = secret::generate(CLIENT_SECRET_PREFIX);
@@ -530,6 +555,15 @@ pub fn consume_portal_session(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redirect_uris_must_be_absolute_https_without_fragment() {
+        assert!(validate_redirect_uri("https://app.example/callback?x=1").is_ok());
+        assert!(validate_redirect_uri("http://localhost:3000/cb").is_ok());
+        assert!(validate_redirect_uri("http://app.example/cb").is_err());
+        assert!(validate_redirect_uri("https://app.example/cb#frag").is_err());
+        assert!(validate_redirect_uri("/relative").is_err());
+    }
 
     #[test]
     fn s256_verifiers_match_their_challenge_only() {
