@@ -4,6 +4,8 @@
 // Test support: a failed unwrap here is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+pub mod platform;
+
 use actix_web::dev::ServerHandle;
 use chrono::{TimeZone, Utc};
 use std::sync::Arc;

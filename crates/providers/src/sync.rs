@@ -370,6 +370,27 @@ impl SyncEngine {
                         );
                         Ok(SyncOutcome::LeaseLost { job_id: job.id })
                     }
+                    Err(err @ StorageError::AccountLimit { .. }) => {
+                        // The user's limit, not a fault: say so on the connection.
+                        let reason = err.to_string();
+                        log::warn!("job {}: {reason}", job.id);
+                        connections::record_failure(
+                            &mut conn,
+                            job.connection_id,
+                            ConnectionStatus::Error,
+                            &reason,
+                            now.naive_utc(),
+                        )?;
+                        sync_jobs::finish(
+                            &mut conn,
+                            job,
+                            SyncJobStatus::Failed,
+                            None,
+                            Some(&reason),
+                            now.naive_utc(),
+                        )?;
+                        Err(err.into())
+                    }
                     Err(err) => {
                         log::error!(
                             "job {}: storing the snapshot of connection {} failed: {err}",

@@ -182,7 +182,10 @@ fn apply_sqlite_pragmas(
     ))?;
     conn.batch_execute("PRAGMA journal_mode = WAL")?;
     conn.batch_execute("PRAGMA synchronous = NORMAL")?;
-    conn.batch_execute("PRAGMA foreign_keys = ON")
+    conn.batch_execute("PRAGMA foreign_keys = ON")?;
+    // Deleted rows (an erased user's data) are overwritten, not left in
+    // free pages.
+    conn.batch_execute("PRAGMA secure_delete = ON")
 }
 
 #[derive(Debug, Clone)]

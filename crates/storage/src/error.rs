@@ -20,6 +20,16 @@ pub enum StorageError {
     /// A referenced row does not exist or is not the caller's; says which.
     #[error("{0}")]
     InvalidReference(String),
+    /// Adding accounts would pass the user's account limit; nothing of the
+    /// sync was stored.
+    #[error(
+        "ACCOUNT_LIMIT_REACHED: this user may have {limit} accounts; they have {existing} and this connection would add {adding}"
+    )]
+    AccountLimit {
+        limit: i32,
+        existing: i64,
+        adding: usize,
+    },
     #[error("migration failed: {0}")]
     Migration(String),
     #[error("database error: {0}")]

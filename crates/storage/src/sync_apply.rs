@@ -30,6 +30,27 @@ pub fn apply_snapshot(
             .load::<String>(conn)?
             .into_iter()
             .collect();
+        let new_accounts = snapshot
+            .accounts
+            .iter()
+            .filter(|a| !known_accounts.contains(&a.provider_account_id))
+            .count();
+        if new_accounts > 0
+            && let Some(limit) = crate::apps::account_limit(conn, connection.user_id)?
+        {
+            let existing: i64 = accounts::table
+                .filter(accounts::user_id.eq(connection.user_id))
+                .count()
+                .get_result(conn)?;
+            let wanted = existing + new_accounts as i64;
+            if wanted > i64::from(limit) {
+                return Err(StorageError::AccountLimit {
+                    limit,
+                    existing,
+                    adding: new_accounts,
+                });
+            }
+        }
         let mut summary = SyncSummary::default();
         for account in &snapshot.accounts {
             summary.accounts_seen += 1;

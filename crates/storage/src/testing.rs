@@ -217,6 +217,60 @@ pub fn dump(db: &Database) -> String {
     }
 }
 
+/// Every row of every table as JSON text, on either backend: what the
+/// database holds as data (unlike [`dump`], not the bytes of freed pages).
+pub fn dump_rows(db: &Database) -> String {
+    use crate::db::AnyConnection;
+    use diesel::RunQueryDsl;
+    use diesel::sql_types::Text;
+
+    #[derive(diesel::QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text)]
+        line: String,
+    }
+
+    let mut conn = db.conn().expect("connection for dump");
+    let mut out = String::new();
+    match &mut *conn {
+        AnyConnection::Sqlite(c) => {
+            let tables: Vec<Line> = diesel::sql_query(
+                "SELECT name AS line FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .load(c)
+            .expect("list tables");
+            for table in tables {
+                let columns: Vec<Line> = diesel::sql_query(format!(
+                    "SELECT name AS line FROM pragma_table_info('{}')",
+                    table.line
+                ))
+                .load(c)
+                .expect("list columns");
+                let fields: Vec<String> = columns
+                    .iter()
+                    .map(|col| format!("'{0}', \"{0}\"", col.line))
+                    .collect();
+                let rows: Vec<Line> = diesel::sql_query(format!(
+                    "SELECT json_object({}) AS line FROM \"{}\"",
+                    fields.join(", "),
+                    table.line
+                ))
+                .load(c)
+                .expect("dump table");
+                for row in rows {
+                    out.push_str(&row.line);
+                    out.push('\n');
+                }
+            }
+        }
+        AnyConnection::Postgresql(_) => {
+            drop(conn);
+            return dump(db);
+        }
+    }
+    out
+}
+
 /// The text of a file under the shared test data (`../shared/testdata`
 /// beside the repository, or `TRIBUTARY_TESTDATA`), read at run time.
 pub fn testdata(relative: &str) -> String {

@@ -1,0 +1,110 @@
+//! A running Platform API over a fresh database with three apps: two
+//! confidential ones (A and B) and a public one (P).
+
+use crate::clock;
+use actix_web::dev::ServerHandle;
+use std::sync::Arc;
+use tributary_auth::oauth::{new_client_id, new_client_secret};
+use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::model::BillingModel;
+use tributary_http::AppState;
+use tributary_http::server::{self, Interface};
+use tributary_storage::apps::{self, AppRecord, NewApp};
+use tributary_storage::testing::TestDatabase;
+
+/// An app and its plain-text secret (for confidential apps).
+#[derive(Debug, Clone)]
+pub struct TestApp {
+    pub record: AppRecord,
+    pub secret: Option<String>,
+    pub redirect_uris: Vec<String>,
+}
+
+impl TestApp {
+    pub fn client_id(&self) -> &str {
+        &self.record.client_id
+    }
+
+    pub fn secret(&self) -> &str {
+        self.secret.as_deref().unwrap_or_default()
+    }
+}
+
+#[derive(Debug)]
+pub struct PlatformServer {
+    pub base_url: String,
+    pub clock: Arc<ManualClock>,
+    pub database: TestDatabase,
+    pub app_a: TestApp,
+    pub app_b: TestApp,
+    pub public_app: TestApp,
+    handle: ServerHandle,
+}
+
+impl PlatformServer {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    pub async fn stop(self) {
+        self.handle.stop(true).await;
+    }
+}
+
+fn create_app(
+    database: &TestDatabase,
+    clock: &dyn Clock,
+    name: &str,
+    public: bool,
+    max_accounts: Option<i32>,
+) -> TestApp {
+    let secret = (!public).then(new_client_secret);
+    let redirect_uris = vec![
+        format!("https://{name}.example/callback"),
+        format!("https://{name}.example/other"),
+    ];
+    let record = apps::create_app(
+        &mut database.db().conn().expect("connection"),
+        &NewApp {
+            client_id: &new_client_id(),
+            name,
+            client_secret_hash: secret.as_ref().map(|(_, hash)| hash.as_str()),
+            billing_model: BillingModel::Integrator,
+            default_max_accounts: max_accounts,
+            redirect_uris: &redirect_uris,
+            now: clock.now().naive_utc(),
+        },
+    )
+    .expect("create app");
+    TestApp {
+        record,
+        secret: secret.map(|(s, _)| s),
+        redirect_uris,
+    }
+}
+
+/// Seeds the apps and serves the real Platform API on a free port.
+pub fn start_platform(database: TestDatabase) -> PlatformServer {
+    let clock = clock();
+    let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
+    let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
+    let public_app = create_app(&database, clock.as_ref(), "app-p", true, None);
+    let state = AppState {
+        db: database.db().clone(),
+        clock: clock.clone(),
+        public_url: Some("https://tributary.example".into()),
+    };
+    let (server, addrs) =
+        server::bind(state, Interface::Platform, "127.0.0.1:0").expect("bind a free port");
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    PlatformServer {
+        base_url: server::local_url(addrs[0]),
+        clock,
+        database,
+        app_a,
+        app_b,
+        public_app,
+        handle,
+    }
+}

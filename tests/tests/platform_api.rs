@@ -1,0 +1,949 @@
+//! The Platform API end to end: the real server on a free port, over SQLite
+//! and PostgreSQL; the `oauth2` crate plays the integrator's client.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use base64::Engine as _;
+use oauth2::basic::{BasicClient, BasicErrorResponseType};
+use oauth2::{ClientId, ClientSecret, RefreshToken, RequestTokenError, TokenResponse, TokenUrl};
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use sha2::Digest as _;
+use std::sync::Arc;
+use tributary_auth::oauth;
+use tributary_domain::clock::Clock;
+use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_e2e::platform::{PlatformServer, TestApp, start_platform};
+use tributary_providers::Registry;
+use tributary_providers::sandbox::{self, SandboxConnector};
+use tributary_providers::sync::SyncEngine;
+use tributary_storage::apps;
+use tributary_storage::testing::{TestDatabase, dump};
+
+async fn on_every_backend<F, Fut>(scenario: F)
+where
+    F: Fn(PlatformServer) -> Fut,
+    Fut: std::future::Future<Output = PlatformServer>,
+{
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        scenario(start_platform(database)).await.stop().await;
+    }
+}
+
+/// `POST /v1/users` as `app`: (status, body).
+async fn register(server: &PlatformServer, app: &TestApp, email: &str) -> (StatusCode, Value) {
+    let response = Client::new()
+        .post(server.url("/api/platform/v1/users"))
+        .basic_auth(app.client_id(), Some(app.secret()))
+        .json(&serde_json::json!({ "email": email }))
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+async fn get_with(server: &PlatformServer, path: &str, access_token: &str) -> reqwest::Response {
+    Client::new()
+        .get(server.url(path))
+        .bearer_auth(access_token)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A form POST to the token endpoint: (status, body, headers).
+async fn token_request(
+    server: &PlatformServer,
+    form: &[(&str, &str)],
+    basic: Option<&TestApp>,
+) -> (StatusCode, Value, reqwest::header::HeaderMap) {
+    let mut request = Client::new()
+        .post(server.url("/api/platform/oauth/token"))
+        .form(form);
+    if let Some(app) = basic {
+        request = request.basic_auth(app.client_id(), Some(app.secret()));
+    }
+    let response = request.send().await.unwrap();
+    let headers = response.headers().clone();
+    (response.status(), response.json().await.unwrap(), headers)
+}
+
+/// Tributary's id of an app's user, from the id the app knows.
+fn internal_id(server: &PlatformServer, app: &TestApp, public_id: &str) -> i64 {
+    apps::find_app_user(
+        &mut server.database.db().conn().unwrap(),
+        app.record.id,
+        public_id,
+    )
+    .unwrap()
+    .unwrap()
+    .id
+}
+
+/// Gives the user a synced sandbox connection.
+async fn give_sandbox_bank(server: &PlatformServer, user_id: i64, email: &str) {
+    let (db, clock, email) = (
+        server.database.db().clone(),
+        server.clock.clone(),
+        email.to_owned(),
+    );
+    actix_web::web::block(move || {
+        let mut registry = Registry::default();
+        registry.register(Arc::new(SandboxConnector::default()));
+        let engine = SyncEngine::new(db, registry, clock);
+        let connection = engine
+            .connect(
+                user_id,
+                Provider::Sandbox,
+                &sandbox::connect_request(&email, sandbox::USER_GOOD),
+            )
+            .unwrap();
+        engine
+            .sync_now(connection.id, SyncJobKind::Initial, "test")
+            .unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+/// An authorization code, as the browser flow will issue it.
+async fn issue_code(
+    server: &PlatformServer,
+    app: &TestApp,
+    user_id: i64,
+    redirect_uri: &str,
+    challenge: Option<(&str, &str)>,
+) -> Result<String, String> {
+    let db = server.database.db().clone();
+    let now = server.clock.now().naive_utc();
+    let (record, redirect_uri) = (app.record.clone(), redirect_uri.to_owned());
+    let challenge = challenge.map(|(c, m)| (c.to_owned(), m.to_owned()));
+    actix_web::web::block(move || {
+        let mut conn = db.conn().unwrap();
+        let challenge = challenge.as_ref().map(|(c, m)| (c.as_str(), m.as_str()));
+        oauth::issue_code(&mut *conn, &record, user_id, &redirect_uri, challenge, now)
+            .map_err(|e| format!("{}: {e}", e.code()))
+    })
+    .await
+    .unwrap()
+}
+
+fn s256(verifier: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()))
+}
+
+const VERIFIER: &str = "a-random-code-verifier-of-at-least-43-characters-0123456789";
+
+/// A registered user of app A with a sandbox bank; (public id, internal id, access, refresh).
+async fn user_with_bank(server: &PlatformServer, email: &str) -> (String, i64, String, String) {
+    let (status, body) = register(server, &server.app_a, email).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let public_id = body["user_id"].as_str().unwrap().to_owned();
+    let user = internal_id(server, &server.app_a, &public_id);
+    give_sandbox_bank(server, user, email).await;
+    (
+        public_id,
+        user,
+        body["access_token"].as_str().unwrap().to_owned(),
+        body["refresh_token"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[actix_web::test]
+async fn an_integrator_registers_reads_refreshes_and_reads_again_with_the_oauth2_crate() {
+    on_every_backend(|server| async move {
+        let (public_id, _, access, refresh) = user_with_bank(&server, "ana@example.com").await;
+        let first = get_with(&server, "/api/platform/v1/accounts", &access).await;
+        assert_eq!(first.status(), StatusCode::OK);
+        let accounts: Value = first.json().await.unwrap();
+        assert!(accounts["total"].as_u64().unwrap() >= 3);
+        assert_eq!(accounts["accounts"][0]["provider"], "sandbox");
+
+        let client = BasicClient::new(ClientId::new(server.app_a.client_id().to_owned()))
+            .set_client_secret(ClientSecret::new(server.app_a.secret().to_owned()))
+            .set_token_uri(TokenUrl::new(server.url("/api/platform/oauth/token")).unwrap());
+        let http = oauth2::reqwest::ClientBuilder::new().redirect(oauth2::reqwest::redirect::Policy::none()).build().unwrap();
+        let refreshed = client.exchange_refresh_token(&RefreshToken::new(refresh.clone())).request_async(&http).await.unwrap();
+        assert_eq!(refreshed.expires_in(), Some(std::time::Duration::from_secs(3600)));
+        let new_access = refreshed.access_token().secret().clone();
+        let new_refresh = refreshed.refresh_token().unwrap().secret().clone();
+        let again = get_with(&server, "/api/platform/v1/accounts", &new_access).await;
+        assert_eq!(again.status(), StatusCode::OK);
+        assert_eq!(again.json::<Value>().await.unwrap(), accounts);
+
+        // The old refresh token again: refused, and the new family with it.
+        let replay = client.exchange_refresh_token(&RefreshToken::new(refresh)).request_async(&http).await.unwrap_err();
+        let RequestTokenError::ServerResponse(error) = replay else { panic!("expected an OAuth error") };
+        assert_eq!(*error.error(), BasicErrorResponseType::InvalidGrant);
+        let after = client.exchange_refresh_token(&RefreshToken::new(new_refresh)).request_async(&http).await.unwrap_err();
+        assert!(matches!(after, RequestTokenError::ServerResponse(ref e) if *e.error() == BasicErrorResponseType::InvalidGrant));
+        assert_eq!(get_with(&server, "/api/platform/v1/accounts", &new_access).await.status(), StatusCode::UNAUTHORIZED);
+
+        // The token response carries user_id (the oauth2 crate ignores it).
+        let (status, body) = register(&server, &server.app_a, "ana@example.com").await;
+        assert_eq!((status, body["user_id"].as_str()), (StatusCode::OK, Some(public_id.as_str())), "the same user again: 200");
+        let (status, body, headers) =
+            token_request(&server, &[("grant_type", "refresh_token"), ("refresh_token", body["refresh_token"].as_str().unwrap())], Some(&server.app_a)).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["user_id"], public_id.as_str());
+        assert_eq!(body["token_type"], "Bearer");
+        assert_eq!(headers["cache-control"], "no-store");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn code_reuse_revokes_what_the_first_redemption_issued() {
+    on_every_backend(|server| async move {
+        let (_, user, _, _) = user_with_bank(&server, "reuse@example.com").await;
+        let redirect = server.app_a.redirect_uris[0].clone();
+        let code = issue_code(&server, &server.app_a, user, &redirect, None)
+            .await
+            .unwrap();
+        let form = [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", redirect.as_str()),
+        ];
+        let (status, first, _) = token_request(&server, &form, Some(&server.app_a)).await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        let access = first["access_token"].as_str().unwrap();
+        assert_eq!(
+            get_with(&server, "/api/platform/v1/accounts", access)
+                .await
+                .status(),
+            StatusCode::OK
+        );
+        let (status, second, _) = token_request(&server, &form, Some(&server.app_a)).await;
+        assert_eq!(
+            (status, second["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        assert_eq!(
+            get_with(&server, "/api/platform/v1/accounts", access)
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn redirect_uri_must_be_the_one_the_code_was_issued_for() {
+    on_every_backend(|server| async move {
+        let (_, user, _, _) = user_with_bank(&server, "redirect@example.com").await;
+        let code = issue_code(
+            &server,
+            &server.app_a,
+            user,
+            &server.app_a.redirect_uris[0],
+            None,
+        )
+        .await
+        .unwrap();
+        let other = server.app_a.redirect_uris[1].as_str();
+        let (status, body, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", other),
+            ],
+            Some(&server.app_a),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        assert!(
+            body["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("redirect_uri")
+        );
+        // A redirect URI the app never registered gets no code at all.
+        let err = issue_code(
+            &server,
+            &server.app_a,
+            user,
+            "https://evil.example/cb",
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert!(err.starts_with("invalid_request"), "{err}");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_code_of_app_a_cannot_be_redeemed_by_app_b() {
+    on_every_backend(|server| async move {
+        let (_, user, _, _) = user_with_bank(&server, "cross@example.com").await;
+        let redirect = server.app_a.redirect_uris[0].clone();
+        let code = issue_code(&server, &server.app_a, user, &redirect, None)
+            .await
+            .unwrap();
+        let (status, body, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", &redirect),
+            ],
+            Some(&server.app_b),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn an_expired_code_is_refused() {
+    on_every_backend(|server| async move {
+        let (_, user, _, _) = user_with_bank(&server, "late@example.com").await;
+        let redirect = server.app_a.redirect_uris[0].clone();
+        let code = issue_code(&server, &server.app_a, user, &redirect, None)
+            .await
+            .unwrap();
+        server.clock.advance(chrono::Duration::minutes(10));
+        let (status, body, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", &redirect),
+            ],
+            Some(&server.app_a),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        assert!(
+            body["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("expired")
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn an_access_token_expires_after_an_hour() {
+    on_every_backend(|server| async move {
+        let (_, _, access, _) = user_with_bank(&server, "hour@example.com").await;
+        server.clock.advance(chrono::Duration::seconds(3599));
+        assert_eq!(
+            get_with(&server, "/api/platform/v1/accounts", &access)
+                .await
+                .status(),
+            StatusCode::OK
+        );
+        server.clock.advance(chrono::Duration::seconds(1));
+        let expired = get_with(&server, "/api/platform/v1/accounts", &access).await;
+        assert_eq!(expired.status(), StatusCode::UNAUTHORIZED);
+        let body: Value = expired.json().await.unwrap();
+        assert_eq!(body["code"], "ACCESS_TOKEN_EXPIRED");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_public_client_must_use_pkce() {
+    on_every_backend(|server| async move {
+        let (status, body) = register(&server, &server.app_a, "pub@example.com").await;
+        assert_eq!(status, StatusCode::CREATED);
+        let user = internal_id(&server, &server.app_a, body["user_id"].as_str().unwrap());
+        let app = server.public_app.clone();
+        let err = issue_code(&server, &app, user, &app.redirect_uris[0], None)
+            .await
+            .unwrap_err();
+        assert!(err.starts_with("invalid_request"), "{err}");
+        // With a challenge, the code exchange needs the verifier.
+        let challenge = s256(VERIFIER);
+        let code = issue_code(
+            &server,
+            &app,
+            user,
+            &app.redirect_uris[0],
+            Some((&challenge, "S256")),
+        )
+        .await
+        .unwrap();
+        let base = [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", app.redirect_uris[0].as_str()),
+            ("client_id", app.client_id()),
+        ];
+        let (status, body, _) = token_request(&server, &base, None).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant")),
+            "{body}"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_wrong_code_verifier_is_refused_and_the_right_one_accepted() {
+    on_every_backend(|server| async move {
+        let (status, body) = register(&server, &server.app_a, "pkce@example.com").await;
+        assert_eq!(status, StatusCode::CREATED);
+        let user = internal_id(&server, &server.app_a, body["user_id"].as_str().unwrap());
+        let app = server.public_app.clone();
+        let challenge = s256(VERIFIER);
+        let redirect = app.redirect_uris[0].as_str();
+        let code = issue_code(&server, &app, user, redirect, Some((&challenge, "S256")))
+            .await
+            .unwrap();
+        let wrong = "another-random-code-verifier-of-at-least-43-characters-xyz";
+        let form = |verifier: &'static str| {
+            vec![
+                ("grant_type", "authorization_code"),
+                ("code", code.as_str()),
+                ("redirect_uri", redirect),
+                ("client_id", app.client_id()),
+                ("code_verifier", verifier),
+            ]
+        };
+        let (status, body, _) = token_request(&server, &form(wrong), None).await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        let code = issue_code(&server, &app, user, redirect, Some((&challenge, "S256")))
+            .await
+            .unwrap();
+        let (status, body, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", redirect),
+                ("client_id", app.client_id()),
+                ("code_verifier", VERIFIER),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn plain_pkce_is_refused() {
+    on_every_backend(|server| async move {
+        let (_, body) = register(&server, &server.app_a, "plain@example.com").await;
+        let user = internal_id(&server, &server.app_a, body["user_id"].as_str().unwrap());
+        let app = server.public_app.clone();
+        let err = issue_code(
+            &server,
+            &app,
+            user,
+            &app.redirect_uris[0],
+            Some((VERIFIER, "plain")),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.starts_with("invalid_request") && err.contains("S256"),
+            "{err}"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_wrong_client_secret_is_invalid_client() {
+    on_every_backend(|server| async move {
+        let (_, _, _, refresh) = user_with_bank(&server, "secret@example.com").await;
+        let mut impostor = server.app_a.clone();
+        impostor.secret = Some("tcs_wrongwrongwrongwrongwrongwrongwrongwrongwro".into());
+        let (status, body, headers) = token_request(
+            &server,
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+            Some(&impostor),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("invalid_client"))
+        );
+        assert!(
+            headers["www-authenticate"]
+                .to_str()
+                .unwrap()
+                .starts_with("Basic")
+        );
+        let (status, _) = register(&server, &impostor, "x@example.com").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // Credentials in the body work as well as in the header.
+        let (status, body, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", &refresh),
+                ("client_id", server.app_a.client_id()),
+                ("client_secret", server.app_a.secret()),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_token_of_user_a_cannot_read_an_account_of_user_b() {
+    on_every_backend(|server| async move {
+        let (_, _, access_a, _) = user_with_bank(&server, "a@example.com").await;
+        let (_, _, access_b, _) = user_with_bank(&server, "b@example.com").await;
+        let b_accounts: Value = get_with(&server, "/api/platform/v1/accounts", &access_b)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let b_account = b_accounts["accounts"][0]["id"].as_i64().unwrap();
+        for endpoint in ["transactions", "balance", "holdings"] {
+            let path = format!("/api/platform/v1/accounts/{b_account}/{endpoint}");
+            let response = get_with(&server, &path, &access_a).await;
+            assert_eq!(response.status(), StatusCode::NOT_FOUND);
+            assert_eq!(
+                response.json::<Value>().await.unwrap()["code"],
+                "ACCOUNT_NOT_FOUND"
+            );
+            assert_eq!(
+                get_with(&server, &path, &access_b).await.status(),
+                StatusCode::OK
+            );
+        }
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn basic_credentials_of_app_a_cannot_touch_a_user_of_app_b() {
+    on_every_backend(|server| async move {
+        let (status, body) = register(&server, &server.app_b, "shared@example.com").await;
+        assert_eq!(status, StatusCode::CREATED);
+        let b_user = body["user_id"].as_str().unwrap().to_owned();
+        let (status, a_body) = register(&server, &server.app_a, "shared@example.com").await;
+        assert_eq!(
+            status,
+            StatusCode::CREATED,
+            "the same e-mail in another app is another user"
+        );
+        assert_ne!(a_body["user_id"].as_str().unwrap(), b_user);
+        let path = server.url(&format!("/api/platform/v1/users/{b_user}"));
+        let client = Client::new();
+        let put = client
+            .put(&path)
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"external_user_id": "x"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), StatusCode::NOT_FOUND);
+        assert_eq!(put.json::<Value>().await.unwrap()["code"], "USER_NOT_FOUND");
+        let delete = client
+            .delete(&path)
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(delete.status(), StatusCode::NOT_FOUND);
+        let own = client
+            .put(&path)
+            .basic_auth(server.app_b.client_id(), Some(server.app_b.secret()))
+            .json(&serde_json::json!({"limits": {"max_accounts": 2}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(own.status(), StatusCode::OK);
+        let own: Value = own.json().await.unwrap();
+        assert_eq!(own["user"]["limits"]["max_accounts"], 2);
+        assert_eq!(own["user"]["email"], "shared@example.com");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn refresh_after_the_user_was_deleted_is_invalid_grant() {
+    on_every_backend(|server| async move {
+        let (public_id, user, access, refresh) = user_with_bank(&server, "gone@example.com").await;
+        let deleted = Client::new()
+            .delete(server.url(&format!("/api/platform/v1/users/{public_id}")))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
+        let (status, body, _) = token_request(
+            &server,
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+            Some(&server.app_a),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        assert_eq!(
+            get_with(&server, "/api/platform/v1/accounts", &access)
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED
+        );
+        // Every row of the user is gone.
+        let everything = tributary_storage::testing::dump_rows(server.database.db());
+        assert!(
+            everything.contains("app-a"),
+            "the dump shows the data that remains"
+        );
+        assert!(!everything.contains("gone@example.com"));
+        assert!(
+            apps::find_app_user(
+                &mut server.database.db().conn().unwrap(),
+                server.app_a.record.id,
+                &public_id
+            )
+            .unwrap()
+            .is_none()
+        );
+        let _ = user;
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn concurrent_identical_registrations_create_one_user() {
+    on_every_backend(|server| async move {
+        let results = futures_join(&server).await;
+        let created = results
+            .iter()
+            .filter(|(status, _)| *status == StatusCode::CREATED)
+            .count();
+        let ids: std::collections::HashSet<&str> = results
+            .iter()
+            .map(|(_, body)| body["user_id"].as_str().unwrap())
+            .collect();
+        assert_eq!((created, ids.len()), (1, 1), "{results:?}");
+        server
+    })
+    .await;
+}
+
+async fn futures_join(server: &PlatformServer) -> Vec<(StatusCode, Value)> {
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (url, id, secret) = (
+                server.url("/api/platform/v1/users"),
+                server.app_a.client_id().to_owned(),
+                server.app_a.secret().to_owned(),
+            );
+            tokio::spawn(async move {
+                let response = Client::new()
+                    .post(url)
+                    .basic_auth(id, Some(secret))
+                    .json(&serde_json::json!({"email": "race@example.com"}))
+                    .send()
+                    .await
+                    .unwrap();
+                (response.status(), response.json::<Value>().await.unwrap())
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for task in tasks {
+        out.push(task.await.unwrap());
+    }
+    out
+}
+
+#[actix_web::test]
+async fn registration_validates_its_input() {
+    on_every_backend(|server| async move {
+        let post = |body: Value| {
+            Client::new()
+                .post(server.url("/api/platform/v1/users"))
+                .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+                .json(&body)
+                .send()
+        };
+        for (body, code) in [
+            (
+                serde_json::json!({"email": "not an email"}),
+                "INVALID_EMAIL",
+            ),
+            (serde_json::json!({}), "INVALID_EMAIL"),
+            (
+                serde_json::json!({"email": "ok@example.com", "limits": {"max_accounts": -1}}),
+                "INVALID_LIMITS",
+            ),
+            (
+                serde_json::json!({"email": "ok@example.com", "limits": {"bogus": 1}}),
+                "INVALID_LIMITS",
+            ),
+        ] {
+            let response = post(body.clone()).await.unwrap();
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+            assert_eq!(
+                response.json::<Value>().await.unwrap()["code"],
+                code,
+                "{body}"
+            );
+        }
+        let (status, body) = register(&server, &server.public_app, "p@example.com").await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("INVALID_CLIENT")),
+            "public apps cannot manage users"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn portal_sessions_and_revocation() {
+    on_every_backend(|server| async move {
+        let (_, _, access, refresh) = user_with_bank(&server, "portal@example.com").await;
+        let response = Client::new()
+            .post(server.url("/api/platform/v1/portal_sessions"))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let session: Value = response.json().await.unwrap();
+        let url = session["url"].as_str().unwrap();
+        assert!(
+            url.starts_with("https://tributary.example/portal/tps_"),
+            "{url}"
+        );
+        assert!(session["expires_at"].as_str().unwrap().ends_with('Z'));
+        let token = url.rsplit('/').next().unwrap().to_owned();
+        let (db, now) = (server.database.db().clone(), server.clock.now().naive_utc());
+        let (first, second) = actix_web::web::block(move || {
+            let mut conn = db.conn().unwrap();
+            (
+                oauth::consume_portal_session(&mut *conn, &token, now)
+                    .map(|s| s.user_id)
+                    .ok(),
+                oauth::consume_portal_session(&mut *conn, &token, now)
+                    .err()
+                    .map(|e| e.to_string()),
+            )
+        })
+        .await
+        .unwrap();
+        assert!(first.is_some());
+        assert!(second.unwrap().contains("already used"));
+
+        // RFC 7009: revoking the refresh token ends its whole grant.
+        let revoked = Client::new()
+            .post(server.url("/api/platform/oauth/revoke"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .form(&[("token", refresh.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(revoked.status(), StatusCode::OK);
+        assert_eq!(
+            get_with(&server, "/api/platform/v1/accounts", &access)
+                .await
+                .status(),
+            StatusCode::UNAUTHORIZED
+        );
+        let (status, body, _) = token_request(
+            &server,
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+            Some(&server.app_a),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn the_token_endpoint_speaks_rfc_6749_errors_and_json_bodies() {
+    on_every_backend(|server| async move {
+        let (_, _, _, refresh) = user_with_bank(&server, "json@example.com").await;
+        let (status, body, _) = token_request(&server, &[("grant_type", "password")], Some(&server.app_a)).await;
+        assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("unsupported_grant_type")));
+        let (status, body, _) = token_request(&server, &[("grant_type", "refresh_token")], Some(&server.app_a)).await;
+        assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_request")));
+        let json = Client::new()
+            .post(server.url("/api/platform/oauth/token"))
+            .json(&serde_json::json!({"grant_type": "refresh_token", "refresh_token": refresh, "client_id": server.app_a.client_id(), "client_secret": server.app_a.secret()}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(json.status(), StatusCode::OK);
+        let body: Value = json.json().await.unwrap();
+        for field in ["access_token", "refresh_token", "token_type", "expires_in", "user_id"] {
+            assert!(body.get(field).is_some(), "{field}");
+        }
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn an_apps_account_limit_stops_a_sync_that_would_pass_it() {
+    on_every_backend(|server| async move {
+        // App A lets each user connect 6 accounts; this user may have 3.
+        let response = Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(
+                &serde_json::json!({"email": "limited@example.com", "limits": {"max_accounts": 3}}),
+            )
+            .send()
+            .await
+            .unwrap();
+        let body: Value = response.json().await.unwrap();
+        let user = internal_id(&server, &server.app_a, body["user_id"].as_str().unwrap());
+        let (db, clock) = (server.database.db().clone(), server.clock.clone());
+        let outcome = actix_web::web::block(move || {
+            let mut registry = Registry::default();
+            registry.register(Arc::new(SandboxConnector::default()));
+            let engine = SyncEngine::new(db.clone(), registry, clock);
+            let connection = engine
+                .connect(
+                    user,
+                    Provider::Sandbox,
+                    &sandbox::connect_request("limited@example.com", sandbox::USER_GOOD),
+                )
+                .unwrap();
+            let outcome = engine
+                .sync_now(connection.id, SyncJobKind::Initial, "test")
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            let record = tributary_storage::connections::get_connection(
+                &mut db.conn().unwrap(),
+                connection.id,
+            )
+            .unwrap();
+            (outcome, record.status_reason)
+        })
+        .await
+        .unwrap();
+        let err = outcome.0.unwrap_err();
+        assert!(
+            err.contains("ACCOUNT_LIMIT_REACHED") && err.contains("may have 3"),
+            "{err}"
+        );
+        assert!(outcome.1.unwrap().contains("ACCOUNT_LIMIT_REACHED"));
+        let accounts: Value = get_with(
+            &server,
+            "/api/platform/v1/accounts",
+            body["access_token"].as_str().unwrap(),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(
+            accounts["total"], 0,
+            "nothing of the refused sync was stored"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn no_secret_token_or_code_is_stored_in_plain_text() {
+    on_every_backend(|server| async move {
+        let (_, user, access, refresh) = user_with_bank(&server, "plain-text@example.com").await;
+        let redirect = server.app_a.redirect_uris[0].clone();
+        let code = issue_code(&server, &server.app_a, user, &redirect, None)
+            .await
+            .unwrap();
+        let (_, pair, _) = token_request(
+            &server,
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", &redirect),
+            ],
+            Some(&server.app_a),
+        )
+        .await;
+        let portal: Value = Client::new()
+            .post(server.url("/api/platform/v1/portal_sessions"))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let everything = dump(server.database.db());
+        let secrets = [
+            server.app_a.secret().to_owned(),
+            server.app_b.secret().to_owned(),
+            access,
+            refresh,
+            code,
+            pair["access_token"].as_str().unwrap().to_owned(),
+            pair["refresh_token"].as_str().unwrap().to_owned(),
+            portal["url"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned(),
+        ];
+        for secret in secrets {
+            assert!(
+                !everything.contains(&secret),
+                "stored in plain text: {}…",
+                &secret[..8]
+            );
+            assert!(
+                !everything.contains(&secret[4..]),
+                "stored in plain text: {}…",
+                &secret[..8]
+            );
+        }
+        server
+    })
+    .await;
+}
