@@ -274,22 +274,12 @@ impl SyncEngine {
             Ok(credentials) => credentials,
             Err(err) => {
                 let reason = err.to_string();
-                let now = self.clock.now().naive_utc();
-                let mut conn = self.db.conn()?;
-                connections::record_failure(
-                    &mut conn,
-                    job.connection_id,
+                fail_job(
+                    &mut *self.db.conn()?,
+                    job,
                     ConnectionStatus::Error,
                     &reason,
-                    now,
-                )?;
-                sync_jobs::finish(
-                    &mut conn,
-                    job,
-                    SyncJobStatus::Failed,
-                    None,
-                    Some(&reason),
-                    now,
+                    self.clock.now().naive_utc(),
                 )?;
                 return Err(err);
             }
@@ -374,19 +364,11 @@ impl SyncEngine {
                         // The user's limit, not a fault: say so on the connection.
                         let reason = err.to_string();
                         log::warn!("job {}: {reason}", job.id);
-                        connections::record_failure(
-                            &mut conn,
-                            job.connection_id,
-                            ConnectionStatus::Error,
-                            &reason,
-                            now.naive_utc(),
-                        )?;
-                        sync_jobs::finish(
+                        fail_job(
                             &mut conn,
                             job,
-                            SyncJobStatus::Failed,
-                            None,
-                            Some(&reason),
+                            ConnectionStatus::Error,
+                            &reason,
                             now.naive_utc(),
                         )?;
                         Err(err.into())
@@ -463,4 +445,16 @@ impl SyncEngine {
             }
         }
     }
+}
+
+/// Ends a job as failed for good and records why on its connection.
+fn fail_job(
+    conn: &mut tributary_storage::AnyConnection,
+    job: &ClaimedJob,
+    status: ConnectionStatus,
+    reason: &str,
+    now: NaiveDateTime,
+) -> Result<(), StorageError> {
+    connections::record_failure(conn, job.connection_id, status, reason, now)?;
+    sync_jobs::finish(conn, job, SyncJobStatus::Failed, None, Some(reason), now)
 }
