@@ -88,6 +88,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let db = open()?;
             sync(&db, &sync_engine(&config, &db, clock)?, &args)
         }
+        Command::Import {
+            files,
+            user,
+            format,
+        } => import(&open()?, clock.as_ref(), &files, &user, format.as_deref()),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
@@ -315,6 +320,82 @@ fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
             bank.transaction_total_days.unwrap_or_default(),
             bank.name
         );
+    }
+    Ok(())
+}
+
+/// Imports each file on its own: a file that does not read changes nothing
+/// and is reported with where it went wrong; the others are imported.
+fn import(
+    db: &Database,
+    clock: &dyn Clock,
+    files: &[std::path::PathBuf],
+    email: &str,
+    format: Option<&str>,
+) -> anyhow::Result<()> {
+    use tributary_providers::import::{self, Format, ImportSummary};
+    let user = find_user(db, email)?;
+    let format = format
+        .map(|name| {
+            Format::parse_name(name)
+                .with_context(|| format!("--format {name}: supported formats are: camt"))
+        })
+        .transpose()?;
+    let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files  {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut total = ImportSummary::default();
+    let mut failed = 0;
+    for file in files {
+        bar.set_message(file.display().to_string());
+        let outcome = std::fs::read(file)
+            .map_err(|err| err.to_string())
+            .and_then(|bytes| import::parse(&bytes, format))
+            .and_then(|statements| {
+                import::store(
+                    &mut *db.conn().map_err(|e| e.to_string())?,
+                    user.id,
+                    statements,
+                    clock.now().naive_utc(),
+                )
+                .map_err(|e| e.to_string())
+            });
+        bar.suspend(|| match outcome {
+            Ok(summary) => {
+                println!(
+                    "{}: {} statement(s), {} account(s); {} new, {} updated, {} skipped (already stored).",
+                    file.display(),
+                    summary.statements,
+                    summary.accounts,
+                    summary.added,
+                    summary.updated,
+                    summary.unchanged
+                );
+                total.statements += summary.statements;
+                total.added += summary.added;
+                total.updated += summary.updated;
+                total.unchanged += summary.unchanged;
+            }
+            Err(err) => {
+                eprintln!("{}: {err} (nothing of this file was stored)", file.display());
+                failed += 1;
+            }
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!(
+        "Imported {} of {} file(s): {} statements; transactions {} new, {} updated, {} skipped.",
+        files.len() - failed,
+        files.len(),
+        total.statements,
+        total.added,
+        total.updated,
+        total.unchanged
+    );
+    if failed > 0 {
+        bail!("{failed} file(s) could not be imported");
     }
     Ok(())
 }

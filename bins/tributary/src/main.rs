@@ -41,6 +41,18 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
+    /// Import statement files (camt.052/053/054) into a user's accounts.
+    Import {
+        /// The files to import.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        #[arg(long)]
+        user: String,
+        /// The files' format, when it cannot be told from their content
+        /// (camt).
+        #[arg(long)]
+        format: Option<String>,
+    },
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]
     Apps(AppsCommand),

@@ -56,6 +56,7 @@ wire_enum! {
         Camt => "camt",
         Mt940 => "mt940",
         Csv => "csv",
+        File => "file",
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod connector;
 pub mod gocardless;
+pub mod import;
 pub mod registry;
 pub mod sandbox;
 pub mod simplefin;

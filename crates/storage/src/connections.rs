@@ -365,3 +365,28 @@ pub fn set_reason(
         .execute(conn)?;
     Ok(())
 }
+
+/// Takes a connection off the schedule (statement imports are never synced).
+pub fn unschedule(conn: &mut AnyConnection, id: i64) -> StorageResult<()> {
+    diesel::update(connections::table.find(id))
+        .set(connections::next_sync_at.eq(None::<NaiveDateTime>))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The user's one connection of `provider` that is never scheduled
+/// (statement imports), created on first use.
+pub fn unscheduled_connection(
+    conn: &mut AnyConnection,
+    new: &NewConnection<'_>,
+) -> StorageResult<ConnectionRecord> {
+    if let Some(existing) = list_connections(conn, Some(new.user_id))?
+        .into_iter()
+        .find(|c| c.provider == new.provider)
+    {
+        return Ok(existing);
+    }
+    let created = create_connection(conn, new)?;
+    unschedule(conn, created.id)?;
+    get_connection(conn, created.id)
+}

@@ -271,21 +271,27 @@ pub fn dump_rows(db: &Database) -> String {
     out
 }
 
-/// The text of a file under the shared test data (`../shared/testdata`
+/// The bytes of a file under the shared test data (`../shared/testdata`
 /// beside the repository, or `TRIBUTARY_TESTDATA`), read at run time.
-pub fn testdata(relative: &str) -> String {
+pub fn testdata_bytes(relative: &str) -> Vec<u8> {
     let root = std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
         || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
         std::path::PathBuf::from,
     );
     let path = root.join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|err| {
+    std::fs::read(&path).unwrap_or_else(|err| {
         panic!(
             "test data {} is missing ({err}): the tests expect ../shared/testdata beside the repository, \
              or TRIBUTARY_TESTDATA pointing at it",
             path.display()
         )
     })
+}
+
+/// The text of a UTF-8 file under the shared test data.
+pub fn testdata(relative: &str) -> String {
+    String::from_utf8(testdata_bytes(relative))
+        .unwrap_or_else(|_| panic!("test data {relative} is not UTF-8"))
 }
 
 #[cfg(test)]

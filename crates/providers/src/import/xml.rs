@@ -1,0 +1,151 @@
+//! A small element tree over quick-xml events, for statement formats read
+//! by path rather than as a stream. Namespace prefixes are dropped (camt's
+//! elements are matched by local name in every version).
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+#[derive(Debug, Default, Clone)]
+pub struct Element {
+    pub name: String,
+    pub attributes: Vec<(String, String)>,
+    pub text: String,
+    pub children: Vec<Element>,
+}
+
+impl Element {
+    pub fn child(&self, name: &str) -> Option<&Element> {
+        self.children.iter().find(|c| c.name == name)
+    }
+
+    pub fn children<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+
+    /// The element at a `/`-separated path below this one.
+    pub fn at(&self, path: &str) -> Option<&Element> {
+        path.split('/')
+            .try_fold(self, |element, name| element.child(name))
+    }
+
+    /// The trimmed text at a path, if present and not empty.
+    pub fn text_at(&self, path: &str) -> Option<&str> {
+        self.at(path)
+            .map(|e| e.text.trim())
+            .filter(|t| !t.is_empty())
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn local(name: &str) -> String {
+    name.rsplit(':').next().unwrap_or_default().to_owned()
+}
+
+fn element(start: &BytesStart<'_>, position: u64) -> Result<Element, String> {
+    let mut element = Element {
+        name: local(start.name().as_ref()),
+        ..Element::default()
+    };
+    for attribute in start.attributes() {
+        let attribute = attribute.map_err(|err| format!("byte {position}: {err}"))?;
+        let value = attribute
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|err| format!("byte {position}: {err}"))?
+            .into_owned();
+        element
+            .attributes
+            .push((local(attribute.key.as_ref()), value));
+    }
+    Ok(element)
+}
+
+/// Decodes a document to text by its XML declaration's encoding (UTF-8 when
+/// it declares none).
+pub fn decode(bytes: &[u8]) -> String {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).to_ascii_lowercase();
+    let declared = head
+        .split("encoding=")
+        .nth(1)
+        .and_then(|rest| {
+            rest.trim_start_matches(['"', '\''])
+                .split(['"', '\''])
+                .next()
+        })
+        .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    declared.decode(bytes).0.into_owned()
+}
+
+/// Parses a whole document; an error says where (byte offset) and why.
+pub fn parse(text: &str) -> Result<Element, String> {
+    let mut reader = Reader::from_str(text);
+    reader.config_mut().trim_text(true);
+    let mut stack: Vec<Element> = vec![Element::default()];
+    loop {
+        let position = reader.buffer_position();
+        let fail = |err: &dyn std::fmt::Display| format!("byte {position}: {err}");
+        match reader.read_event().map_err(|err| fail(&err))? {
+            Event::Start(start) => stack.push(element(&start, position)?),
+            Event::Empty(start) => {
+                let done = element(&start, position)?;
+                stack
+                    .last_mut()
+                    .ok_or_else(|| fail(&"unbalanced tags"))?
+                    .children
+                    .push(done);
+            }
+            Event::End(_) => {
+                let done = stack
+                    .pop()
+                    .filter(|_| !stack.is_empty())
+                    .ok_or_else(|| fail(&"an end tag closes nothing"))?;
+                stack
+                    .last_mut()
+                    .ok_or_else(|| fail(&"unbalanced tags"))?
+                    .children
+                    .push(done);
+            }
+            Event::Text(text) => {
+                if let Some(current) = stack.last_mut() {
+                    current.text.push_str(&text.xml10_content());
+                }
+            }
+            Event::GeneralRef(reference) => {
+                let name = reference.xml10_content().into_owned();
+                let resolved = match reference.resolve_char_ref().map_err(|err| fail(&err))? {
+                    Some(c) => c.to_string(),
+                    None => quick_xml::escape::resolve_predefined_entity(&name)
+                        .map(str::to_owned)
+                        .ok_or_else(|| fail(&format!("unknown entity &{name};")))?,
+                };
+                if let Some(current) = stack.last_mut() {
+                    current.text.push_str(&resolved);
+                }
+            }
+            Event::CData(data) => {
+                if let Some(current) = stack.last_mut() {
+                    current.text.push_str(&data.xml10_content());
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if stack.len() != 1 {
+        let open = stack.last().map(|e| e.name.clone()).unwrap_or_default();
+        return Err(format!(
+            "byte {}: the document ends inside <{open}>",
+            text.len()
+        ));
+    }
+    stack
+        .pop()
+        .and_then(|root| root.children.into_iter().next())
+        .ok_or_else(|| "the document has no root element".to_owned())
+}
