@@ -338,7 +338,7 @@ fn import(
     let format = format
         .map(|name| {
             Format::parse_name(name)
-                .with_context(|| format!("--format {name}: supported formats are: camt"))
+                .with_context(|| format!("--format {name}: supported formats are: camt, mt940"))
         })
         .transpose()?;
     let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(

@@ -41,7 +41,8 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
-    /// Import statement files (camt.052/053/054) into a user's accounts.
+    /// Import statement files (camt.052/053/054, MT940/MT942) into a user's
+    /// accounts.
     Import {
         /// The files to import.
         #[arg(required = true)]
@@ -49,7 +50,7 @@ enum Command {
         #[arg(long)]
         user: String,
         /// The files' format, when it cannot be told from their content
-        /// (camt).
+        /// (camt, mt940).
         #[arg(long)]
         format: Option<String>,
     },

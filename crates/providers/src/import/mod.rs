@@ -4,6 +4,7 @@
 //! where in the file it is.
 
 pub mod camt;
+pub mod mt940;
 mod xml;
 
 use sha2::{Digest, Sha256};
@@ -17,12 +18,15 @@ pub enum Format {
     /// ISO 20022 camt.052 (intraday report), camt.053 (statement), camt.054
     /// (notification).
     Camt,
+    /// SWIFT MT940 statements and MT942 interim reports.
+    Mt940,
 }
 
 impl Format {
     pub fn parse_name(name: &str) -> Option<Format> {
         match name.to_ascii_lowercase().as_str() {
             "camt" | "camt052" | "camt053" | "camt054" | "iso20022" => Some(Format::Camt),
+            "mt940" | "mt942" | "swift" | "sta" => Some(Format::Mt940),
             _ => None,
         }
     }
@@ -95,6 +99,7 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Vec<Statement>, Str
         .ok_or_else(|| "the format is not recognised; name it with --format".to_owned())?;
     match format {
         Format::Camt => camt::parse(bytes),
+        Format::Mt940 => mt940::parse(bytes),
     }
 }
 
