@@ -35,8 +35,19 @@ impl Format {
 /// Which format `bytes` are, from their content.
 pub fn detect(bytes: &[u8]) -> Option<Format> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]).to_ascii_lowercase();
-    head.contains("urn:iso:std:iso:20022:tech:xsd:camt.")
-        .then_some(Format::Camt)
+    if head.contains("urn:iso:std:iso:20022:tech:xsd:camt.") {
+        return Some(Format::Camt);
+    }
+    // MT940: a `:20:` field and an account or statement line, at a line
+    // start (possibly after a SWIFT `{4:` block opener).
+    let starts = |tag: &str| {
+        head.lines().any(|line| {
+            let line = line.trim_start_matches(|c: char| c.is_control() || c.is_whitespace());
+            line.starts_with(tag) || line.contains(&format!("{{4:{tag}"))
+        })
+    };
+    (starts(":20:") && (starts(":25:") || starts(":61:") || starts(":60f:")))
+        .then_some(Format::Mt940)
 }
 
 /// One statement of one account, as a file states it.

@@ -83,11 +83,11 @@ fn fields(text: &str) -> Vec<Vec<Field>> {
                 });
             }
             None => {
-                if let Some(last) = current.last_mut() {
-                    if !line.trim().is_empty() {
-                        last.value.push('\n');
-                        last.value.push_str(line);
-                    }
+                if let Some(last) = current.last_mut()
+                    && !line.trim().is_empty()
+                {
+                    last.value.push('\n');
+                    last.value.push_str(line);
                 }
                 // Lines before the first field (bank preambles, block
                 // headers) are not part of any field.
