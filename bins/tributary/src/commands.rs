@@ -337,8 +337,9 @@ fn import(
     let user = find_user(db, email)?;
     let format = format
         .map(|name| {
-            Format::parse_name(name)
-                .with_context(|| format!("--format {name}: supported formats are: camt, mt940"))
+            Format::parse_name(name).with_context(|| {
+                format!("--format {name}: supported formats are: camt, mt940, ofx")
+            })
         })
         .transpose()?;
     let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(

@@ -41,8 +41,8 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
-    /// Import statement files (camt.052/053/054, MT940/MT942) into a user's
-    /// accounts.
+    /// Import statement files (camt.052/053/054, MT940/MT942, OFX/QFX) into a
+    /// user's accounts.
     Import {
         /// The files to import.
         #[arg(required = true)]
@@ -50,7 +50,7 @@ enum Command {
         #[arg(long)]
         user: String,
         /// The files' format, when it cannot be told from their content
-        /// (camt, mt940).
+        /// (camt, mt940, ofx).
         #[arg(long)]
         format: Option<String>,
     },

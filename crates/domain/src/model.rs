@@ -64,9 +64,10 @@ impl Provider {
     /// Whether the provider reports investment holdings at all. Holdings on an
     /// account of any other provider answer `HOLDINGS_NOT_SUPPORTED`.
     pub fn supports_holdings(self) -> bool {
+        // `file`: OFX investment statements carry positions.
         matches!(
             self,
-            Provider::Sandbox | Provider::SimpleFin | Provider::Ofx
+            Provider::Sandbox | Provider::SimpleFin | Provider::Ofx | Provider::File
         )
     }
 }

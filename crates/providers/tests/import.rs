@@ -51,6 +51,8 @@ fn importing_twice_changes_nothing_and_statements_become_balance_history() {
             "genkgo-camt/data/camt053.v2.multi.statement.xml",
             "mt940-wolph/jejik/abnamro.sta",
             "actualbudget/camt/camt.latin1.xml",
+            "ofxparse/fixtures/checking.ofx",
+            "ofxparse/fixtures/investment_401k.ofx",
         ];
         for file in files {
             let summary = import_file(db, user, file).unwrap();
@@ -85,6 +87,19 @@ fn importing_twice_changes_nothing_and_statements_become_balance_history() {
             "{closing:?}"
         );
         assert!(closing.iter().any(|c| c.ends_with("20.00")), "{closing:?}");
+
+        // The OFX investment statement's positions are the account's holdings.
+        let brokerage = accounts
+            .iter()
+            .find(|a| a.kind == tributary_domain::model::AccountKind::Brokerage)
+            .unwrap_or_else(|| panic!("{accounts:?}"));
+        let holdings = read::list_holdings(conn, brokerage.id).unwrap();
+        assert!(holdings.len() >= 2);
+        assert!(
+            holdings
+                .iter()
+                .any(|h| h.security.ticker.as_deref() == Some("FOO"))
+        );
     });
 }
 

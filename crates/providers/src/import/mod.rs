@@ -5,6 +5,7 @@
 
 pub mod camt;
 pub mod mt940;
+pub mod ofx;
 mod xml;
 
 use sha2::{Digest, Sha256};
@@ -20,6 +21,8 @@ pub enum Format {
     Camt,
     /// SWIFT MT940 statements and MT942 interim reports.
     Mt940,
+    /// OFX 1.x (SGML) and 2.x (XML), QFX: bank, credit card, investments.
+    Ofx,
 }
 
 impl Format {
@@ -27,6 +30,7 @@ impl Format {
         match name.to_ascii_lowercase().as_str() {
             "camt" | "camt052" | "camt053" | "camt054" | "iso20022" => Some(Format::Camt),
             "mt940" | "mt942" | "swift" | "sta" => Some(Format::Mt940),
+            "ofx" | "qfx" => Some(Format::Ofx),
             _ => None,
         }
     }
@@ -37,6 +41,9 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]).to_ascii_lowercase();
     if head.contains("urn:iso:std:iso:20022:tech:xsd:camt.") {
         return Some(Format::Camt);
+    }
+    if head.contains("ofxheader") || head.contains("<ofx>") {
+        return Some(Format::Ofx);
     }
     // MT940: a `:20:` field and an account or statement line, at a line
     // start (possibly after a SWIFT `{4:` block opener).
@@ -111,6 +118,7 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Vec<Statement>, Str
     match format {
         Format::Camt => camt::parse(bytes),
         Format::Mt940 => mt940::parse(bytes),
+        Format::Ofx => ofx::parse(bytes),
     }
 }
 

@@ -1,0 +1,737 @@
+//! OFX 1.x (SGML: leaf elements are not closed) and OFX 2.x (XML), and QFX
+//! (OFX with Intuit extensions). Bank, credit card and investment statements;
+//! investment positions and the security list become holdings.
+//!
+//! The reader is tolerant where real files are sloppy: no blank line after
+//! the header, a `CHARSET` of 1252 / ISO-8859-1 / UTF-8, HTML entities in
+//! values, empty tags, and timestamps such as `20180804093914:014` or
+//! `20150909084609.717[-6:MDT]` (the date is their first eight digits).
+
+use super::xml::Element;
+use super::{Statement, unique_ids};
+use chrono::NaiveDate;
+use std::collections::HashMap;
+use tributary_domain::model::AccountKind;
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
+
+/// Decodes by the header's `CHARSET` / `ENCODING` (OFX 1.x) or the XML
+/// declaration (2.x); Windows-1252 when the bytes are not UTF-8 and nothing
+/// says otherwise.
+fn decode(bytes: &[u8]) -> String {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(600)]).to_ascii_uppercase();
+    let value_of = |key: &str| {
+        head.split(key).nth(1).map(|rest| {
+            rest.trim_start_matches(['=', ':', '"', ' '])
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+        })
+    };
+    let label = match (value_of("CHARSET"), value_of("ENCODING")) {
+        (_, Some(e)) if e == "UTF-8" => Some("utf-8".to_owned()),
+        (Some(c), _) if c == "1252" => Some("windows-1252".to_owned()),
+        (Some(c), _) if c.starts_with("ISO-8859") || c.starts_with("8859") => {
+            Some("iso-8859-1".to_owned())
+        }
+        _ => None,
+    };
+    let encoding = label.and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()));
+    match (encoding, std::str::from_utf8(bytes)) {
+        (Some(encoding), _) => encoding.decode(bytes).0.into_owned(),
+        (None, Ok(text)) => text.to_owned(),
+        (None, Err(_)) => encoding_rs::WINDOWS_1252.decode(bytes).0.into_owned(),
+    }
+}
+
+fn unescape(text: &str) -> String {
+    quick_xml::escape::unescape_with(text, quick_xml::escape::resolve_html5_entity)
+        .map(|t| t.into_owned())
+        .unwrap_or_else(|_| text.to_owned())
+}
+
+/// Builds the element tree of the `<OFX>` body. An element followed by text
+/// is a leaf, closed by the next tag whether or not its end tag follows
+/// (SGML); end tags close everything opened since their start tag.
+fn tree(text: &str) -> Result<Element, String> {
+    let start = text
+        .find("<OFX>")
+        .or_else(|| text.find("<OFX "))
+        .ok_or("no <OFX> element: this is not an OFX file")?;
+    let body = &text[start..];
+    let mut stack: Vec<Element> = vec![Element::default()];
+    let mut position = 0;
+    let close_leaf = |stack: &mut Vec<Element>| {
+        let open_leaf = stack.len() > 1
+            && stack
+                .last()
+                .is_some_and(|top| top.children.is_empty() && !top.text.trim().is_empty());
+        if open_leaf
+            && let Some(leaf) = stack.pop()
+            && let Some(parent) = stack.last_mut()
+        {
+            parent.children.push(leaf);
+        }
+    };
+    while position < body.len() {
+        let rest = &body[position..];
+        if let Some(tag_body) = rest.strip_prefix('<') {
+            let end = tag_body
+                .find('>')
+                .ok_or_else(|| format!("byte {}: a tag is not closed", start + position))?;
+            let tag = tag_body[..end].trim();
+            position += end + 2;
+            if tag.starts_with('?') || tag.starts_with('!') {
+                continue;
+            }
+            if let Some(name) = tag.strip_prefix('/') {
+                let name = name.trim().to_ascii_uppercase();
+                // Close up to the matching element; a stray end tag is ignored.
+                if let Some(depth) = stack.iter().rposition(|e| e.name == name) {
+                    if depth == 0 {
+                        continue;
+                    }
+                    while stack.len() > depth {
+                        let done = stack.pop().unwrap_or_default();
+                        if let Some(parent) = stack.last_mut() {
+                            parent.children.push(done);
+                        }
+                    }
+                }
+            } else {
+                close_leaf(&mut stack);
+                let self_closing = tag.ends_with('/');
+                let name = tag
+                    .trim_end_matches('/')
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_ascii_uppercase();
+                let element = Element {
+                    name,
+                    ..Element::default()
+                };
+                if self_closing {
+                    if let Some(parent) = stack.last_mut() {
+                        parent.children.push(element);
+                    }
+                } else {
+                    stack.push(element);
+                }
+            }
+        } else {
+            let end = rest.find('<').unwrap_or(rest.len());
+            let value = rest[..end].trim();
+            if !value.is_empty()
+                && let Some(top) = stack.last_mut()
+            {
+                top.text.push_str(&unescape(value));
+            }
+            position += end;
+        }
+    }
+    while stack.len() > 1 {
+        let done = stack.pop().unwrap_or_default();
+        if let Some(parent) = stack.last_mut() {
+            parent.children.push(done);
+        }
+    }
+    stack
+        .pop()
+        .and_then(|root| root.children.into_iter().next())
+        .ok_or_else(|| "the <OFX> element is empty".to_owned())
+}
+
+/// The date in an OFX timestamp: its first eight digits.
+fn date(text: &str, at: &str) -> Result<NaiveDate, String> {
+    let digits = text
+        .trim()
+        .get(..8)
+        .filter(|d| d.chars().all(|c| c.is_ascii_digit()));
+    digits
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y%m%d").ok())
+        .ok_or_else(|| format!("{at}: `{text}` is not an OFX date (YYYYMMDD…)"))
+}
+
+/// An OFX amount: a decimal point or comma, maybe a leading `+`.
+fn amount(text: &str, at: &str) -> Result<Decimal, String> {
+    let cleaned = text.trim().trim_start_matches('+').replace(',', ".");
+    parse_decimal(&cleaned).map_err(|_| format!("{at}: `{text}` is not an amount"))
+}
+
+/// Every descendant element called `name`, depth first.
+fn find_all<'a>(element: &'a Element, name: &str, out: &mut Vec<&'a Element>) {
+    for child in &element.children {
+        if child.name == name {
+            out.push(child);
+        } else {
+            find_all(child, name, out);
+        }
+    }
+}
+
+fn all<'a>(element: &'a Element, name: &str) -> Vec<&'a Element> {
+    let mut out = Vec::new();
+    find_all(element, name, &mut out);
+    out
+}
+
+pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
+    let text = decode(bytes);
+    let root = tree(&text)?;
+    let securities = security_list(&root);
+    let mut statements = Vec::new();
+    for (number, statement) in all(&root, "STMTRS").into_iter().enumerate() {
+        statements.push(cash_statement(statement, false, number + 1)?);
+    }
+    for (number, statement) in all(&root, "CCSTMTRS").into_iter().enumerate() {
+        statements.push(cash_statement(statement, true, number + 1)?);
+    }
+    for (number, statement) in all(&root, "INVSTMTRS").into_iter().enumerate() {
+        statements.push(investment_statement(statement, &securities, number + 1)?);
+    }
+    if statements.is_empty() {
+        let status = root
+            .text_at("SIGNONMSGSRSV1/SONRS/STATUS/MESSAGE")
+            .or_else(|| {
+                all(&root, "STATUS")
+                    .first()
+                    .and_then(|s| s.text_at("MESSAGE"))
+            });
+        return Err(match status {
+            Some(message) => format!("the file holds no statement (the bank says: {message})"),
+            None => "the file holds no statement (no STMTRS, CCSTMTRS or INVSTMTRS)".to_owned(),
+        });
+    }
+    Ok(statements)
+}
+
+fn account_kind(code: Option<&str>) -> AccountKind {
+    match code.unwrap_or_default() {
+        "SAVINGS" | "MONEYMRKT" => AccountKind::Savings,
+        "CREDITLINE" => AccountKind::CreditCard,
+        _ => AccountKind::Checking,
+    }
+}
+
+/// `STMTTRN` records with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
+/// removes the corrected record, `REPLACE` puts this one in its place.
+fn transactions(
+    list: &[&Element],
+    currency: &str,
+    place: &str,
+) -> Result<Vec<SnapshotTransaction>, String> {
+    let mut records: Vec<(Option<String>, SnapshotTransaction)> = Vec::new();
+    let mut references = Vec::new();
+    let mut corrections: Vec<(String, bool)> = Vec::new();
+    for (n, item) in list.iter().enumerate() {
+        let at = format!("{place}, transaction {}", n + 1);
+        if let Some(corrected) = item.text_at("CORRECTFITID") {
+            let delete = item.text_at("CORRECTACTION") == Some("DELETE");
+            corrections.push((corrected.to_owned(), delete));
+            if delete {
+                continue;
+            }
+        }
+        // A placeholder record with neither amount nor date is skipped.
+        if item.text_at("TRNAMT").is_none()
+            && item.text_at("DTPOSTED").is_none()
+            && item.text_at("DTUSER").is_none()
+        {
+            continue;
+        }
+        let posted = item
+            .text_at("DTPOSTED")
+            .or_else(|| item.text_at("DTUSER"))
+            .ok_or_else(|| format!("{at}: no DTPOSTED"))?;
+        let value = amount(
+            item.text_at("TRNAMT")
+                .ok_or_else(|| format!("{at}: no TRNAMT"))?,
+            &at,
+        )?;
+        let name = item
+            .text_at("NAME")
+            .or_else(|| item.text_at("PAYEE/NAME"))
+            .map(str::to_owned);
+        let memo = item.text_at("MEMO").map(str::to_owned);
+        let fitid = item.text_at("FITID").map(str::to_owned);
+        let day = date(posted, &at)?;
+        references.push((
+            fitid.clone(),
+            format!(
+                "{day}|{value}|{}|{}",
+                name.as_deref().unwrap_or(""),
+                memo.as_deref().unwrap_or("")
+            ),
+        ));
+        records.push((
+            fitid,
+            SnapshotTransaction {
+                provider_id: String::new(),
+                pending_provider_id: None,
+                is_pending: false,
+                date: day,
+                amount: value,
+                currency: item
+                    .text_at("CURRENCY/CURSYM")
+                    .unwrap_or(currency)
+                    .to_owned(),
+                merchant: name,
+                description: memo.or_else(|| item.text_at("TRNTYPE").map(str::to_owned)),
+            },
+        ));
+    }
+    let ids = unique_ids(&references, "");
+    let mut out: Vec<SnapshotTransaction> = Vec::with_capacity(records.len());
+    for ((fitid, mut record), id) in records.into_iter().zip(ids) {
+        record.provider_id = id;
+        let corrected_away = fitid
+            .as_deref()
+            .is_some_and(|f| corrections.iter().any(|(c, _)| c == f));
+        if !corrected_away {
+            out.push(record);
+        }
+    }
+    Ok(out)
+}
+
+fn balance(
+    element: Option<&Element>,
+    available: Option<&Element>,
+    currency: &str,
+    place: &str,
+) -> Result<Option<SnapshotBalance>, String> {
+    let Some(element) = element else {
+        return Ok(None);
+    };
+    let Some(value) = element.text_at("BALAMT") else {
+        return Ok(None);
+    };
+    let as_of = element
+        .text_at("DTASOF")
+        .map(|d| date(d, place))
+        .transpose()?;
+    Ok(Some(SnapshotBalance {
+        current: amount(value, place)?,
+        available: available
+            .and_then(|a| a.text_at("BALAMT"))
+            .map(|v| amount(v, place))
+            .transpose()?,
+        currency: currency.to_owned(),
+        as_of: as_of
+            .unwrap_or_default()
+            .and_time(chrono::NaiveTime::MIN)
+            .and_utc(),
+    }))
+}
+
+fn cash_statement(
+    statement: &Element,
+    credit_card: bool,
+    number: usize,
+) -> Result<Statement, String> {
+    let place = format!(
+        "{} {number}",
+        if credit_card {
+            "credit card statement"
+        } else {
+            "statement"
+        }
+    );
+    let empty = Element::default();
+    let account = statement
+        .child("BANKACCTFROM")
+        .or_else(|| statement.child("CCACCTFROM"))
+        .unwrap_or(&empty);
+    let currency = statement.text_at("CURDEF").unwrap_or("USD").to_owned();
+    // A file that names no account goes to one account per currency (as
+    // camt and MT940 files without one do).
+    let given_id = account.text_at("ACCTID").map(str::to_owned);
+    let account_name = given_id
+        .is_none()
+        .then(|| format!("Imported {currency} account (the file names no account)"));
+    let account_id = given_id.unwrap_or_else(|| format!("unidentified-{currency}"));
+    let list: Vec<&Element> = statement
+        .child("BANKTRANLIST")
+        .map(|l| l.children("STMTTRN").collect())
+        .unwrap_or_default();
+    let ledger = statement.child("LEDGERBAL");
+    Ok(Statement {
+        account_id,
+        account_name,
+        kind: if credit_card {
+            AccountKind::CreditCard
+        } else {
+            account_kind(account.text_at("ACCTTYPE"))
+        },
+        currency: currency.clone(),
+        transactions: transactions(&list, &currency, &place)?,
+        opening_booked: None,
+        closing_booked: ledger
+            .and_then(|l| l.text_at("BALAMT"))
+            .map(|v| amount(v, &place))
+            .transpose()?,
+        balance: balance(ledger, statement.child("AVAILBAL"), &currency, &place)?,
+        holdings: None,
+    })
+}
+
+/// The security list, by the id positions refer to (`UNIQUEID`).
+fn security_list(root: &Element) -> HashMap<String, Security> {
+    let mut map = HashMap::new();
+    for info in all(root, "SECINFO") {
+        let Some(id) = info.text_at("SECID/UNIQUEID") else {
+            continue;
+        };
+        let kind = info.text_at("SECID/UNIQUEIDTYPE").unwrap_or("CUSIP");
+        let security = Security {
+            name: info.text_at("SECNAME").unwrap_or(id).to_owned(),
+            currency: info
+                .text_at("CURRENCY/CURSYM")
+                .unwrap_or_default()
+                .to_owned(),
+            ticker: info.text_at("TICKER").map(str::to_owned),
+            figi: None,
+            cusip: (kind == "CUSIP").then(|| id.to_owned()),
+            isin: (kind == "ISIN").then(|| id.to_owned()),
+        };
+        map.insert(id.to_owned(), security);
+    }
+    map
+}
+
+fn investment_statement(
+    statement: &Element,
+    securities: &HashMap<String, Security>,
+    number: usize,
+) -> Result<Statement, String> {
+    let place = format!("investment statement {number}");
+    let account = statement
+        .child("INVACCTFROM")
+        .ok_or_else(|| format!("{place}: no INVACCTFROM"))?;
+    let account_id = account
+        .text_at("ACCTID")
+        .ok_or_else(|| format!("{place}: no ACCTID"))?
+        .to_owned();
+    let currency = statement.text_at("CURDEF").unwrap_or("USD").to_owned();
+
+    // Cash movements (INVBANKTRAN/STMTTRN) and trades (anything with INVTRAN).
+    let mut cash: Vec<&Element> = Vec::new();
+    let mut trades: Vec<&Element> = Vec::new();
+    if let Some(list) = statement.child("INVTRANLIST") {
+        for item in &list.children {
+            match item.name.as_str() {
+                "INVBANKTRAN" => cash.extend(item.children("STMTTRN")),
+                "DTSTART" | "DTEND" => {}
+                _ => trades.push(item),
+            }
+        }
+    }
+    let mut records = transactions(&cash, &currency, &place)?;
+    let mut references = Vec::new();
+    let mut trade_records = Vec::new();
+    for (n, trade) in trades.iter().enumerate() {
+        let at = format!("{place}, trade {}", n + 1);
+        let inner = all(trade, "INVTRAN");
+        let Some(invtran) = inner.first() else {
+            continue;
+        };
+        let day = date(
+            invtran
+                .text_at("DTTRADE")
+                .or_else(|| invtran.text_at("DTSETTLE"))
+                .ok_or_else(|| format!("{at}: no DTTRADE"))?,
+            &at,
+        )?;
+        let total = all(trade, "TOTAL")
+            .first()
+            .map(|t| t.text.trim().to_owned())
+            .filter(|t| !t.is_empty());
+        let value = match total {
+            Some(total) => amount(&total, &at)?,
+            None => Decimal::ZERO,
+        };
+        let security = all(trade, "UNIQUEID")
+            .first()
+            .and_then(|id| securities.get(id.text.trim()))
+            .map(|s| s.name.clone());
+        let action = trade.name.to_lowercase();
+        let description = [
+            Some(action),
+            security,
+            invtran.text_at("MEMO").map(str::to_owned),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+        let fitid = invtran.text_at("FITID").map(str::to_owned);
+        references.push((fitid, format!("{day}|{value}|{description}")));
+        trade_records.push(SnapshotTransaction {
+            provider_id: String::new(),
+            pending_provider_id: None,
+            is_pending: false,
+            date: day,
+            amount: value,
+            currency: currency.clone(),
+            merchant: None,
+            description: Some(description),
+        });
+    }
+    for (record, id) in trade_records
+        .iter_mut()
+        .zip(unique_ids(&references, "trade:"))
+    {
+        record.provider_id = id;
+    }
+    records.extend(trade_records);
+
+    let mut holdings = Vec::new();
+    if let Some(positions) = statement.child("INVPOSLIST") {
+        for (n, position) in positions.children.iter().enumerate() {
+            let at = format!("{place}, position {}", n + 1);
+            let Some(pos) = position.child("INVPOS") else {
+                continue;
+            };
+            let id = pos
+                .text_at("SECID/UNIQUEID")
+                .ok_or_else(|| format!("{at}: no SECID"))?;
+            let security = securities.get(id).cloned().unwrap_or_else(|| Security {
+                name: id.to_owned(),
+                currency: currency.clone(),
+                ticker: None,
+                figi: None,
+                cusip: (pos.text_at("SECID/UNIQUEIDTYPE") == Some("CUSIP")).then(|| id.to_owned()),
+                isin: (pos.text_at("SECID/UNIQUEIDTYPE") == Some("ISIN")).then(|| id.to_owned()),
+            });
+            let quantity = amount(pos.text_at("UNITS").unwrap_or("0"), &at)?;
+            let price = amount(pos.text_at("UNITPRICE").unwrap_or("0"), &at)?;
+            let value = match pos.text_at("MKTVAL") {
+                Some(v) => amount(v, &at)?,
+                None => quantity * price,
+            };
+            let holding_currency = pos
+                .text_at("CURRENCY/CURSYM")
+                .map(str::to_owned)
+                .unwrap_or_else(|| currency.clone());
+            let raw: serde_json::Map<String, serde_json::Value> = pos
+                .children
+                .iter()
+                .filter(|c| !c.text.trim().is_empty())
+                .map(|c| (c.name.clone(), serde_json::Value::from(c.text.trim())))
+                .collect();
+            holdings.push(SnapshotHolding {
+                security: Security {
+                    currency: if security.currency.is_empty() {
+                        holding_currency.clone()
+                    } else {
+                        security.currency.clone()
+                    },
+                    ..security
+                },
+                quantity,
+                price,
+                value,
+                value_in_account_currency: (holding_currency == currency).then_some(value),
+                cost_basis: None,
+                currency: holding_currency,
+                raw: serde_json::Value::Object(raw),
+            });
+        }
+    }
+    let cash_balance = statement
+        .text_at("INVBAL/AVAILCASH")
+        .map(|v| amount(v, &place))
+        .transpose()?;
+    let as_of = statement
+        .text_at("INVPOSLIST/POSSTOCK/INVPOS/DTPRICEASOF")
+        .or_else(|| statement.text_at("DTASOF"))
+        .and_then(|d| date(d, &place).ok());
+    let total: Decimal = holdings
+        .iter()
+        .filter_map(|h| h.value_in_account_currency)
+        .sum::<Decimal>()
+        + cash_balance.unwrap_or_default();
+    Ok(Statement {
+        account_id,
+        account_name: None,
+        kind: AccountKind::Brokerage,
+        currency: currency.clone(),
+        transactions: records,
+        opening_booked: None,
+        closing_booked: None,
+        balance: (cash_balance.is_some() || !holdings.is_empty()).then(|| SnapshotBalance {
+            current: total,
+            available: cash_balance,
+            currency: currency.clone(),
+            as_of: as_of
+                .unwrap_or_default()
+                .and_time(chrono::NaiveTime::MIN)
+                .and_utc(),
+        }),
+        holdings: Some(holdings),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tributary_storage::testing::testdata_bytes;
+
+    fn files() -> Vec<String> {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata");
+        let mut out = Vec::new();
+        for dir in [
+            "ofxparse/fixtures",
+            "ofxparse/fixtures/fail_nice",
+            "asgrim-ofxparser/fixtures",
+            "actualbudget/ofx",
+        ] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let name = entry.unwrap().file_name().into_string().unwrap();
+                if name.ends_with(".ofx") || name.ends_with(".qfx") {
+                    out.push(format!("{dir}/{name}"));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn every_ofx_file_reads_or_fails_clearly() {
+        let files = files();
+        assert!(files.len() >= 45, "{}", files.len());
+        let mut read = 0;
+        for file in &files {
+            match parse(&testdata_bytes(file)) {
+                Ok(statements) => {
+                    assert!(!statements.is_empty(), "{file}");
+                    read += 1;
+                }
+                Err(err) => {
+                    // Broken on purpose, or sign-on answers that hold no statement.
+                    let expected = file.contains("fail_nice") || err.contains("holds no statement");
+                    assert!(expected, "{file}: {err}");
+                }
+            }
+        }
+        assert!(read >= 35, "{read} files read");
+    }
+
+    #[test]
+    fn the_three_encodings_of_one_statement_agree() {
+        let read = |f: &str| parse(&testdata_bytes(&format!("actualbudget/ofx/{f}"))).unwrap();
+        // The files differ in their FITIDs only; everything else must match.
+        let without_ids = |file: &str| {
+            let mut statements = read(file);
+            for t in &mut statements[0].transactions {
+                t.provider_id.clear();
+            }
+            statements.remove(0).transactions
+        };
+        let utf8 = read("utf-8.qfx");
+        assert_eq!(without_ids("1252.qfx"), without_ids("utf-8.qfx"));
+        assert_eq!(
+            utf8[0].transactions[0].merchant.as_deref(),
+            Some("Café Métro €uro")
+        );
+        // The ISO-8859-1 file holds another transaction (Latin-1 has no €);
+        // its accents must still read right.
+        let latin1 = read("8859-1.qfx");
+        assert_eq!(
+            latin1[0].transactions[0].merchant.as_deref(),
+            Some("Paiement facture/Carte prépayée")
+        );
+        let text: String = utf8[0]
+            .transactions
+            .iter()
+            .filter_map(|t| t.merchant.clone())
+            .collect();
+        assert!(!text.contains('\u{fffd}'), "{text}");
+    }
+
+    #[test]
+    fn html_entities_in_values_are_decoded() {
+        let statements = parse(&testdata_bytes("actualbudget/ofx/html-vals.qfx")).unwrap();
+        let names: Vec<String> = statements[0]
+            .transactions
+            .iter()
+            .filter_map(|t| t.merchant.clone())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains("&amp;")), "{names:?}");
+    }
+
+    #[test]
+    fn investment_positions_become_holdings_with_their_securities() {
+        let statements = parse(&testdata_bytes("ofxparse/fixtures/investment_401k.ofx")).unwrap();
+        let holdings = statements[0].holdings.as_ref().unwrap();
+        assert!(!holdings.is_empty());
+        assert!(
+            holdings.iter().any(|h| h.security.ticker.is_some()),
+            "{holdings:?}"
+        );
+        assert!(holdings.iter().all(|h| !h.security.name.is_empty()));
+        let vanguard = parse(&testdata_bytes("ofxparse/fixtures/vanguard.ofx")).unwrap();
+        let all: Vec<_> = vanguard
+            .iter()
+            .flat_map(|s| s.holdings.clone().unwrap_or_default())
+            .collect();
+        assert!(
+            all.iter().any(|h| h.security.ticker.is_some()),
+            "tickers from SECLIST"
+        );
+    }
+
+    #[test]
+    fn corrections_replace_and_delete() {
+        let file = "OFXHEADER:100\nDATA:OFXSGML\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><BANKID>1<ACCTID>123456<ACCTTYPE>CHECKING</BANKACCTFROM><BANKTRANLIST>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240101<TRNAMT>-10.00<FITID>A<NAME>Shop</STMTTRN>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240102<TRNAMT>-20.00<FITID>B<NAME>Cafe</STMTTRN>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240101<TRNAMT>-12.00<FITID>A2<CORRECTFITID>A<CORRECTACTION>REPLACE<NAME>Shop</STMTTRN>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240102<TRNAMT>0<FITID>B2<CORRECTFITID>B<CORRECTACTION>DELETE</STMTTRN>\
+            </BANKTRANLIST><LEDGERBAL><BALAMT>100.00<DTASOF>20240103</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
+        let statements = parse(file.as_bytes()).unwrap();
+        let ids: Vec<(&str, String)> = statements[0]
+            .transactions
+            .iter()
+            .map(|t| (t.provider_id.as_str(), t.amount.to_string()))
+            .collect();
+        assert_eq!(ids, vec![("A2", "-12.00".to_owned())]);
+        assert_eq!(
+            statements[0].balance.as_ref().unwrap().current.to_string(),
+            "100.00"
+        );
+    }
+
+    #[test]
+    fn odd_timestamps_read_as_their_date() {
+        assert_eq!(
+            date("20180804093914:014", "t").unwrap().to_string(),
+            "2018-08-04"
+        );
+        assert_eq!(
+            date("20150909084609.717[-6:MDT]", "t").unwrap().to_string(),
+            "2015-09-09"
+        );
+        assert!(date("2018", "t").is_err());
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for input in [
+            &b""[..],
+            b"<OFX>",
+            b"<OFX><SIGNONMSGSRSV1></OFX>",
+            b"\xff\xfe<OFX><<<>>>",
+            b"<OFX><STMTRS><BANKACCTFROM><ACCTID>1</BANKACCTFROM><BANKTRANLIST><STMTTRN><TRNAMT>x",
+        ] {
+            assert!(
+                parse(input).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+}
