@@ -687,3 +687,116 @@ async fn foreign_and_malformed_connection_ids_are_refused() {
     })
     .await;
 }
+
+async fn upload(server: &TestServer, key: &str, files: &[(&str, Vec<u8>)]) -> Response {
+    let mut form = reqwest::multipart::Form::new();
+    for (name, bytes) in files {
+        form = form.part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()),
+        );
+    }
+    Client::new()
+        .post(server.url("/api/v1/imports"))
+        .header("x-api-key", key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn statements_uploaded_over_http_are_served_and_a_bad_file_changes_nothing() {
+    use tributary_storage::testing::testdata_bytes;
+    on_every_backend(|server| async move {
+        let key = server.world.bob_key.clone();
+        let camt = testdata_bytes("genkgo-camt/data/camt053.v2.multi.statement.xml");
+        let ofx = testdata_bytes("ofxparse/fixtures/investment_401k.ofx");
+        let files = [("statement.xml", camt.clone()), ("401k.ofx", ofx.clone())];
+        let first = upload(&server, &key, &files).await;
+        assert_eq!(first.status(), StatusCode::OK);
+        let summary: Value = first.json().await.unwrap();
+        assert_eq!(
+            (summary["files"].as_u64(), summary["statements"].as_u64()),
+            (Some(2), Some(3)),
+            "{summary}"
+        );
+        assert!(summary["added"].as_u64().unwrap() > 0);
+
+        let accounts = get_json(&server, "/api/v1/accounts", &key).await;
+        let imported: Vec<&Value> = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["provider"] == "file")
+            .collect();
+        assert_eq!(imported.len(), 2, "{accounts}");
+        let camt_account = imported.iter().find(|a| a["mask"] == "6890").unwrap()["id"]
+            .as_i64()
+            .unwrap();
+        let transactions = get_json(
+            &server,
+            &format!("/api/v1/accounts/{camt_account}/transactions"),
+            &key,
+        )
+        .await;
+        assert_eq!(transactions["total"], 2);
+        let balance = get_json(
+            &server,
+            &format!("/api/v1/accounts/{camt_account}/balance"),
+            &key,
+        )
+        .await;
+        assert_eq!(
+            balance["balance"]["amount"].to_string(),
+            "20.00",
+            "the last statement's closing balance"
+        );
+        let brokerage = imported.iter().find(|a| a["type"] == "brokerage").unwrap()["id"]
+            .as_i64()
+            .unwrap();
+        let holdings = get_json(
+            &server,
+            &format!("/api/v1/accounts/{brokerage}/holdings"),
+            &key,
+        )
+        .await;
+        assert!(holdings["holdings"].as_array().unwrap().len() >= 2);
+
+        // The same files again: nothing new.
+        let again: Value = upload(&server, &key, &files).await.json().await.unwrap();
+        assert_eq!(
+            (again["added"].as_u64(), again["updated"].as_u64()),
+            (Some(0), Some(0)),
+            "{again}"
+        );
+
+        // A truncated file among good ones: 400 naming it, nothing stored.
+        let before = get_json(&server, "/api/v1/accounts", &key).await;
+        let truncated = camt[..camt.len() / 2].to_vec();
+        let mbank = testdata_bytes("mt940-wolph/mBank/mt940.sta");
+        let bad = upload(
+            &server,
+            &key,
+            &[("good.sta", mbank), ("half.xml", truncated)],
+        )
+        .await;
+        let body = expect_error(bad, StatusCode::BAD_REQUEST, "FILE_UNREADABLE").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("half.xml") && message.contains("byte"),
+            "{message}"
+        );
+        assert_eq!(
+            get_json(&server, "/api/v1/accounts", &key).await,
+            before,
+            "the good file was not stored either"
+        );
+
+        // Keys limited to some accounts may not import.
+        let restricted = upload(&server, &server.world.alice_scoped_key, &files).await;
+        expect_error(restricted, StatusCode::FORBIDDEN, "KEY_RESTRICTED").await;
+        server
+    })
+    .await;
+}

@@ -120,6 +120,15 @@ impl From<StorageError> for ApiError {
                 retry_after: Some(5),
                 challenge: BEARER_CHALLENGE,
             },
+            err @ StorageError::AccountLimit { .. } => Self::new(
+                StatusCode::CONFLICT,
+                "ACCOUNT_LIMIT_REACHED",
+                format!(
+                    "{}.",
+                    err.to_string()
+                        .trim_start_matches("ACCOUNT_LIMIT_REACHED: ")
+                ),
+            ),
             other => Self::internal(other),
         }
     }

@@ -9,6 +9,7 @@ pub mod data;
 pub mod demo;
 pub mod error;
 pub mod health;
+pub mod imports;
 pub mod platform;
 pub mod request_id;
 pub mod server;

@@ -4,7 +4,7 @@
 use crate::auth::ApiKeyViewer;
 use crate::config::Config;
 use crate::state::AppState;
-use crate::{connections, data, demo, error, health, platform, request_id};
+use crate::{connections, data, demo, error, health, imports, platform, request_id};
 use actix_web::middleware::{Logger, from_fn};
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
@@ -59,7 +59,8 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
             cfg.service(
                 web::scope("/api/v1")
                     .configure(data::configure::<ApiKeyViewer>)
-                    .configure(connections::configure::<ApiKeyViewer>),
+                    .configure(connections::configure::<ApiKeyViewer>)
+                    .configure(imports::configure::<ApiKeyViewer>),
             );
         }
     }

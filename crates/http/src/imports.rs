@@ -1,0 +1,126 @@
+//! `POST /imports` on the Personal interface: upload statement files
+//! (multipart/form-data, one or more file parts) into the key's user's
+//! accounts. All files are read before anything is stored, and all are
+//! stored in one go: a file that does not read answers 400 naming the file
+//! and the place in it, and nothing is stored.
+
+use crate::auth::Authenticated;
+use crate::data::with_conn;
+use crate::error::ApiError;
+use crate::state::AppState;
+use actix_multipart::Multipart;
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use futures_util::StreamExt as _;
+use serde::Serialize;
+use tributary_providers::import::{self, Format};
+
+/// The most one request may upload, all files together.
+pub const MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
+
+pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+    cfg.route("/imports", web::post().to(upload::<A>));
+}
+
+#[derive(Serialize)]
+struct ImportAnswer {
+    files: usize,
+    statements: usize,
+    accounts: usize,
+    added: usize,
+    updated: usize,
+    skipped: usize,
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "UPLOAD_TOO_LARGE",
+        format!(
+            "The upload is larger than {} MiB; send fewer files at a time.",
+            MAX_UPLOAD_BYTES / 1024 / 1024
+        ),
+    )
+}
+
+async fn upload<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    query: web::Query<std::collections::HashMap<String, String>>,
+    mut payload: Multipart,
+) -> Result<HttpResponse, ApiError> {
+    let format = match query.get("format") {
+        Some(name) => Some(Format::parse_name(name).ok_or_else(|| {
+            ApiError::bad_request(
+                "INVALID_PARAMETER",
+                format!("`format` must be camt, mt940 or ofx, got `{name}`."),
+            )
+        })?),
+        None => None,
+    };
+    // A key limited to some accounts may not create others.
+    if auth.viewer().account_scope.is_some() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "KEY_RESTRICTED",
+            "Keys limited to some accounts cannot import statements.",
+        ));
+    }
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut total = 0usize;
+    while let Some(part) = payload.next().await {
+        let mut part = part.map_err(|err| {
+            ApiError::bad_request(
+                "INVALID_UPLOAD",
+                format!("The multipart body does not read: {err}."),
+            )
+        })?;
+        let name = part
+            .content_disposition()
+            .and_then(|d| d.get_filename().map(str::to_owned));
+        let Some(name) = name else { continue };
+        let mut bytes = Vec::new();
+        while let Some(chunk) = part.next().await {
+            let chunk = chunk.map_err(|err| {
+                ApiError::bad_request("INVALID_UPLOAD", format!("`{name}` does not read: {err}."))
+            })?;
+            total += chunk.len();
+            if total > MAX_UPLOAD_BYTES {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        files.push((name, bytes));
+    }
+    if files.is_empty() {
+        return Err(ApiError::bad_request(
+            "INVALID_UPLOAD",
+            "Send the statement files as multipart/form-data file parts.",
+        ));
+    }
+    let file_count = files.len();
+    let mut statements = Vec::new();
+    for (name, bytes) in &files {
+        let read = import::parse(bytes, format).map_err(|err| {
+            ApiError::bad_request(
+                "FILE_UNREADABLE",
+                format!("{name}: {err}. Nothing was imported."),
+            )
+        })?;
+        statements.extend(read);
+    }
+    let user = auth.viewer().user_id;
+    let now = state.clock.now().naive_utc();
+    let summary = with_conn(&state, move |conn| {
+        Ok(import::store(conn, user, statements, now)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(ImportAnswer {
+        files: file_count,
+        statements: summary.statements,
+        accounts: summary.accounts,
+        added: summary.added,
+        updated: summary.updated,
+        skipped: summary.unchanged,
+    }))
+}
