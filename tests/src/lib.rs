@@ -172,6 +172,7 @@ fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) ->
         }],
         notices: Vec::new(),
         pending_match: None,
+        complete: true,
     };
     sync_apply::apply_snapshot(conn, connection.id, &snapshot, clock.now().naive_utc()).unwrap();
     let account = read::list_accounts(conn, &Viewer::whole_user(user_id))

@@ -162,6 +162,18 @@ pub fn reconcile_transactions_with(
     incoming: &[SnapshotTransaction],
     rule: Option<&PendingMatchRule>,
 ) -> TransactionChanges {
+    reconcile(stored, incoming, rule, true)
+}
+
+/// The reconciler. `complete`: the incoming list is the provider's whole
+/// current view, so stored pending records missing from it have vanished
+/// (rule 3); a partial view (a statement file) removes none.
+pub fn reconcile(
+    stored: &[StoredTransaction],
+    incoming: &[SnapshotTransaction],
+    rule: Option<&PendingMatchRule>,
+    complete: bool,
+) -> TransactionChanges {
     let mut changes = TransactionChanges::default();
 
     // Pending ids that have posted: a posted record in this snapshot says it
@@ -252,11 +264,13 @@ pub fn reconcile_transactions_with(
     }
 
     // Pass 3: pending rows nobody claimed have vanished.
-    changes.delete = stored
-        .iter()
-        .filter(|row| row.is_pending && !claimed_rows.contains(&row.id))
-        .map(|row| row.id)
-        .collect();
+    if complete {
+        changes.delete = stored
+            .iter()
+            .filter(|row| row.is_pending && !claimed_rows.contains(&row.id))
+            .map(|row| row.id)
+            .collect();
+    }
     changes
 }
 
@@ -413,6 +427,15 @@ mod tests {
         let posted = incoming("t0", false, "-5.00");
         let changes = reconcile_transactions(&[stored(1, &pending), stored(2, &posted)], &[]);
         assert_eq!(changes.delete, vec![1]);
+    }
+
+    #[test]
+    fn a_partial_view_removes_no_pending_record() {
+        let pending = incoming("p1", true, "-20.00");
+        let other = incoming("t9", false, "-1.00");
+        let changes = reconcile(&[stored(1, &pending)], &[other], None, false);
+        assert!(changes.delete.is_empty());
+        assert_eq!(changes.insert.len(), 1);
     }
 
     #[test]

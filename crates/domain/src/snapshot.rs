@@ -14,6 +14,10 @@ pub struct ProviderSnapshot {
     /// For providers that do not link a posted record to the pending one it
     /// replaces: how to recognise the pair. `None`: links only.
     pub pending_match: Option<crate::reconcile::PendingMatchRule>,
+    /// True when the snapshot is the provider's whole current view (a sync),
+    /// so a stored pending record it no longer lists has vanished. False for
+    /// a statement file, which shows only its own period.
+    pub complete: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]

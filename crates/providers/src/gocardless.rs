@@ -476,6 +476,7 @@ impl Connector for GoCardlessConnector {
             notices: Vec::new(),
             // Booked records carry no link to the pending ones they replace.
             pending_match: Some(tributary_domain::reconcile::PendingMatchRule::default()),
+            complete: true,
         })
     }
 }

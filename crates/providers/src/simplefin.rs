@@ -547,6 +547,7 @@ pub(crate) fn snapshot_from(
         // SimpleFIN gives a posted record a new id and no link to its
         // pending one: recognise the pair by the default rule.
         pending_match: Some(PendingMatchRule::default()),
+        complete: true,
     })
 }
 

@@ -10,9 +10,7 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
-use tributary_domain::reconcile::{
-    PendingMatchRule, StoredTransaction, SyncSummary, reconcile_transactions_with,
-};
+use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotTransaction};
 
 pub fn apply_snapshot(
@@ -62,6 +60,7 @@ pub fn apply_snapshot(
                 &connection,
                 account,
                 snapshot.pending_match.as_ref(),
+                snapshot.complete,
                 now,
                 &mut summary,
             )?;
@@ -77,6 +76,7 @@ fn apply_account(
     connection: &ConnectionRecord,
     account: &SnapshotAccount,
     pending_match: Option<&PendingMatchRule>,
+    complete: bool,
     now: NaiveDateTime,
     summary: &mut SyncSummary,
 ) -> StorageResult<()> {
@@ -95,7 +95,7 @@ fn apply_account(
     )?;
 
     let stored = stored_transactions(conn, account_id)?;
-    let changes = reconcile_transactions_with(&stored, &account.transactions, pending_match);
+    let changes = reconcile(&stored, &account.transactions, pending_match, complete);
     summary.absorb(&changes);
 
     if !changes.delete.is_empty() {

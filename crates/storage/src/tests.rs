@@ -70,6 +70,7 @@ fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
         accounts,
         notices: Vec::new(),
         pending_match: None,
+        complete: true,
     }
 }
 

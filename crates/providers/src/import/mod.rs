@@ -98,6 +98,7 @@ impl Statement {
             }],
             notices: Vec::new(),
             pending_match: Some(tributary_domain::reconcile::PendingMatchRule::default()),
+            complete: false,
         }
     }
 }

@@ -159,6 +159,7 @@ impl Connector for SandboxConnector {
             accounts: generator::generate(settings.seed, context.now, context.last_synced_at),
             notices: Vec::new(),
             pending_match: None,
+            complete: true,
         })
     }
 }
