@@ -92,7 +92,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             files,
             user,
             format,
-        } => import(&open()?, clock.as_ref(), &files, &user, format.as_deref()),
+            profile,
+        } => import(
+            &open()?,
+            clock.as_ref(),
+            &files,
+            &user,
+            format.as_deref(),
+            profile.as_deref(),
+        ),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
@@ -332,14 +340,23 @@ fn import(
     files: &[std::path::PathBuf],
     email: &str,
     format: Option<&str>,
+    profile: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     use tributary_providers::import::{self, Format, ImportSummary};
     let user = find_user(db, email)?;
     let format = format
         .map(|name| {
             Format::parse_name(name).with_context(|| {
-                format!("--format {name}: supported formats are: camt, mt940, ofx")
+                format!("--format {name}: supported formats are: camt, mt940, ofx, csv")
             })
+        })
+        .transpose()?;
+    let profile: Option<import::csv::CsvProfile> = profile
+        .map(|path| -> anyhow::Result<_> {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--profile {}", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("--profile {}: not a CSV profile", path.display()))
         })
         .transpose()?;
     let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(
@@ -352,7 +369,7 @@ fn import(
         bar.set_message(file.display().to_string());
         let outcome = std::fs::read(file)
             .map_err(|err| err.to_string())
-            .and_then(|bytes| import::parse(&bytes, format))
+            .and_then(|bytes| import::parse_with_profile(&bytes, format, profile.as_ref()))
             .and_then(|statements| {
                 import::store(
                     &mut *db.conn().map_err(|e| e.to_string())?,

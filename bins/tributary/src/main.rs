@@ -41,8 +41,8 @@ enum Command {
     Connections(ConnectionsCommand),
     /// Sync connections now.
     Sync(SyncArgs),
-    /// Import statement files (camt.052/053/054, MT940/MT942, OFX/QFX) into a
-    /// user's accounts.
+    /// Import statement files (camt.052/053/054, MT940/MT942, OFX/QFX, CSV)
+    /// into a user's accounts.
     Import {
         /// The files to import.
         #[arg(required = true)]
@@ -50,9 +50,13 @@ enum Command {
         #[arg(long)]
         user: String,
         /// The files' format, when it cannot be told from their content
-        /// (camt, mt940, ofx).
+        /// (camt, mt940, ofx, csv).
         #[arg(long)]
         format: Option<String>,
+        /// A CSV profile (a JSON file; see docs/imports.md) for CSV files
+        /// whose layout Tributary does not recognise.
+        #[arg(long, value_name = "FILE")]
+        profile: Option<std::path::PathBuf>,
     },
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]

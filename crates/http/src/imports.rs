@@ -53,7 +53,7 @@ async fn upload<A: Authenticated>(
         Some(name) => Some(Format::parse_name(name).ok_or_else(|| {
             ApiError::bad_request(
                 "INVALID_PARAMETER",
-                format!("`format` must be camt, mt940 or ofx, got `{name}`."),
+                format!("`format` must be camt, mt940, ofx or csv, got `{name}`."),
             )
         })?),
         None => None,

@@ -4,6 +4,7 @@
 //! where in the file it is.
 
 pub mod camt;
+pub mod csv;
 pub mod mt940;
 pub mod ofx;
 mod xml;
@@ -23,6 +24,8 @@ pub enum Format {
     Mt940,
     /// OFX 1.x (SGML) and 2.x (XML), QFX: bank, credit card, investments.
     Ofx,
+    /// CSV, read by a profile or a recognised header layout.
+    Csv,
 }
 
 impl Format {
@@ -31,6 +34,7 @@ impl Format {
             "camt" | "camt052" | "camt053" | "camt054" | "iso20022" => Some(Format::Camt),
             "mt940" | "mt942" | "swift" | "sta" => Some(Format::Mt940),
             "ofx" | "qfx" => Some(Format::Ofx),
+            "csv" => Some(Format::Csv),
             _ => None,
         }
     }
@@ -53,8 +57,11 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
             line.starts_with(tag) || line.contains(&format!("{{4:{tag}"))
         })
     };
-    (starts(":20:") && (starts(":25:") || starts(":61:") || starts(":60f:")))
-        .then_some(Format::Mt940)
+    if starts(":20:") && (starts(":25:") || starts(":61:") || starts(":60f:")) {
+        return Some(Format::Mt940);
+    }
+    // CSV: only when its header row is a layout Tributary knows.
+    csv::parse(bytes, None).is_ok().then_some(Format::Csv)
 }
 
 /// One statement of one account, as a file states it.
@@ -111,15 +118,31 @@ pub fn file_institution() -> SnapshotInstitution {
     }
 }
 
-/// Reads a file of `format` (detected when `None`).
+/// Reads a file of `format` (detected when `None`); CSV files without a
+/// profile must have a header row of a known layout.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Vec<Statement>, String> {
-    let format = format
-        .or_else(|| detect(bytes))
-        .ok_or_else(|| "the format is not recognised; name it with --format".to_owned())?;
+    parse_with_profile(bytes, format, None)
+}
+
+/// As [`parse`], reading CSV by `profile` (a profile implies CSV).
+pub fn parse_with_profile(
+    bytes: &[u8],
+    format: Option<Format>,
+    profile: Option<&csv::CsvProfile>,
+) -> Result<Vec<Statement>, String> {
+    let format = match (format, profile) {
+        (Some(format), _) => format,
+        (None, Some(_)) => Format::Csv,
+        (None, None) => detect(bytes).ok_or_else(|| {
+            "the format is not recognised: name it with --format, or give a CSV --profile"
+                .to_owned()
+        })?,
+    };
     match format {
         Format::Camt => camt::parse(bytes),
         Format::Mt940 => mt940::parse(bytes),
         Format::Ofx => ofx::parse(bytes),
+        Format::Csv => csv::parse(bytes, profile),
     }
 }
 

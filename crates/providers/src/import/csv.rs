@@ -1,0 +1,475 @@
+//! CSV statements: a [`CsvProfile`] says which column holds what, how dates
+//! and amounts are written, and the file's encoding. Without a profile, a
+//! header row in one of a few common layouts (English, German, Dutch, French
+//! bank exports) is recognised and the date format and decimal separator
+//! are detected from the values. An error names the row and column.
+
+use super::{Statement, unique_ids};
+use chrono::NaiveDate;
+use serde::Deserialize;
+use tributary_domain::model::AccountKind;
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::snapshot::SnapshotTransaction;
+
+/// A column, by header name (case-insensitive) or 0-based position.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Column {
+    Index(usize),
+    Name(String),
+}
+
+/// How to read one bank's CSV export; also the JSON of `--profile FILE`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsvProfile {
+    /// `,` `;` or `\t`; detected from the first line when absent.
+    #[serde(default)]
+    pub delimiter: Option<char>,
+    #[serde(default = "yes")]
+    pub has_header: bool,
+    pub date: Column,
+    /// chrono format, e.g. `%d.%m.%Y`; detected when absent.
+    #[serde(default)]
+    pub date_format: Option<String>,
+    /// One signed amount column…
+    #[serde(default)]
+    pub amount: Option<Column>,
+    /// …or separate money-out and money-in columns (unsigned).
+    #[serde(default)]
+    pub debit: Option<Column>,
+    #[serde(default)]
+    pub credit: Option<Column>,
+    #[serde(default)]
+    pub description: Option<Column>,
+    #[serde(default)]
+    pub payee: Option<Column>,
+    /// A column with the bank's own transaction id.
+    #[serde(default)]
+    pub id: Option<Column>,
+    /// `1,50` rather than `1.50`; detected when absent.
+    #[serde(default)]
+    pub decimal_comma: Option<bool>,
+    /// The file writes money out as positive numbers.
+    #[serde(default)]
+    pub money_out_positive: bool,
+    /// `utf-8`, `windows-1252`, `iso-8859-1`…; UTF-8 (else Windows-1252)
+    /// when absent.
+    #[serde(default)]
+    pub encoding: Option<String>,
+    /// The account's IBAN or number, since CSV files rarely say.
+    #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default = "euro")]
+    pub currency: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn euro() -> String {
+    "EUR".into()
+}
+
+/// Header names of common layouts, lower-cased.
+const DATE_NAMES: &[&str] = &[
+    "date",
+    "transaction date",
+    "posted date",
+    "booking date",
+    "buchungstag",
+    "buchungsdatum",
+    "datum",
+    "date opération",
+    "date operation",
+];
+const AMOUNT_NAMES: &[&str] = &[
+    "amount",
+    "betrag",
+    "bedrag",
+    "montant",
+    "umsatz",
+    "transaction amount",
+];
+const DEBIT_NAMES: &[&str] = &["debit", "withdrawal", "money out", "soll", "af", "débit"];
+const CREDIT_NAMES: &[&str] = &["credit", "deposit", "money in", "haben", "bij", "crédit"];
+const DESCRIPTION_NAMES: &[&str] = &[
+    "description",
+    "memo",
+    "verwendungszweck",
+    "omschrijving",
+    "libellé",
+    "libelle",
+    "details",
+    "reference",
+];
+const PAYEE_NAMES: &[&str] = &[
+    "payee",
+    "name",
+    "merchant",
+    "beguenstigter/zahlungspflichtiger",
+    "empfänger",
+    "naam / omschrijving",
+    "tegenpartij",
+];
+const ID_NAMES: &[&str] = &["id", "transaction id", "reference number"];
+const DATE_FORMATS: &[&str] = &[
+    "%Y-%m-%d", "%d.%m.%Y", "%d/%m/%Y", "%m/%d/%Y", "%Y/%m/%d", "%d-%m-%Y", "%Y%m%d", "%d.%m.%y",
+];
+
+impl CsvProfile {
+    /// A profile from a header row of a known layout.
+    fn detect(header: &[String]) -> Option<CsvProfile> {
+        let find = |names: &[&str]| {
+            header
+                .iter()
+                .position(|h| names.contains(&h.trim().to_lowercase().as_str()))
+                .map(Column::Index)
+        };
+        let date = find(DATE_NAMES)?;
+        let amount = find(AMOUNT_NAMES);
+        let (debit, credit) = (find(DEBIT_NAMES), find(CREDIT_NAMES));
+        if amount.is_none() && (debit.is_none() || credit.is_none()) {
+            return None;
+        }
+        Some(CsvProfile {
+            delimiter: None,
+            has_header: true,
+            date,
+            date_format: None,
+            amount,
+            debit,
+            credit,
+            description: find(DESCRIPTION_NAMES),
+            payee: find(PAYEE_NAMES),
+            id: find(ID_NAMES),
+            decimal_comma: None,
+            money_out_positive: false,
+            encoding: None,
+            account: None,
+            currency: euro(),
+        })
+    }
+}
+
+fn column_index(column: &Column, header: Option<&[String]>, what: &str) -> Result<usize, String> {
+    match column {
+        Column::Index(i) => Ok(*i),
+        Column::Name(name) => header
+            .and_then(|h| {
+                h.iter()
+                    .position(|c| c.trim().eq_ignore_ascii_case(name.trim()))
+            })
+            .ok_or_else(|| format!("the profile's {what} column `{name}` is not in the header")),
+    }
+}
+
+fn decode(bytes: &[u8], encoding: Option<&str>) -> Result<String, String> {
+    match encoding {
+        Some(label) => {
+            let encoding = encoding_rs::Encoding::for_label(label.as_bytes())
+                .ok_or_else(|| format!("unknown encoding `{label}`"))?;
+            Ok(encoding.decode(bytes).0.into_owned())
+        }
+        None => Ok(std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .unwrap_or_else(|_| encoding_rs::WINDOWS_1252.decode(bytes).0.into_owned())),
+    }
+}
+
+fn detect_delimiter(text: &str) -> u8 {
+    let first = text.lines().next().unwrap_or_default();
+    [b';', b'\t', b',']
+        .into_iter()
+        .max_by_key(|d| first.matches(*d as char).count())
+        .unwrap_or(b',')
+}
+
+/// Reads an amount, with the decimal comma as the profile says (or as the
+/// text shows: a comma after the last point).
+fn amount(text: &str, decimal_comma: Option<bool>) -> Option<Decimal> {
+    let cleaned: String = text
+        .trim()
+        .chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '€' | '$' | '£' | '\''))
+        .collect();
+    if cleaned.is_empty() {
+        return None;
+    }
+    let comma = decimal_comma.unwrap_or_else(|| {
+        cleaned
+            .rfind(',')
+            .is_some_and(|c| cleaned.rfind('.').is_none_or(|p| c > p))
+    });
+    let normalized = if comma {
+        cleaned.replace('.', "").replace(',', ".")
+    } else {
+        cleaned.replace(',', "")
+    };
+    let (negative, digits) = match normalized.strip_suffix('-') {
+        Some(rest) => (true, rest.to_owned()),
+        None => (false, normalized),
+    };
+    let value = parse_decimal(&digits).ok()?;
+    Some(if negative { -value } else { value })
+}
+
+pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, String> {
+    let text = decode(bytes, profile.and_then(|p| p.encoding.as_deref()))?;
+    let text = text.trim_start_matches('\u{feff}');
+    let delimiter = profile
+        .and_then(|p| p.delimiter)
+        .map_or_else(|| detect_delimiter(text), |d| d as u8);
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for (n, record) in reader.records().enumerate() {
+        let record = record.map_err(|err| format!("row {}: {err}", n + 1))?;
+        rows.push(record.iter().map(str::to_owned).collect());
+    }
+    let header_row = rows.first().cloned().unwrap_or_default();
+    let profile = match profile {
+        Some(profile) => profile.clone(),
+        None => CsvProfile::detect(&header_row).ok_or(
+            "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): give a --profile",
+        )?,
+    };
+    let header = profile.has_header.then_some(header_row.as_slice());
+    let index = |column: &Option<Column>, what: &str| {
+        column
+            .as_ref()
+            .map(|c| column_index(c, header, what))
+            .transpose()
+    };
+    let date_col = column_index(&profile.date, header, "date")?;
+    let (amount_col, debit_col, credit_col) = (
+        index(&profile.amount, "amount")?,
+        index(&profile.debit, "debit")?,
+        index(&profile.credit, "credit")?,
+    );
+    if amount_col.is_none() && (debit_col.is_none() || credit_col.is_none()) {
+        return Err(
+            "the profile names neither an amount column nor both debit and credit columns".into(),
+        );
+    }
+    let (description_col, payee_col, id_col) = (
+        index(&profile.description, "description")?,
+        index(&profile.payee, "payee")?,
+        index(&profile.id, "id")?,
+    );
+    let data: Vec<(usize, &Vec<String>)> = rows
+        .iter()
+        .enumerate()
+        .skip(usize::from(profile.has_header))
+        .filter(|(_, row)| row.iter().any(|cell| !cell.trim().is_empty()))
+        .map(|(n, row)| (n + 1, row))
+        .collect();
+    let column_name = |i: usize| {
+        header.and_then(|h| h.get(i)).map_or_else(
+            || format!("{}", i + 1),
+            |name| format!("{} ({name})", i + 1),
+        )
+    };
+    let cell =
+        |row: &Vec<String>, i: usize| row.get(i).map(|c| c.trim().to_owned()).unwrap_or_default();
+    let date_format = match &profile.date_format {
+        Some(format) => format.clone(),
+        None => DATE_FORMATS
+            .iter()
+            .find(|f| data.iter().take(20).all(|(_, row)| NaiveDate::parse_from_str(&cell(row, date_col), f).is_ok()))
+            .map(|f| (*f).to_owned())
+            .ok_or_else(|| format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col)))?,
+    };
+
+    let mut records = Vec::new();
+    let mut references = Vec::new();
+    for (row_number, row) in &data {
+        let date_text = cell(row, date_col);
+        let date = NaiveDate::parse_from_str(&date_text, &date_format)
+            .map_err(|_| format!("row {row_number}, column {}: `{date_text}` is not a date in the format {date_format}", column_name(date_col)))?;
+        let read_amount = |i: usize| -> Result<Option<Decimal>, String> {
+            let text = cell(row, i);
+            if text.is_empty() {
+                return Ok(None);
+            }
+            amount(&text, profile.decimal_comma)
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "row {row_number}, column {}: `{text}` is not an amount",
+                        column_name(i)
+                    )
+                })
+        };
+        let value = match (amount_col, debit_col, credit_col) {
+            (Some(i), _, _) => read_amount(i)?.ok_or_else(|| {
+                format!(
+                    "row {row_number}, column {}: the amount is empty",
+                    column_name(i)
+                )
+            })?,
+            (None, Some(d), Some(c)) => {
+                let out = read_amount(d)?.map(|v| -v.abs()).unwrap_or_default();
+                let into = read_amount(c)?.map(|v| v.abs()).unwrap_or_default();
+                out + into
+            }
+            _ => unreachable!("checked above: an amount column or both debit and credit"),
+        };
+        let value = if profile.money_out_positive && amount_col.is_some() {
+            -value
+        } else {
+            value
+        };
+        let description = description_col
+            .map(|i| cell(row, i))
+            .filter(|s| !s.is_empty());
+        let payee = payee_col.map(|i| cell(row, i)).filter(|s| !s.is_empty());
+        let reference = id_col.map(|i| cell(row, i)).filter(|s| !s.is_empty());
+        references.push((
+            reference,
+            format!(
+                "{date}|{value}|{}|{}",
+                description.as_deref().unwrap_or(""),
+                payee.as_deref().unwrap_or("")
+            ),
+        ));
+        records.push(SnapshotTransaction {
+            provider_id: String::new(),
+            pending_provider_id: None,
+            is_pending: false,
+            date,
+            amount: value,
+            currency: profile.currency.clone(),
+            merchant: payee,
+            description,
+        });
+    }
+    for (record, id) in records.iter_mut().zip(unique_ids(&references, "csv:")) {
+        record.provider_id = id;
+    }
+    let account_name = profile
+        .account
+        .is_none()
+        .then(|| format!("Imported {} account (CSV)", profile.currency));
+    Ok(vec![Statement {
+        account_id: profile
+            .account
+            .clone()
+            .unwrap_or_else(|| format!("unidentified-{}", profile.currency)),
+        account_name,
+        kind: AccountKind::Checking,
+        currency: profile.currency.clone(),
+        transactions: records,
+        opening_booked: None,
+        closing_booked: None,
+        balance: None,
+        holdings: None,
+    }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_layouts_are_recognised() {
+        let english =
+            "Date,Description,Amount\n2024-01-05,Coffee,-3.50\n2024-01-06,Salary,2500.00\n";
+        let statements = parse(english.as_bytes(), None).unwrap();
+        let t = &statements[0].transactions;
+        assert_eq!(
+            (
+                t[0].amount.to_string().as_str(),
+                t[0].description.as_deref()
+            ),
+            ("-3.50", Some("Coffee"))
+        );
+
+        let german = "Buchungstag;Verwendungszweck;Beguenstigter/Zahlungspflichtiger;Betrag\n05.01.2024;Miete Januar;Hausverwaltung;-1.250,00\n";
+        let t = &parse(german.as_bytes(), None).unwrap()[0].transactions;
+        assert_eq!(
+            (t[0].amount.to_string().as_str(), t[0].merchant.as_deref()),
+            ("-1250.00", Some("Hausverwaltung"))
+        );
+        assert_eq!(t[0].date.to_string(), "2024-01-05");
+
+        let debit_credit =
+            "Date,Details,Debit,Credit\n01/31/2024,ATM,60.00,\n02/01/2024,Refund,,12.34\n";
+        let t = &parse(debit_credit.as_bytes(), None).unwrap()[0].transactions;
+        assert_eq!(
+            t.iter().map(|t| t.amount.to_string()).collect::<Vec<_>>(),
+            ["-60.00", "12.34"]
+        );
+    }
+
+    #[test]
+    fn a_profile_maps_positions_formats_signs_and_encodings() {
+        let profile: CsvProfile = serde_json::from_value(serde_json::json!({
+            "has_header": false, "date": 0, "date_format": "%d/%m/%Y", "amount": 2, "description": 1,
+            "decimal_comma": true, "money_out_positive": true, "encoding": "windows-1252",
+            "account": "FR7630006000011234567890189", "currency": "EUR"
+        }))
+        .unwrap();
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode("03/02/2024;Café;4,20\n");
+        let statements = parse(&bytes, Some(&profile)).unwrap();
+        let t = &statements[0].transactions[0];
+        assert_eq!(
+            (t.amount.to_string().as_str(), t.description.as_deref()),
+            ("-4.20", Some("Café"))
+        );
+        assert_eq!(statements[0].account_id, "FR7630006000011234567890189");
+        assert!(
+            serde_json::from_value::<CsvProfile>(
+                serde_json::json!({"date": 0, "amount": 1, "colour": "red"})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_bad_value_names_the_row_and_column() {
+        let bad = "Date,Description,Amount\n2024-01-05,Coffee,-3.50\n2024-01-06,Tea,three\n";
+        let err = parse(bad.as_bytes(), None).unwrap_err();
+        assert_eq!(err, "row 3, column 3 (Amount): `three` is not an amount");
+        let bad_date = "Date,Amount\n2024-01-05,1\n2024-13-45,2\n";
+        assert!(
+            parse(bad_date.as_bytes(), None)
+                .unwrap_err()
+                .contains("column 1 (Date)")
+        );
+        assert!(
+            parse(b"just,some\nwords,here\n", None)
+                .unwrap_err()
+                .contains("--profile")
+        );
+    }
+
+    #[test]
+    fn identical_rows_are_kept_apart_and_reimports_match() {
+        let twice = "Date,Description,Amount\n2024-01-05,Coffee,-3.50\n2024-01-05,Coffee,-3.50\n";
+        let first = parse(twice.as_bytes(), None).unwrap();
+        let ids: Vec<&str> = first[0]
+            .transactions
+            .iter()
+            .map(|t| t.provider_id.as_str())
+            .collect();
+        assert_ne!(ids[0], ids[1]);
+        assert_eq!(parse(twice.as_bytes(), None).unwrap(), first);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for input in [
+            &b""[..],
+            b"\xff\xfe\x00",
+            b"Date,Amount\n\"unterminated",
+            b"Date,Amount\n2024-01-01\n",
+        ] {
+            let _ = parse(input, None);
+        }
+    }
+}
