@@ -49,15 +49,18 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
     if head.contains("ofxheader") || head.contains("<ofx>") {
         return Some(Format::Ofx);
     }
-    // MT940: a `:20:` field and an account or statement line, at a line
-    // start (possibly after a SWIFT `{4:` block opener).
+    // MT940: a line starting with one of its field tags (possibly after a
+    // SWIFT `{4:` block opener); statement snippets may lack `:20:`.
     let starts = |tag: &str| {
         head.lines().any(|line| {
             let line = line.trim_start_matches(|c: char| c.is_control() || c.is_whitespace());
             line.starts_with(tag) || line.contains(&format!("{{4:{tag}"))
         })
     };
-    if starts(":20:") && (starts(":25:") || starts(":61:") || starts(":60f:")) {
+    let mt940_tags = [
+        ":20:", ":25:", ":28c:", ":60f:", ":60m:", ":61:", ":62f:", ":62m:", ":64:", ":86:",
+    ];
+    if mt940_tags.iter().any(|tag| starts(tag)) {
         return Some(Format::Mt940);
     }
     // CSV: only when its header row is a layout Tributary knows.
