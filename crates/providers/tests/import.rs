@@ -135,34 +135,6 @@ fn a_file_that_does_not_read_changes_nothing() {
     });
 }
 
-/// Every statement file of the test data that reads.
-fn all_statement_files() -> Vec<String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata");
-    let mut files = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| ["xml", "sta", "txt", "ofx", "qfx"].contains(&e))
-            {
-                files.push(
-                    path.strip_prefix(&root)
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn every_readable_file_imports_and_a_second_import_changes_no_count() {
     on_every_backend(|db| {
@@ -171,7 +143,8 @@ fn every_readable_file_imports_and_a_second_import_changes_no_count() {
                 .unwrap()
                 .id;
         let mut imported = 0;
-        let files = all_statement_files();
+        let files =
+            tributary_storage::testing::testdata_files("", &["xml", "sta", "txt", "ofx", "qfx"]);
         for file in &files {
             // Files meant to be broken fail to read (tested per format).
             if let Ok(statements) = import::parse(&testdata_bytes(file), None) {

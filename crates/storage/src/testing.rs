@@ -288,6 +288,41 @@ pub fn testdata_bytes(relative: &str) -> Vec<u8> {
     })
 }
 
+/// The files under `dir` of the shared test data (recursively) whose
+/// extension is one of `extensions`, as paths relative to the test data,
+/// sorted.
+pub fn testdata_files(dir: &str, extensions: &[&str]) -> Vec<String> {
+    let root = std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+        std::path::PathBuf::from,
+    );
+    let mut files = Vec::new();
+    let mut pending = vec![root.join(dir)];
+    while let Some(folder) = pending.pop() {
+        let entries = std::fs::read_dir(&folder)
+            .unwrap_or_else(|err| panic!("test data folder {} ({err})", folder.display()));
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| extensions.contains(&e))
+            {
+                files.push(
+                    path.strip_prefix(&root)
+                        .unwrap_or(&path)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// The text of a UTF-8 file under the shared test data.
 pub fn testdata(relative: &str) -> String {
     String::from_utf8(testdata_bytes(relative))

@@ -246,18 +246,11 @@ mod tests {
     }
 
     fn camt_files() -> Vec<String> {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata");
-        let mut files = Vec::new();
-        for dir in ["genkgo-camt/data", "actualbudget/camt"] {
-            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let name = entry.unwrap().file_name().into_string().unwrap();
-                if name.ends_with(".xml") {
-                    files.push(format!("{dir}/{name}"));
-                }
-            }
-        }
-        files.sort();
+        let mut files = tributary_storage::testing::testdata_files("genkgo-camt/data", &["xml"]);
+        files.extend(tributary_storage::testing::testdata_files(
+            "actualbudget/camt",
+            &["xml"],
+        ));
         files
     }
 

@@ -420,26 +420,9 @@ mod tests {
     use tributary_storage::testing::testdata_bytes;
 
     fn files() -> Vec<String> {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata");
-        let mut out = vec!["actualbudget/mt940/data.sta".to_owned()];
-        for dir in std::fs::read_dir(root.join("mt940-wolph")).unwrap() {
-            let dir = dir.unwrap();
-            if !dir.path().is_dir() {
-                continue;
-            }
-            for file in std::fs::read_dir(dir.path()).unwrap() {
-                let name = file.unwrap().file_name().into_string().unwrap();
-                if name.ends_with(".sta") || name.ends_with(".txt") {
-                    out.push(format!(
-                        "mt940-wolph/{}/{name}",
-                        dir.file_name().into_string().unwrap()
-                    ));
-                }
-            }
-        }
-        out.sort();
-        out
+        let mut files = tributary_storage::testing::testdata_files("mt940-wolph", &["sta", "txt"]);
+        files.push("actualbudget/mt940/data.sta".to_owned());
+        files
     }
 
     #[test]

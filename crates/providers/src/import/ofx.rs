@@ -579,24 +579,16 @@ mod tests {
     use tributary_storage::testing::testdata_bytes;
 
     fn files() -> Vec<String> {
-        let root =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata");
-        let mut out = Vec::new();
-        for dir in [
-            "ofxparse/fixtures",
-            "ofxparse/fixtures/fail_nice",
+        let mut files = tributary_storage::testing::testdata_files("ofxparse/fixtures", &["ofx"]);
+        files.extend(tributary_storage::testing::testdata_files(
             "asgrim-ofxparser/fixtures",
+            &["ofx"],
+        ));
+        files.extend(tributary_storage::testing::testdata_files(
             "actualbudget/ofx",
-        ] {
-            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
-                let name = entry.unwrap().file_name().into_string().unwrap();
-                if name.ends_with(".ofx") || name.ends_with(".qfx") {
-                    out.push(format!("{dir}/{name}"));
-                }
-            }
-        }
-        out.sort();
-        out
+            &["ofx", "qfx"],
+        ));
+        files
     }
 
     #[test]
