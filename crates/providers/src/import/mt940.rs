@@ -197,7 +197,11 @@ fn statement_line(field: &Field) -> Result<Line, String> {
     // An optional booking date, MMDD, in the value date's year (or the
     // year around it, across New Year).
     let mut entry_date = None;
-    if rest.len() >= 4 && rest[..4].chars().all(|c| c.is_ascii_digit()) {
+    // (`get`: the text after the value date may hold any character.)
+    if rest
+        .get(..4)
+        .is_some_and(|digits| digits.chars().all(|c| c.is_ascii_digit()))
+    {
         let (mm, dd): (u32, u32) = (
             rest[..2].parse().unwrap_or(0),
             rest[2..4].parse().unwrap_or(0),
@@ -516,6 +520,14 @@ mod tests {
         );
         assert_eq!(date("240230", "t").unwrap().to_string(), "2024-02-29");
         assert!(date("241301", "t").is_err());
+    }
+
+    #[test]
+    fn a_multibyte_character_after_the_value_date_is_no_panic() {
+        // Found by `cargo fuzz run mt940`.
+        let input =
+            ":20:X\n:25:NL01\n:60F:C110101EUR1,00\n:61:110101012\u{df}D1,00NTRF\n".as_bytes();
+        assert!(parse(input).is_err());
     }
 
     #[test]
