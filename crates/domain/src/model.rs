@@ -61,6 +61,15 @@ wire_enum! {
 }
 
 impl Provider {
+    /// Whether connections of this provider are synced (statement imports
+    /// are not: new data arrives as new files).
+    pub fn is_synced(self) -> bool {
+        !matches!(
+            self,
+            Provider::File | Provider::Ofx | Provider::Camt | Provider::Mt940 | Provider::Csv
+        )
+    }
+
     /// Whether the provider reports investment holdings at all. Holdings on an
     /// account of any other provider answer `HOLDINGS_NOT_SUPPORTED`.
     pub fn supports_holdings(self) -> bool {

@@ -119,6 +119,13 @@ async fn request_sync<A: Authenticated>(
                 "This connection is disconnected; connect the bank again to sync it.",
             ));
         }
+        if !connection.provider.is_synced() {
+            return Err(ApiError::new(
+                actix_web::http::StatusCode::CONFLICT,
+                "CONNECTION_NOT_SYNCED",
+                "This connection holds imported statements, which are not synced: upload new files to /imports instead.",
+            ));
+        }
         if let Some(job) = sync_jobs::active_job(conn, id)? {
             return Ok(SyncRequested {
                 job_id: job.id,

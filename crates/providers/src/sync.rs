@@ -32,6 +32,10 @@ pub enum SyncError {
     #[error("connection {0} is disconnected; connect it again to sync")]
     Disconnected(i64),
     #[error(
+        "connection {0} holds imported statements, which are not synced: import new files instead"
+    )]
+    NotSynced(i64),
+    #[error(
         "this provider keeps credentials, and no secret key is configured (TRIBUTARY_SECRET_KEY)"
     )]
     NoSecretKey,
@@ -188,6 +192,9 @@ impl SyncEngine {
         if connection.status == ConnectionStatus::Disconnected {
             return Err(SyncError::Disconnected(connection_id));
         }
+        if !connection.provider.is_synced() {
+            return Err(SyncError::NotSynced(connection_id));
+        }
         let now = self.clock.now().naive_utc();
         Ok(sync_jobs::enqueue(
             &mut conn,
@@ -262,7 +269,7 @@ impl SyncEngine {
         let all = connections::list_connections(&mut *self.db.conn()?, user_id)?;
         Ok(all
             .into_iter()
-            .filter(|c| c.status != ConnectionStatus::Disconnected)
+            .filter(|c| c.status != ConnectionStatus::Disconnected && c.provider.is_synced())
             .map(|c| c.id)
             .collect())
     }

@@ -172,3 +172,37 @@ fn every_readable_file_imports_and_a_second_import_changes_no_count() {
         assert_eq!((first.0, first.1), (second.0, second.1));
     });
 }
+
+#[test]
+fn syncing_everything_leaves_the_statement_connection_alone() {
+    use tributary_domain::model::SyncJobKind;
+    use tributary_providers::sync::{SyncEngine, SyncError};
+    on_every_backend(|db| {
+        let user =
+            users::create_personal_user(&mut db.conn().unwrap(), "nosync@example.com", now())
+                .unwrap()
+                .id;
+        import_file(db, user, "mt940-wolph/jejik/abnamro.sta").unwrap();
+        let clock = std::sync::Arc::new(tributary_domain::clock::ManualClock::new(
+            Utc.with_ymd_and_hms(2026, 11, 21, 13, 0, 0).unwrap(),
+        ));
+        let engine = SyncEngine::new(db.clone(), tributary_providers::Registry::default(), clock);
+        assert!(engine.connections_to_sync(Some(user)).unwrap().is_empty());
+        assert_eq!(engine.schedule_due().unwrap(), 0, "never scheduled");
+        let connection =
+            tributary_storage::connections::list_connections(&mut db.conn().unwrap(), Some(user))
+                .unwrap()[0]
+                .id;
+        let err = engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap_err();
+        assert!(matches!(err, SyncError::NotSynced(_)), "{err}");
+        let record =
+            tributary_storage::connections::get_connection(&mut db.conn().unwrap(), connection)
+                .unwrap();
+        assert_eq!(
+            record.status,
+            tributary_domain::model::ConnectionStatus::Active
+        );
+    });
+}
