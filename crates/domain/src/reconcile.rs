@@ -148,24 +148,9 @@ impl PendingMatchRule {
     }
 }
 
-pub fn reconcile_transactions(
-    stored: &[StoredTransaction],
-    incoming: &[SnapshotTransaction],
-) -> TransactionChanges {
-    reconcile_transactions_with(stored, incoming, None)
-}
-
-/// As [`reconcile_transactions`], also matching posted records to pending
-/// ones by `rule` where the provider gives no link.
-pub fn reconcile_transactions_with(
-    stored: &[StoredTransaction],
-    incoming: &[SnapshotTransaction],
-    rule: Option<&PendingMatchRule>,
-) -> TransactionChanges {
-    reconcile(stored, incoming, rule, true)
-}
-
-/// The reconciler. `complete`: the incoming list is the provider's whole
+/// The reconciler. `rule`: how to match posted records to pending ones where
+/// the provider gives no link (`None`: only by the provider's link).
+/// `complete`: the incoming list is the provider's whole
 /// current view, so stored pending records missing from it have vanished
 /// (rule 3); a partial view (a statement file) removes none.
 pub fn reconcile(
@@ -278,6 +263,23 @@ pub fn reconcile(
 mod tests {
     use super::*;
     use crate::money::parse_decimal;
+
+    /// A provider's whole view, reconciled without the pending-match rule.
+    fn reconcile_transactions(
+        stored: &[StoredTransaction],
+        incoming: &[SnapshotTransaction],
+    ) -> TransactionChanges {
+        reconcile(stored, incoming, None, true)
+    }
+
+    /// A provider's whole view, reconciled with `rule`.
+    fn reconcile_transactions_with(
+        stored: &[StoredTransaction],
+        incoming: &[SnapshotTransaction],
+        rule: Option<&PendingMatchRule>,
+    ) -> TransactionChanges {
+        reconcile(stored, incoming, rule, true)
+    }
 
     fn incoming(id: &str, pending: bool, amount: &str) -> SnapshotTransaction {
         SnapshotTransaction {
