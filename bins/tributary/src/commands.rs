@@ -13,7 +13,7 @@ use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_http::config::Config;
 use tributary_http::server::{open_database, sync_engine};
 use tributary_providers::ConnectRequest;
-use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
+use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
@@ -309,12 +309,7 @@ fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
         .gocardless
         .as_ref()
         .context("GoCardless is not configured: set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY")?;
-    let connector = GoCardlessConnector::new(GoCardlessConfig {
-        base_url: settings.base_url.clone(),
-        secret_id: settings.secret_id.0.clone(),
-        secret_key: settings.secret_key.0.clone(),
-        timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-    })?;
+    let connector = GoCardlessConnector::new(settings.connector_config())?;
     let institutions = connector.institutions(country)?;
     println!(
         "{:<40}  {:<12}  {:>5}  NAME",

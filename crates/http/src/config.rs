@@ -73,6 +73,18 @@ pub struct GoCardlessSettings {
     pub secret_key: Secret,
 }
 
+impl GoCardlessSettings {
+    /// The connector's configuration, with the providers' common timeout.
+    pub fn connector_config(&self) -> tributary_providers::gocardless::GoCardlessConfig {
+        tributary_providers::gocardless::GoCardlessConfig {
+            base_url: self.base_url.clone(),
+            secret_id: self.secret_id.0.clone(),
+            secret_key: self.secret_key.0.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("TRIBUTARY_DATABASE_URL: {0}")]

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_providers::Registry;
-use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
+use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
@@ -119,22 +119,25 @@ pub fn sync_engine(
     clock: Arc<dyn Clock>,
 ) -> anyhow::Result<SyncEngine> {
     let keyring = config.keyring()?;
-    let mut registry = Registry::with_defaults();
-    if let Some(gocardless) = &config.gocardless {
-        registry.register(Arc::new(GoCardlessConnector::new(GoCardlessConfig {
-            base_url: gocardless.base_url.clone(),
-            secret_id: gocardless.secret_id.0.clone(),
-            secret_key: gocardless.secret_key.0.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        })?));
-    }
     Ok(SyncEngine::with_policy(
         db.clone(),
-        Registry::with_defaults(),
+        providers(config)?,
         clock,
         config.sync_policy.clone(),
     )
     .with_sealer(Arc::new(keyring)))
+}
+
+/// Every provider's connector: the built-in ones, and GoCardless when its
+/// credentials are configured.
+pub fn providers(config: &Config) -> anyhow::Result<Registry> {
+    let mut registry = Registry::with_defaults();
+    if let Some(gocardless) = &config.gocardless {
+        registry.register(Arc::new(GoCardlessConnector::new(
+            gocardless.connector_config(),
+        )?));
+    }
+    Ok(registry)
 }
 
 /// A worker running on its own thread, stopped and joined on drop.
@@ -305,5 +308,32 @@ pub async fn main(interface: Interface) -> std::process::ExitCode {
             eprintln!("{}: {err:#}", interface.binary());
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tributary_domain::model::Provider;
+
+    #[test]
+    fn gocardless_connector_is_registered_only_when_configured() {
+        let unconfigured = Config::from_lookup(|_| None).unwrap();
+        assert!(
+            providers(&unconfigured)
+                .unwrap()
+                .get(Provider::GoCardless)
+                .is_none()
+        );
+
+        let configured = Config::from_lookup(|name| match name {
+            "TRIBUTARY_GOCARDLESS_SECRET_ID" => Some("id".to_owned()),
+            "TRIBUTARY_GOCARDLESS_SECRET_KEY" => Some("key".to_owned()),
+            _ => None,
+        })
+        .unwrap();
+        let registry = providers(&configured).unwrap();
+        assert!(registry.get(Provider::GoCardless).is_some());
+        assert!(registry.get(Provider::Sandbox).is_some());
     }
 }
