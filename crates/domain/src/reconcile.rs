@@ -621,3 +621,17 @@ impl SyncSummary {
         self.posted_from_pending += changes.posted_from_pending;
     }
 }
+
+impl std::ops::AddAssign for SyncSummary {
+    fn add_assign(&mut self, other: Self) {
+        self.accounts_created += other.accounts_created;
+        self.accounts_seen += other.accounts_seen;
+        self.transactions_added += other.transactions_added;
+        self.transactions_updated += other.transactions_updated;
+        self.transactions_removed += other.transactions_removed;
+        self.transactions_unchanged += other.transactions_unchanged;
+        self.posted_from_pending += other.posted_from_pending;
+        self.balances_recorded += other.balances_recorded;
+        self.holdings_replaced += other.holdings_replaced;
+    }
+}

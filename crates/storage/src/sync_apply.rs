@@ -257,16 +257,7 @@ pub fn apply_all(
     conn.transaction(|conn| {
         let mut total = SyncSummary::default();
         for snapshot in snapshots {
-            let s = apply_snapshot(conn, connection_id, snapshot, now)?;
-            total.accounts_created += s.accounts_created;
-            total.accounts_seen += s.accounts_seen;
-            total.transactions_added += s.transactions_added;
-            total.transactions_updated += s.transactions_updated;
-            total.transactions_removed += s.transactions_removed;
-            total.transactions_unchanged += s.transactions_unchanged;
-            total.posted_from_pending += s.posted_from_pending;
-            total.balances_recorded += s.balances_recorded;
-            total.holdings_replaced += s.holdings_replaced;
+            total += apply_snapshot(conn, connection_id, snapshot, now)?;
         }
         Ok(total)
     })
