@@ -243,11 +243,7 @@ pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
 pub fn start(database: TestDatabase) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
-    let state = AppState {
-        db: database.db().clone(),
-        clock: clock.clone(),
-        public_url: None,
-    };
+    let state = AppState::new(database.db().clone(), clock.clone(), None);
     let (server, addrs) =
         server::bind(state, Interface::Personal, "127.0.0.1:0").expect("bind a free port");
     let handle = server.handle();

@@ -9,6 +9,11 @@ use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::BillingModel;
 use tributary_http::AppState;
 use tributary_http::server::{self, Interface};
+use tributary_http::web::mailer::DevOutbox;
+use tributary_providers::Registry;
+use tributary_providers::payments::TestProcessor;
+use tributary_providers::sandbox::SandboxConnector;
+use tributary_providers::sync::SyncEngine;
 use tributary_storage::apps::{self, AppRecord, NewApp};
 use tributary_storage::testing::TestDatabase;
 
@@ -89,11 +94,49 @@ pub fn start_platform(database: TestDatabase) -> PlatformServer {
     let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
     let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
     let public_app = create_app(&database, clock.as_ref(), "app-p", true, None);
-    let state = AppState {
-        db: database.db().clone(),
-        clock: clock.clone(),
-        public_url: Some("https://tributary.example".into()),
-    };
+    let state = AppState::new(
+        database.db().clone(),
+        clock.clone(),
+        Some("https://tributary.example".into()),
+    );
+    serve(database, clock, state, [app_a, app_b, public_app])
+}
+
+/// The browser flow's server: the Platform API with the sandbox bank, the
+/// development outbox and the test payment processor, reached over plain
+/// http on loopback (so its cookies are not `Secure`). App A is the
+/// integrator-pays app (6 accounts by default), app B is user-pays.
+pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, DevOutbox) {
+    let clock = clock();
+    let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
+    let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
+    let public_app = create_app(&database, clock.as_ref(), "app-p", true, None);
+    apps::set_billing_model(
+        &mut database.db().conn().expect("connection"),
+        app_b.record.id,
+        BillingModel::User,
+    )
+    .expect("user pays");
+    let mut registry = Registry::default();
+    registry.register(Arc::new(SandboxConnector::default()));
+    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone());
+    let outbox = DevOutbox::default();
+    let state = AppState::new(database.db().clone(), clock.clone(), None)
+        .with_engine(engine)
+        .with_mailer(Arc::new(outbox.clone()))
+        .with_payments(Arc::new(TestProcessor::new(database.db().clone())));
+    (
+        serve(database, clock, state, [app_a, app_b, public_app]),
+        outbox,
+    )
+}
+
+fn serve(
+    database: TestDatabase,
+    clock: Arc<ManualClock>,
+    state: AppState,
+    [app_a, app_b, public_app]: [TestApp; 3],
+) -> PlatformServer {
     let (server, addrs) =
         server::bind(state, Interface::Platform, "127.0.0.1:0").expect("bind a free port");
     let handle = server.handle();

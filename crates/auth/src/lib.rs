@@ -6,3 +6,5 @@ pub mod api_keys;
 pub mod keyring;
 pub mod oauth;
 pub mod secret;
+pub mod sign_in;
+pub mod web_session;

@@ -231,6 +231,11 @@ pub fn new_client_id() -> String {
     secret::random_id("app_", 18)
 }
 
+/// A new public id for an app's user (the `user_id` apps see; not secret).
+pub fn new_user_public_id() -> String {
+    secret::random_id("usr_", 16)
+}
+
 /// A new client secret and its hash (the hash is what is stored).
 pub fn new_client_secret() -> (String, String) {
     let secret = secret::generate(CLIENT_SECRET_PREFIX);
@@ -363,6 +368,18 @@ fn check_challenge(challenge: &str, method: &str) -> Result<(), OAuthError> {
     Ok(())
 }
 
+/// The PKCE part of an authorization request: required of public apps,
+/// S256 only, a well-formed challenge.
+pub fn check_pkce(app: &AppRecord, challenge: Option<(&str, &str)>) -> Result<(), OAuthError> {
+    match challenge {
+        Some((challenge, method)) => check_challenge(challenge, method),
+        None if app.is_public => Err(OAuthError::InvalidRequest(
+            "public clients must send a code_challenge (PKCE, S256)".into(),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Issues an authorization code (for the browser flow): bound to the app,
 /// the user, the exact registered `redirect_uri` and the PKCE challenge
 /// (required of public apps, S256 only).
@@ -383,15 +400,7 @@ pub fn issue_code(
             "redirect_uri is not registered for this client".into(),
         ));
     }
-    match challenge {
-        Some((challenge, method)) => check_challenge(challenge, method)?,
-        None if app.is_public => {
-            return Err(OAuthError::InvalidRequest(
-                "public clients must send a code_challenge (PKCE, S256)".into(),
-            ));
-        }
-        None => {}
-    }
+    check_pkce(app, challenge)?;
     let code = secret::generate(CODE_PREFIX);
     store.insert_code(&NewCode {
         app_id: app.id,

@@ -26,6 +26,11 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
+  TRIBUTARY_SMTP_URL        SMTP server for sign-in codes, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
+  TRIBUTARY_MAIL_FROM       sender of sign-in codes [default: Tributary <no-reply@localhost>]
+  TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
+  TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
+  TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
 
 /// A configuration value that must never be printed.
@@ -63,6 +68,25 @@ pub struct Config {
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
+    /// SMTP server for sign-in codes; `None`: the development outbox (log).
+    pub smtp_url: Option<Secret>,
+    pub mail_from: String,
+    pub payments: PaymentsSettings,
+}
+
+/// Which checkout apps whose users pay get.
+#[derive(Debug, Clone, Default)]
+pub enum PaymentsSettings {
+    /// User-pays apps cannot take new users: their page says so.
+    #[default]
+    None,
+    /// The built-in test processor (test cards only).
+    Test,
+    Stripe {
+        api_base: String,
+        secret_key: Secret,
+        price_id: String,
+    },
 }
 
 /// The operator's GoCardless Bank Account Data credentials.
@@ -258,7 +282,42 @@ impl Config {
                 reason: "expected an http(s) URL",
             });
         }
+        let smtp_url = lookup("TRIBUTARY_SMTP_URL")
+            .filter(|u| !u.trim().is_empty())
+            .map(Secret);
+        let mail_from = lookup("TRIBUTARY_MAIL_FROM")
+            .unwrap_or_else(|| "Tributary <no-reply@localhost>".to_owned());
+        let payments = match lookup("TRIBUTARY_PAYMENTS").as_deref() {
+            None | Some("") | Some("none") => PaymentsSettings::None,
+            Some("test") => PaymentsSettings::Test,
+            Some("stripe") => PaymentsSettings::Stripe {
+                api_base: lookup("TRIBUTARY_STRIPE_URL")
+                    .unwrap_or_else(|| "https://api.stripe.com".to_owned()),
+                secret_key: Secret(lookup("TRIBUTARY_STRIPE_SECRET_KEY").ok_or(
+                    ConfigError::Invalid {
+                        name: "TRIBUTARY_STRIPE_SECRET_KEY",
+                        value: String::new(),
+                        reason: "required with TRIBUTARY_PAYMENTS=stripe",
+                    },
+                )?),
+                price_id: lookup("TRIBUTARY_STRIPE_PRICE_ID").ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_STRIPE_PRICE_ID",
+                    value: String::new(),
+                    reason: "required with TRIBUTARY_PAYMENTS=stripe",
+                })?,
+            },
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "TRIBUTARY_PAYMENTS",
+                    value: other.to_owned(),
+                    reason: "expected stripe, test or none",
+                });
+            }
+        };
         Ok(Config {
+            smtp_url,
+            mail_from,
+            payments,
             public_url,
             gocardless,
             database_url,

@@ -43,6 +43,61 @@ fn too_large() -> ApiError {
     )
 }
 
+/// A multipart upload: its file parts and its plain fields.
+#[derive(Debug, Default)]
+pub(crate) struct Upload {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub fields: std::collections::HashMap<String, String>,
+}
+
+#[derive(Debug)]
+pub(crate) enum UploadError {
+    TooLarge,
+    Unreadable(String),
+}
+
+/// Reads a multipart body of at most [`MAX_UPLOAD_BYTES`].
+pub(crate) async fn read_upload(payload: &mut Multipart) -> Result<Upload, UploadError> {
+    let mut upload = Upload::default();
+    let mut total = 0usize;
+    while let Some(part) = payload.next().await {
+        let mut part = part.map_err(|err| {
+            UploadError::Unreadable(format!("The multipart body does not read: {err}."))
+        })?;
+        let disposition = part.content_disposition().cloned();
+        let file_name = disposition
+            .as_ref()
+            .and_then(|d| d.get_filename().map(str::to_owned));
+        let field_name = disposition
+            .as_ref()
+            .and_then(|d| d.get_name().map(str::to_owned))
+            .unwrap_or_default();
+        let label = file_name.clone().unwrap_or_else(|| field_name.clone());
+        let mut bytes = Vec::new();
+        while let Some(chunk) = part.next().await {
+            let chunk = chunk.map_err(|err| {
+                UploadError::Unreadable(format!("`{label}` does not read: {err}."))
+            })?;
+            total += chunk.len();
+            if total > MAX_UPLOAD_BYTES {
+                return Err(UploadError::TooLarge);
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        match file_name {
+            // A file input left empty still sends a part with no name.
+            Some(name) if !name.is_empty() => upload.files.push((name, bytes)),
+            Some(_) => {}
+            None => {
+                upload
+                    .fields
+                    .insert(field_name, String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+    }
+    Ok(upload)
+}
+
 async fn upload<A: Authenticated>(
     auth: A,
     state: web::Data<AppState>,
@@ -66,32 +121,13 @@ async fn upload<A: Authenticated>(
             "Keys limited to some accounts cannot import statements.",
         ));
     }
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut total = 0usize;
-    while let Some(part) = payload.next().await {
-        let mut part = part.map_err(|err| {
-            ApiError::bad_request(
-                "INVALID_UPLOAD",
-                format!("The multipart body does not read: {err}."),
-            )
-        })?;
-        let name = part
-            .content_disposition()
-            .and_then(|d| d.get_filename().map(str::to_owned));
-        let Some(name) = name else { continue };
-        let mut bytes = Vec::new();
-        while let Some(chunk) = part.next().await {
-            let chunk = chunk.map_err(|err| {
-                ApiError::bad_request("INVALID_UPLOAD", format!("`{name}` does not read: {err}."))
-            })?;
-            total += chunk.len();
-            if total > MAX_UPLOAD_BYTES {
-                return Err(too_large());
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        files.push((name, bytes));
-    }
+    let files = read_upload(&mut payload)
+        .await
+        .map_err(|err| match err {
+            UploadError::TooLarge => too_large(),
+            UploadError::Unreadable(why) => ApiError::bad_request("INVALID_UPLOAD", why),
+        })?
+        .files;
     if files.is_empty() {
         return Err(ApiError::bad_request(
             "INVALID_UPLOAD",

@@ -14,6 +14,7 @@ pub mod platform;
 pub mod request_id;
 pub mod server;
 pub mod state;
+pub mod web;
 mod wire;
 
 pub use config::Config;

@@ -2,8 +2,9 @@
 //! database, optionally seed the demo, build the app and bind.
 
 use crate::auth::ApiKeyViewer;
-use crate::config::Config;
+use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
+use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
 use crate::{connections, data, demo, error, health, imports, platform, request_id};
 use actix_web::middleware::{Logger, from_fn};
 use actix_web::{App, HttpServer, web};
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_providers::Registry;
 use tributary_providers::gocardless::GoCardlessConnector;
+use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
@@ -54,6 +56,7 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
         health::configure(cfg);
         if interface == Interface::Platform {
             platform::configure(cfg);
+            crate::web::configure_pages(cfg);
         }
         if interface == Interface::Personal {
             cfg.service(
@@ -140,6 +143,43 @@ pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     Ok(registry)
 }
 
+/// SMTP when configured, else the development outbox (the log).
+pub fn mailer(config: &Config) -> anyhow::Result<Arc<dyn Mailer>> {
+    Ok(match &config.smtp_url {
+        Some(url) => Arc::new(
+            SmtpMailer::new(&url.0, &config.mail_from)
+                .map_err(|err| anyhow::anyhow!("TRIBUTARY_SMTP_URL: {err}"))?,
+        ),
+        None => {
+            log::warn!(
+                "TRIBUTARY_SMTP_URL is not set: sign-in codes are written to this log, not mailed"
+            );
+            Arc::new(DevOutbox::default())
+        }
+    })
+}
+
+/// The configured payment processor, if any.
+pub fn payments(config: &Config, db: &Database) -> Option<Arc<dyn PaymentProcessor>> {
+    match &config.payments {
+        PaymentsSettings::None => None,
+        PaymentsSettings::Test => {
+            log::warn!("TRIBUTARY_PAYMENTS=test: checkouts accept the test card and take no money");
+            Some(Arc::new(TestProcessor::new(db.clone())))
+        }
+        PaymentsSettings::Stripe {
+            api_base,
+            secret_key,
+            price_id,
+        } => Some(Arc::new(StripeProcessor {
+            api_base: api_base.clone(),
+            secret_key: secret_key.0.clone(),
+            price_id: price_id.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        })),
+    }
+}
+
 /// A worker running on its own thread, stopped and joined on drop.
 #[derive(Debug)]
 pub struct BackgroundWorker {
@@ -184,9 +224,11 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     let setup_clock = clock.clone();
     // The engine holds blocking HTTP clients: it is made here, off the async
     // runtime, and then either moves to the worker thread or is dropped here.
-    let (db, seed, worker) = web::block(move || -> anyhow::Result<_> {
+    let (db, seed, worker, pages_engine) = web::block(move || -> anyhow::Result<_> {
         let db = open_database(&setup_config)?;
         let engine = sync_engine(&setup_config, &db, setup_clock.clone())?;
+        // The browser pages connect banks with their own clone.
+        let pages_engine = engine.clone();
         let seed = if interface == Interface::Personal && setup_config.seed_demo {
             demo::seed_if_empty(&db, &engine, setup_clock.as_ref())?
         } else {
@@ -200,19 +242,17 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
         } else {
             None
         };
-        Ok((db, seed, worker))
+        Ok((db, seed, worker, pages_engine))
     })
     .await??;
 
-    let (server, addrs) = bind(
-        AppState {
-            db,
-            clock,
-            public_url: config.public_url.clone(),
-        },
-        interface,
-        &config.bind,
-    )?;
+    let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
+        .with_engine(pages_engine)
+        .with_mailer(mailer(&config)?);
+    if let Some(payments) = payments(&config, &db) {
+        state = state.with_payments(payments);
+    }
+    let (server, addrs) = bind(state, interface, &config.bind)?;
     let shutdown = shutdown_on_signal(server.handle())?;
     let url = addrs
         .first()

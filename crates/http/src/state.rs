@@ -1,5 +1,9 @@
+use crate::web::mailer::{DevOutbox, Mailer};
+use std::ops::Deref;
 use std::sync::Arc;
 use tributary_domain::clock::Clock;
+use tributary_providers::payments::PaymentProcessor;
+use tributary_providers::sync::SyncEngine;
 use tributary_storage::Database;
 
 /// Shared by every request handler; cheap to clone.
@@ -10,4 +14,73 @@ pub struct AppState {
     /// The address users reach this server at (`TRIBUTARY_PUBLIC_URL`), for
     /// links it hands out; `None`: taken from each request's Host.
     pub public_url: Option<String>,
+    /// Connects banks from the browser pages; `None` where pages cannot.
+    pub engine: Option<Engine>,
+    pub mailer: Arc<dyn Mailer>,
+    /// Checkout for apps whose users pay; `None`: not configured.
+    pub payments: Option<Arc<dyn PaymentProcessor>>,
+}
+
+impl AppState {
+    /// A state with no sync engine, no payments, and the development outbox.
+    pub fn new(db: Database, clock: Arc<dyn Clock>, public_url: Option<String>) -> Self {
+        Self {
+            db,
+            clock,
+            public_url,
+            engine: None,
+            mailer: Arc::new(DevOutbox::default()),
+            payments: None,
+        }
+    }
+
+    pub fn with_engine(mut self, engine: SyncEngine) -> Self {
+        self.engine = Some(Engine(Arc::new(DropOffRuntime(Some(engine)))));
+        self
+    }
+
+    pub fn with_mailer(mut self, mailer: Arc<dyn Mailer>) -> Self {
+        self.mailer = mailer;
+        self
+    }
+
+    pub fn with_payments(mut self, payments: Arc<dyn PaymentProcessor>) -> Self {
+        self.payments = Some(payments);
+        self
+    }
+
+    /// Whether cookies must be `Secure`: the public URL is https.
+    pub fn serves_tls(&self) -> bool {
+        self.public_url
+            .as_deref()
+            .is_some_and(|url| url.starts_with("https://"))
+    }
+}
+
+/// The sync engine as the HTTP layer holds it. Its connectors own blocking
+/// HTTP clients, which panic when dropped on an async runtime thread, and
+/// the last clone of the state is dropped on one: the engine is dropped on
+/// a thread of its own instead.
+#[derive(Debug, Clone)]
+pub struct Engine(Arc<DropOffRuntime>);
+
+#[derive(Debug)]
+struct DropOffRuntime(Option<SyncEngine>);
+
+impl Drop for DropOffRuntime {
+    fn drop(&mut self) {
+        if let Some(engine) = self.0.take() {
+            let _ = std::thread::spawn(move || drop(engine)).join();
+        }
+    }
+}
+
+impl Deref for Engine {
+    type Target = SyncEngine;
+    fn deref(&self) -> &SyncEngine {
+        self.0
+            .0
+            .as_ref()
+            .expect("the engine is only taken out when dropped")
+    }
 }

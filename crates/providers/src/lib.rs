@@ -5,6 +5,7 @@
 pub mod connector;
 pub mod gocardless;
 pub mod import;
+pub mod payments;
 pub mod registry;
 pub mod sandbox;
 pub mod simplefin;

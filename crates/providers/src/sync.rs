@@ -137,14 +137,7 @@ impl SyncEngine {
             .get(provider)
             .ok_or(SyncError::NoConnector(provider))?;
         let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
-        let sealed = match (&prepared.credentials, &self.sealer) {
-            (None, _) => None,
-            (Some(credentials), Some(sealer)) => Some(sealer.seal(
-                credentials.as_bytes(),
-                &credentials_context(user_id, provider.as_str()),
-            )),
-            (Some(_), None) => return Err(SyncError::NoSecretKey),
-        };
+        let sealed = self.seal(user_id, provider, prepared.credentials.as_deref())?;
         let mut conn = self.db.conn()?;
         Ok(connections::create_connection(
             &mut conn,
@@ -160,6 +153,60 @@ impl SyncEngine {
                 now: self.clock.now().naive_utc(),
             },
         )?)
+    }
+
+    /// Re-authenticates a connection (REAUTH_REQUIRED, say): checks the new
+    /// request with the provider, replaces settings and credentials, keeps
+    /// the data, and makes the connection due for a sync now.
+    pub fn reconnect(
+        &self,
+        connection_id: i64,
+        request: &ConnectRequest,
+    ) -> Result<ConnectionRecord, SyncError> {
+        let connection = connections::get_connection(&mut *self.db.conn()?, connection_id)?;
+        let provider = connection.provider;
+        let connector = self
+            .registry
+            .get(provider)
+            .ok_or(SyncError::NoConnector(provider))?;
+        let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
+        let sealed = self.seal(
+            connection.user_id,
+            provider,
+            prepared.credentials.as_deref(),
+        )?;
+        let now = self.clock.now();
+        Ok(connections::replace_credentials(
+            &mut *self.db.conn()?,
+            connection_id,
+            &prepared.settings,
+            sealed.as_deref(),
+            prepared
+                .consent_valid_days
+                .map(|days| (now + chrono::Duration::days(i64::from(days))).naive_utc()),
+            now.naive_utc(),
+        )?)
+    }
+
+    /// Whether a connector for `provider` is configured.
+    pub fn supports(&self, provider: Provider) -> bool {
+        self.registry.get(provider).is_some()
+    }
+
+    fn seal(
+        &self,
+        user_id: i64,
+        provider: Provider,
+        credentials: Option<&str>,
+    ) -> Result<Option<Vec<u8>>, SyncError> {
+        match (credentials, &self.sealer) {
+            (None, _) => Ok(None),
+            (Some(credentials), Some(sealer)) => Ok(Some(sealer.seal(
+                credentials.as_bytes(),
+                &credentials_context(user_id, provider.as_str()),
+            ))),
+            (Some(_), None) => Err(SyncError::NoSecretKey),
+        }
     }
 
     /// The connection's credentials, opened for one fetch.

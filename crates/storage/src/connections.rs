@@ -123,6 +123,31 @@ pub fn create_connection(
     })
 }
 
+/// After the user signed in at the provider again: new settings and
+/// credentials, status ACTIVE, failures forgotten, due for a sync now.
+pub fn replace_credentials(
+    conn: &mut AnyConnection,
+    id: i64,
+    settings: &serde_json::Value,
+    sealed_credentials: Option<&[u8]>,
+    consent_expires_at: Option<NaiveDateTime>,
+    now: NaiveDateTime,
+) -> StorageResult<ConnectionRecord> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::settings.eq(settings.to_string()),
+            connections::credentials_encrypted.eq(sealed_credentials),
+            connections::consent_expires_at.eq(consent_expires_at),
+            connections::status.eq(ConnectionStatus::Active.as_str()),
+            connections::status_reason.eq(None::<String>),
+            connections::consecutive_failures.eq(0),
+            connections::next_sync_at.eq(now),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    get_connection(conn, id)
+}
+
 pub fn get_connection(conn: &mut AnyConnection, id: i64) -> StorageResult<ConnectionRecord> {
     let (row, name): (ConnectionRow, String) = connections::table
         .inner_join(institutions::table)

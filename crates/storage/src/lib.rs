@@ -15,6 +15,7 @@ pub mod read;
 pub mod sync_apply;
 pub mod sync_jobs;
 pub mod users;
+pub mod web;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

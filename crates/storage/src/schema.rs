@@ -33,6 +33,9 @@ diesel::table! {
         created_at -> Timestamp,
         updated_at -> Timestamp,
         public_id -> Nullable<Text>,
+        subscription_processor -> Nullable<Text>,
+        subscription_reference -> Nullable<Text>,
+        subscribed_at -> Nullable<Timestamp>,
     }
 }
 
@@ -221,6 +224,51 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    web_sessions (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        purpose -> Text,
+        app_id -> BigInt,
+        user_id -> Nullable<BigInt>,
+        redirect_uri -> Nullable<Text>,
+        client_state -> Nullable<Text>,
+        code_challenge -> Nullable<Text>,
+        code_challenge_method -> Nullable<Text>,
+        login_hint -> Nullable<Text>,
+        pending_connection_id -> Nullable<BigInt>,
+        expires_at -> Timestamp,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    sign_in_codes (id) {
+        id -> BigInt,
+        web_session_id -> Nullable<BigInt>,
+        email -> Text,
+        ip -> Text,
+        code_hash -> Text,
+        attempts -> Integer,
+        expires_at -> Timestamp,
+        used_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    checkouts (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        processor -> Text,
+        external_id -> Text,
+        status -> Text,
+        subscription_reference -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(app_redirect_uris -> apps (app_id));
 diesel::joinable!(users -> apps (app_id));
 diesel::joinable!(api_keys -> users (user_id));
@@ -237,6 +285,9 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    web_sessions,
+    sign_in_codes,
+    checkouts,
     oauth_tokens,
     oauth_codes,
     portal_sessions,

@@ -18,6 +18,8 @@ pub struct UserRecord {
     pub updated_at: NaiveDateTime,
     /// The id an app knows its user by (`user_id` on the Platform interface).
     pub public_id: Option<String>,
+    /// When a user of a "user pays" app paid (see `web::record_subscription`).
+    pub subscribed_at: Option<NaiveDateTime>,
 }
 
 /// Creates a Personal user. An existing e-mail is a `Conflict`.

@@ -16,6 +16,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::scope("/api/platform")
             .route("/oauth/token", web::post().to(oauth::token))
             .route("/oauth/revoke", web::post().to(oauth::revoke))
+            .service(web::scope("/oauth").configure(crate::web::configure_authorize))
             .service(
                 web::scope("/v1")
                     .route("/users", web::post().to(users::create_or_get))

@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tributary_auth::{oauth, secret};
+use tributary_auth::oauth;
 use tributary_domain::email::normalize_email;
 use tributary_storage::apps::{self, AppUserChanges, NewAppUser};
 use tributary_storage::users::UserRecord;
@@ -143,7 +143,7 @@ pub(super) async fn create_or_get(
     let max_accounts = body.get("limits").map(limits_field).transpose()?.flatten();
     let now = state.clock.now().naive_utc();
     let (user, created, pair) = with_conn(&state, move |conn| {
-        let public_id = secret::random_id("usr_", 16);
+        let public_id = oauth::new_user_public_id();
         let (user, created) = apps::create_or_get_app_user(
             conn,
             &NewAppUser {

@@ -1,0 +1,119 @@
+//! Sign-in by a one-time code sent by e-mail: 6 digits, valid 10 minutes, at
+//! most 5 attempts, a new code voiding the previous one, and sends limited
+//! per address and per IP. Codes are stored only as a SHA-256 bound to the
+//! browser session they were sent to, so a code works only there.
+
+use crate::secret;
+use chrono::{Duration, NaiveDateTime};
+use rand::RngExt as _;
+use subtle::ConstantTimeEq;
+use tributary_storage::web::{self, NewSignInCode};
+use tributary_storage::{AnyConnection, StorageError};
+
+pub const CODE_TTL: Duration = Duration::minutes(10);
+pub const MAX_ATTEMPTS: i32 = 5;
+/// The window the send limits count over.
+pub const SEND_WINDOW: Duration = Duration::hours(1);
+/// Codes one address may receive per window: enough for typos and a lost
+/// mail, too few to flood an inbox.
+pub const MAX_SENDS_PER_ADDRESS: i64 = 5;
+/// Codes one IP may request per window (an office shares one address).
+pub const MAX_SENDS_PER_IP: i64 = 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    #[error(
+        "Too many codes were sent to this address in the last hour. Wait a while, then ask for a new one."
+    )]
+    AddressRateLimited,
+    #[error("Too many sign-in codes were requested from your network. Wait a while and try again.")]
+    IpRateLimited,
+    #[error("No code was sent yet: enter your e-mail address first.")]
+    NoCode,
+    #[error("This code has expired. Ask for a new one.")]
+    Expired,
+    #[error("Too many wrong attempts. Ask for a new code.")]
+    TooManyAttempts,
+    #[error("That code is not right. {remaining} attempt(s) left.")]
+    Wrong { remaining: i32 },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+fn code_hash(web_session_id: i64, code: &str) -> String {
+    secret::hash(&format!("sign-in\0{web_session_id}\0{code}"))
+}
+
+/// A new code for `email` in this session, when the send limits allow;
+/// returns the code to mail.
+pub fn issue(
+    conn: &mut AnyConnection,
+    web_session_id: i64,
+    email: &str,
+    ip: &str,
+    now: NaiveDateTime,
+) -> Result<String, SignInError> {
+    let (to_address, from_ip) = web::sign_in_codes_sent_since(conn, email, ip, now - SEND_WINDOW)?;
+    if to_address >= MAX_SENDS_PER_ADDRESS {
+        return Err(SignInError::AddressRateLimited);
+    }
+    if from_ip >= MAX_SENDS_PER_IP {
+        return Err(SignInError::IpRateLimited);
+    }
+    let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
+    web::insert_sign_in_code(
+        conn,
+        &NewSignInCode {
+            web_session_id,
+            email,
+            ip,
+            code_hash: &code_hash(web_session_id, &code),
+            expires_at: now + CODE_TTL,
+            now,
+        },
+    )?;
+    Ok(code)
+}
+
+/// Checks a code typed into this session; returns the address it was sent
+/// to. Every check counts as an attempt, right or wrong.
+pub fn verify(
+    conn: &mut AnyConnection,
+    web_session_id: i64,
+    typed: &str,
+    now: NaiveDateTime,
+) -> Result<String, SignInError> {
+    let record = web::latest_sign_in_code(conn, web_session_id)?.ok_or(SignInError::NoCode)?;
+    if record.used_at.is_some() || now >= record.expires_at {
+        return Err(SignInError::Expired);
+    }
+    if !web::count_sign_in_attempt(conn, record.id, MAX_ATTEMPTS)? {
+        return Err(SignInError::TooManyAttempts);
+    }
+    let typed: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
+    let expected = code_hash(web_session_id, &typed);
+    if !bool::from(expected.as_bytes().ct_eq(record.code_hash.as_bytes())) {
+        let remaining = MAX_ATTEMPTS - (record.attempts + 1);
+        return Err(if remaining <= 0 {
+            SignInError::TooManyAttempts
+        } else {
+            SignInError::Wrong { remaining }
+        });
+    }
+    if !web::mark_sign_in_code_used(conn, record.id, now)? {
+        return Err(SignInError::Expired);
+    }
+    Ok(record.email)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_bound_to_their_session() {
+        assert_ne!(code_hash(1, "123456"), code_hash(2, "123456"));
+        assert_eq!(code_hash(1, "123456"), code_hash(1, "123456"));
+        assert!(!code_hash(1, "123456").contains("123456"));
+    }
+}

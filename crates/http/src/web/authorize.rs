@@ -1,0 +1,160 @@
+//! `GET /api/platform/oauth/authorize`: checks the app and its redirect URI
+//! first (a failure there is a page, never a redirect, so nobody can bounce
+//! users to an address the app did not register), then the rest of the
+//! request (failures redirect back with RFC 6749 §4.1.2.1 `error=`), then
+//! starts the browser session and sends the person to sign in.
+
+use super::page::{PageError, found, see_other};
+use super::session::{cookie, with_conn};
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use std::collections::HashMap;
+use tributary_auth::oauth::{self, OAuthStore as _};
+use tributary_auth::web_session::{self, AuthorizationRequest};
+
+/// `redirect_uri` with `pairs` added to its query (what it had is kept).
+pub(super) fn redirect_with(redirect_uri: &str, pairs: &[(&str, &str)]) -> String {
+    match url::Url::parse(redirect_uri) {
+        Ok(mut url) => {
+            {
+                let mut query = url.query_pairs_mut();
+                for (name, value) in pairs {
+                    query.append_pair(name, value);
+                }
+            }
+            url.into()
+        }
+        // Registered URIs are validated absolute URLs; this is unreachable
+        // for them, and never used for anything else.
+        Err(_) => redirect_uri.to_owned(),
+    }
+}
+
+fn error_redirect(
+    redirect_uri: &str,
+    state: Option<&str>,
+    error: &str,
+    description: &str,
+) -> HttpResponse {
+    let mut pairs = vec![("error", error), ("error_description", description)];
+    if let Some(state) = state {
+        pairs.push(("state", state));
+    }
+    found(&redirect_with(redirect_uri, &pairs))
+}
+
+pub(super) async fn start(
+    state: web::Data<AppState>,
+    query: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let query = query.into_inner();
+    let param = |name: &str| {
+        query
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let client_id = param("client_id")
+        .ok_or_else(|| {
+            PageError::bad_request(
+                "The link is missing `client_id`: the app that sent you here built it wrongly.",
+            )
+        })?
+        .to_owned();
+    let redirect_uri = param("redirect_uri")
+        .ok_or_else(|| {
+            PageError::bad_request(
+                "The link is missing `redirect_uri`: the app that sent you here built it wrongly.",
+            )
+        })?
+        .to_owned();
+    let lookup_uri = redirect_uri.clone();
+    let app = with_conn(&state, move |conn| {
+        let app = conn.find_app(&client_id)?.ok_or_else(|| {
+            PageError::new(
+                StatusCode::BAD_REQUEST,
+                "Unknown app",
+                "The app that sent you here is not registered with this service.",
+            )
+        })?;
+        if !conn.redirect_uris(app.id)?.contains(&lookup_uri) {
+            return Err(PageError::new(
+                StatusCode::BAD_REQUEST,
+                "Unregistered return address",
+                format!(
+                    "{} asked to send you back to an address it has not registered, so you are not sent there.",
+                    app.name
+                ),
+            ));
+        }
+        Ok(app)
+    })
+    .await?;
+
+    let client_state = param("state");
+    if let Some(kind) = param("response_type").filter(|t| *t != "code") {
+        return Ok(error_redirect(
+            &redirect_uri,
+            client_state,
+            "unsupported_response_type",
+            &format!("response_type `{kind}` is not supported: use code"),
+        ));
+    }
+    let Some(client_state) = client_state else {
+        return Ok(error_redirect(
+            &redirect_uri,
+            None,
+            "invalid_request",
+            "state is required",
+        ));
+    };
+    let challenge = match (param("code_challenge"), param("code_challenge_method")) {
+        (Some(challenge), method) => Some((challenge, method.unwrap_or("plain"))),
+        (None, Some(_)) => {
+            return Ok(error_redirect(
+                &redirect_uri,
+                Some(client_state),
+                "invalid_request",
+                "code_challenge_method was sent without code_challenge",
+            ));
+        }
+        (None, None) => None,
+    };
+    if let Err(err) = oauth::check_pkce(&app, challenge) {
+        return Ok(error_redirect(
+            &redirect_uri,
+            Some(client_state),
+            err.code(),
+            &err.to_string(),
+        ));
+    }
+
+    let request = (
+        redirect_uri.clone(),
+        client_state.to_owned(),
+        challenge.map(|(c, m)| (c.to_owned(), m.to_owned())),
+        param("email").map(str::to_owned),
+    );
+    let now = state.clock.now().naive_utc();
+    let token = with_conn(&state, move |conn| {
+        let (redirect_uri, client_state, challenge, login_hint) = &request;
+        Ok(web_session::start_authorization(
+            conn,
+            app.id,
+            &AuthorizationRequest {
+                redirect_uri,
+                state: Some(client_state),
+                code_challenge: challenge.as_ref().map(|(c, m)| (c.as_str(), m.as_str())),
+                login_hint: login_hint.as_deref(),
+            },
+            now,
+        )?)
+    })
+    .await?;
+    let mut response = see_other("/connect/sign-in");
+    response
+        .add_cookie(&cookie(&state, token))
+        .map_err(PageError::internal)?;
+    Ok(response)
+}

@@ -1,0 +1,132 @@
+//! Consent: the page names the app and what it will read; approving issues
+//! the authorization code and sends the browser back to the app with it,
+//! denying sends it back with `error=access_denied`. Either way the browser
+//! session ends here.
+
+use super::authorize::redirect_with;
+use super::banks::user_lines;
+use super::page::{PageError, found, render, see_other};
+use super::session::{self, Session, removal, with_conn};
+use super::sign_in::next_step;
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+use tributary_auth::oauth;
+use tributary_storage::web as store;
+
+#[derive(Template)]
+#[template(path = "consent.html")]
+struct ConsentPage<'a> {
+    title: &'a str,
+    app_name: &'a str,
+    csrf: &'a str,
+    email: &'a str,
+    connections: Vec<super::banks::ConnectionLine>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Decision {
+    csrf: String,
+    decision: String,
+}
+
+/// An authorization session of a signed-in (and, where users pay, paid)
+/// user; anything else has no business here.
+async fn consenting_session(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Session, PageError> {
+    let session = session::load(req, state).await?;
+    if session.is_portal() || session.record.redirect_uri.is_none() {
+        return Err(PageError::not_found());
+    }
+    session.user()?;
+    Ok(session)
+}
+
+pub(super) async fn page(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    let session = consenting_session(&req, &state).await?;
+    if next_step(&session) != "/connect/banks" {
+        return Ok(see_other(next_step(&session)));
+    }
+    let user = session.user()?;
+    let connections = user_lines(&state, user.id).await?;
+    if connections.iter().all(|c| c.accounts.is_empty()) {
+        return Ok(see_other("/connect/banks"));
+    }
+    render(&ConsentPage {
+        title: "Share your data",
+        app_name: &session.app.name,
+        csrf: &session.csrf(),
+        email: &user.email,
+        connections,
+    })
+}
+
+pub(super) async fn decide(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    form: web::Form<Decision>,
+) -> Result<HttpResponse, PageError> {
+    let session = consenting_session(&req, &state).await?;
+    session.check_csrf(&form.csrf)?;
+    let redirect_uri = session.record.redirect_uri.clone().unwrap_or_default();
+    let client_state = session.record.client_state.clone();
+    let approve = match form.decision.as_str() {
+        "approve" => true,
+        "deny" => false,
+        _ => return Err(PageError::bad_request("Choose Allow or Deny.")),
+    };
+    if approve && next_step(&session) != "/connect/banks" {
+        return Err(PageError::new(
+            StatusCode::PAYMENT_REQUIRED,
+            "Subscribe first",
+            format!("{} asks you to subscribe first.", session.app.name),
+        ));
+    }
+    let user_id = session.user()?.id;
+    let now = state.clock.now().naive_utc();
+    let (app, record) = (session.app.clone(), session.record.clone());
+    let uri = redirect_uri.clone();
+    let code = with_conn(&state, move |conn| {
+        let code = if approve {
+            let challenge = record
+                .code_challenge
+                .as_deref()
+                .zip(record.code_challenge_method.as_deref());
+            Some(
+                oauth::issue_code(conn, &app, user_id, &uri, challenge, now).map_err(|err| {
+                    match err {
+                        oauth::OAuthError::Storage(err) => err.into(),
+                        other => PageError::internal(other),
+                    }
+                })?,
+            )
+        } else {
+            None
+        };
+        store::delete_session(conn, record.id)?;
+        Ok(code)
+    })
+    .await?;
+    let mut pairs: Vec<(&str, &str)> = match &code {
+        Some(code) => vec![("code", code.as_str())],
+        None => vec![
+            ("error", "access_denied"),
+            ("error_description", "the user denied access"),
+        ],
+    };
+    if let Some(client_state) = &client_state {
+        pairs.push(("state", client_state.as_str()));
+    }
+    let mut response = found(&redirect_with(&redirect_uri, &pairs));
+    response
+        .add_removal_cookie(&removal(&state))
+        .map_err(PageError::internal)?;
+    Ok(response)
+}

@@ -1,0 +1,104 @@
+//! The pages people see in a browser: the OAuth authorization flow (sign in
+//! by e-mailed code, checkout when users pay, connect a bank, consent) and
+//! the portal. Server-rendered (askama), one stylesheet, no JavaScript.
+//!
+//! Every page runs in a server-side session named by an HttpOnly cookie;
+//! every form carries the session's CSRF token; every response carries a
+//! strict Content-Security-Policy, `X-Frame-Options: DENY`, no-referrer and
+//! no-store. No secret appears in a URL except the final authorization code.
+
+mod authorize;
+mod banks;
+mod checkout;
+mod consent;
+pub mod mailer;
+mod page;
+mod portal;
+mod session;
+mod sign_in;
+
+use actix_web::middleware::DefaultHeaders;
+use actix_web::{HttpResponse, web};
+
+pub use session::SESSION_COOKIE;
+
+/// `form-action` is left out on purpose: browsers apply it to the redirect
+/// that follows a form post, and consent redirects to the app's own site.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors 'none'";
+
+fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
+        .add(("X-Frame-Options", "DENY"))
+        .add(("X-Content-Type-Options", "nosniff"))
+        // Page URLs (the portal link) never leak to other sites.
+        .add(("Referrer-Policy", "no-referrer"))
+        .add(("Cache-Control", "no-store"))
+}
+
+/// The authorization endpoint, under `/api/platform/oauth`.
+pub fn configure_authorize(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/authorize")
+            .wrap(security_headers())
+            .route(web::get().to(authorize::start)),
+    );
+}
+
+/// The pages after the authorization endpoint, and the portal.
+pub fn configure_pages(cfg: &mut web::ServiceConfig) {
+    cfg.route("/static/tributary.css", web::get().to(stylesheet))
+        .service(
+            web::scope("/connect")
+                .wrap(security_headers())
+                .route("/sign-in", web::get().to(sign_in::form))
+                .route("/sign-in", web::post().to(sign_in::send_code))
+                .route("/verify", web::get().to(sign_in::verify_form))
+                .route("/verify", web::post().to(sign_in::verify))
+                .route("/checkout", web::get().to(checkout::page))
+                .route("/checkout", web::post().to(checkout::start))
+                .route("/checkout/return", web::get().to(checkout::come_back))
+                .route("/banks", web::get().to(banks::list))
+                .route("/banks/upload", web::post().to(banks::upload))
+                .route("/banks/{kind}", web::get().to(banks::form))
+                .route("/banks/{kind}", web::post().to(banks::connect))
+                .route(
+                    "/gocardless/return",
+                    web::get().to(banks::gocardless_return),
+                )
+                .route("/progress/{id}", web::get().to(banks::progress))
+                .route("/progress/{id}/retry", web::post().to(banks::retry))
+                .route(
+                    "/connections/{id}/remove",
+                    web::get().to(banks::remove_form),
+                )
+                .route("/connections/{id}/remove", web::post().to(banks::remove))
+                .route(
+                    "/connections/{id}/reauth",
+                    web::get().to(banks::reauth_form),
+                )
+                .route("/connections/{id}/reauth", web::post().to(banks::reauth))
+                .route("/consent", web::get().to(consent::page))
+                .route("/consent", web::post().to(consent::decide)),
+        )
+        .service(
+            web::scope("/checkout/test")
+                .wrap(security_headers())
+                .route("/{id}", web::get().to(checkout::test_page_get))
+                .route("/{id}", web::post().to(checkout::test_pay)),
+        )
+        .service(
+            web::scope("/portal")
+                .wrap(security_headers())
+                .route("", web::get().to(portal::home))
+                .route("/{token}", web::get().to(portal::open)),
+        );
+}
+
+async fn stylesheet() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header(("Cache-Control", "public, max-age=3600"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(include_str!("../../static/tributary.css"))
+}

@@ -1,0 +1,108 @@
+//! The session behind the cookie, loaded for each page, and its CSRF check.
+
+use super::page::PageError;
+use crate::state::AppState;
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::{HttpRequest, web};
+use tributary_auth::web_session;
+use tributary_storage::AnyConnection;
+use tributary_storage::apps::{self, AppRecord};
+use tributary_storage::users::{self, UserRecord};
+use tributary_storage::web::WebSessionRecord;
+
+pub const SESSION_COOKIE: &str = "tributary_session";
+
+/// The cookie naming a new session: HttpOnly, SameSite=Lax, Secure when the
+/// public URL is https, for the whole site, ending with the browser session.
+pub(super) fn cookie(state: &AppState, token: String) -> Cookie<'static> {
+    Cookie::build(SESSION_COOKIE, token)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.serves_tls())
+        .finish()
+}
+
+/// A cookie that removes the session cookie.
+pub(super) fn removal(state: &AppState) -> Cookie<'static> {
+    let mut cookie = cookie(state, String::new());
+    cookie.make_removal();
+    cookie
+}
+
+/// The request's session, with its app and (once signed in) its user.
+#[derive(Debug, Clone)]
+pub(super) struct Session {
+    /// The cookie's value: the CSRF token derives from it.
+    token: String,
+    pub record: WebSessionRecord,
+    pub app: AppRecord,
+    pub user: Option<UserRecord>,
+}
+
+impl Session {
+    pub fn csrf(&self) -> String {
+        web_session::csrf_token(&self.token)
+    }
+
+    /// Refuses a form whose CSRF token is not this session's.
+    pub fn check_csrf(&self, presented: &str) -> Result<(), PageError> {
+        if web_session::csrf_matches(&self.token, presented) {
+            Ok(())
+        } else {
+            Err(PageError::forged())
+        }
+    }
+
+    /// The signed-in user, or the "session ended" page.
+    pub fn user(&self) -> Result<&UserRecord, PageError> {
+        self.user.as_ref().ok_or_else(PageError::session_ended)
+    }
+
+    pub fn is_portal(&self) -> bool {
+        self.record.purpose == web_session::PURPOSE_PORTAL
+    }
+}
+
+/// Loads the session named by the request's cookie.
+pub(super) async fn load(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Session, PageError> {
+    let token = req
+        .cookie(SESSION_COOKIE)
+        .map(|c| c.value().to_owned())
+        .ok_or_else(PageError::session_ended)?;
+    let db = state.db.clone();
+    let now = state.clock.now().naive_utc();
+    web::block(move || -> Result<Session, PageError> {
+        let mut conn = db.conn()?;
+        let record =
+            web_session::find(&mut conn, &token, now)?.ok_or_else(PageError::session_ended)?;
+        let app = apps::get_app(&mut conn, record.app_id)?;
+        let user = record
+            .user_id
+            .map(|id| users::get_user(&mut conn, id))
+            .transpose()?;
+        Ok(Session {
+            token,
+            record,
+            app,
+            user,
+        })
+    })
+    .await?
+}
+
+/// Runs blocking database work for a page off the async runtime.
+pub(super) async fn with_conn<T: Send + 'static>(
+    state: &web::Data<AppState>,
+    work: impl FnOnce(&mut AnyConnection) -> Result<T, PageError> + Send + 'static,
+) -> Result<T, PageError> {
+    let db = state.db.clone();
+    web::block(move || {
+        let mut conn = db.conn()?;
+        work(&mut conn)
+    })
+    .await?
+}

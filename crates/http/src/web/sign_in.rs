@@ -1,0 +1,244 @@
+//! Sign-in by a code sent by e-mail. The person becomes the app's user with
+//! that address: the same user the app may have registered with POST /users.
+
+use super::page::{PageError, render, render_with, see_other};
+use super::session::{self, Session, with_conn};
+use crate::state::AppState;
+use crate::web::mailer::Mail;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+use tributary_auth::oauth;
+use tributary_auth::sign_in::{self, SignInError};
+use tributary_domain::email::normalize_email;
+use tributary_domain::model::BillingModel;
+use tributary_storage::apps::{self, NewAppUser};
+use tributary_storage::web as store;
+
+#[derive(Template)]
+#[template(path = "sign_in.html")]
+struct SignInPage<'a> {
+    title: &'a str,
+    app_name: &'a str,
+    csrf: &'a str,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "verify.html")]
+struct VerifyPage<'a> {
+    title: &'a str,
+    app_name: &'a str,
+    csrf: &'a str,
+    email: &'a str,
+    error: Option<&'a str>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct EmailForm {
+    csrf: String,
+    email: String,
+}
+
+#[derive(Deserialize)]
+pub(super) struct CodeForm {
+    csrf: String,
+    code: String,
+}
+
+/// Where a signed-in person goes next: checkout when the app's users pay
+/// and this one has not, else the bank list.
+pub(super) fn next_step(session: &Session) -> &'static str {
+    let paid = session
+        .user
+        .as_ref()
+        .is_some_and(|u| u.subscribed_at.is_some());
+    if session.app.billing_model == BillingModel::User && !paid {
+        "/connect/checkout"
+    } else {
+        "/connect/banks"
+    }
+}
+
+fn sign_in_page(
+    session: &Session,
+    email: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Result<HttpResponse, PageError> {
+    render_with(
+        status,
+        &SignInPage {
+            title: "Sign in",
+            app_name: &session.app.name,
+            csrf: &session.csrf(),
+            email,
+            error,
+        },
+    )
+}
+
+pub(super) async fn form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    let session = session::load(&req, &state).await?;
+    if session.user.is_some() {
+        return Ok(see_other(next_step(&session)));
+    }
+    let hint = session.record.login_hint.clone().unwrap_or_default();
+    sign_in_page(&session, &hint, None, StatusCode::OK)
+}
+
+/// The address the code goes to, as the client connects (no proxy headers
+/// are trusted: a client could forge them to dodge the per-IP limit).
+fn client_ip(req: &HttpRequest) -> String {
+    req.peer_addr()
+        .map(|a| a.ip().to_string())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+pub(super) async fn send_code(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    form: web::Form<EmailForm>,
+) -> Result<HttpResponse, PageError> {
+    let session = session::load(&req, &state).await?;
+    session.check_csrf(&form.csrf)?;
+    let email = match normalize_email(&form.email) {
+        Ok(email) => email,
+        Err(err) => {
+            return sign_in_page(
+                &session,
+                &form.email,
+                Some(&err.to_string()),
+                StatusCode::BAD_REQUEST,
+            );
+        }
+    };
+    let (session_id, ip, now) = (
+        session.record.id,
+        client_ip(&req),
+        state.clock.now().naive_utc(),
+    );
+    let address = email.clone();
+    let issued = with_conn(&state, move |conn| {
+        match sign_in::issue(conn, session_id, &address, &ip, now) {
+            Ok(code) => Ok(Ok(code)),
+            Err(SignInError::Storage(err)) => Err(err.into()),
+            Err(refused) => Ok(Err(refused.to_string())),
+        }
+    })
+    .await?;
+    let code = match issued {
+        Ok(code) => code,
+        Err(refused) => {
+            return sign_in_page(
+                &session,
+                &email,
+                Some(&refused),
+                StatusCode::TOO_MANY_REQUESTS,
+            );
+        }
+    };
+    let mail = Mail {
+        to: email.clone(),
+        subject: format!("{code} is your code for {}", session.app.name),
+        body: format!(
+            "Your sign-in code for {} is:\n\n    {code}\n\nIt is valid for 10 minutes. If you did not ask for it, ignore this message.\n",
+            session.app.name
+        ),
+    };
+    let mailer = state.mailer.clone();
+    let sent = web::block(move || mailer.send(&mail)).await?;
+    if let Err(err) = sent {
+        log::error!("sign-in code not sent: {err}");
+        return sign_in_page(
+            &session,
+            &email,
+            Some("The code could not be sent. Check the address and try again in a moment."),
+            StatusCode::BAD_GATEWAY,
+        );
+    }
+    Ok(see_other("/connect/verify"))
+}
+
+pub(super) async fn verify_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    let session = session::load(&req, &state).await?;
+    let session_id = session.record.id;
+    let email = with_conn(&state, move |conn| {
+        Ok(store::latest_sign_in_code(conn, session_id)?)
+    })
+    .await?
+    .map(|c| c.email);
+    let Some(email) = email else {
+        return Ok(see_other("/connect/sign-in"));
+    };
+    render(&VerifyPage {
+        title: "Enter your code",
+        app_name: &session.app.name,
+        csrf: &session.csrf(),
+        email: &email,
+        error: None,
+    })
+}
+
+pub(super) async fn verify(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    form: web::Form<CodeForm>,
+) -> Result<HttpResponse, PageError> {
+    let mut session = session::load(&req, &state).await?;
+    session.check_csrf(&form.csrf)?;
+    let (session_id, app_id, now) = (
+        session.record.id,
+        session.app.id,
+        state.clock.now().naive_utc(),
+    );
+    let typed = form.code.clone();
+    let outcome = with_conn(&state, move |conn| {
+        let email = match sign_in::verify(conn, session_id, &typed, now) {
+            Ok(email) => email,
+            Err(SignInError::Storage(err)) => return Err(err.into()),
+            Err(refused) => {
+                let email = store::latest_sign_in_code(conn, session_id)?.map(|c| c.email);
+                return Ok(Err((refused.to_string(), email)));
+            }
+        };
+        let (user, _) = apps::create_or_get_app_user(
+            conn,
+            &NewAppUser {
+                app_id,
+                email: &email,
+                public_id: &oauth::new_user_public_id(),
+                external_user_id: None,
+                max_accounts: None,
+                now,
+            },
+        )?;
+        store::set_session_user(conn, session_id, user.id)?;
+        Ok(Ok(user))
+    })
+    .await?;
+    match outcome {
+        Ok(user) => {
+            session.user = Some(user);
+            Ok(see_other(next_step(&session)))
+        }
+        Err((message, email)) => render_with(
+            StatusCode::BAD_REQUEST,
+            &VerifyPage {
+                title: "Enter your code",
+                app_name: &session.app.name,
+                csrf: &session.csrf(),
+                email: email.as_deref().unwrap_or_default(),
+                error: Some(&message),
+            },
+        ),
+    }
+}

@@ -1,0 +1,630 @@
+//! The browser flow end to end over HTTP, on SQLite and PostgreSQL: a
+//! cookie-keeping client walks the real pages of the real Platform API
+//! (authorize, sign in with the code from the development outbox, checkout,
+//! connect the sandbox, consent) and the `oauth2` crate redeems the code.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthUrl, AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl,
+};
+use reqwest::header::LOCATION;
+use reqwest::{Client, Response, StatusCode, redirect};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_pages};
+use tributary_http::web::mailer::DevOutbox;
+use tributary_storage::testing::{TestDatabase, dump, dump_rows};
+
+/// A browser without JavaScript: keeps cookies, follows redirects within
+/// the server itself, and stops at any redirect that leaves it.
+struct Browser {
+    client: Client,
+    base: String,
+}
+
+/// A page as the browser ended on it.
+struct Page {
+    status: StatusCode,
+    /// Path (and query) on the server, or the absolute URL it was sent to.
+    location: String,
+    body: String,
+}
+
+impl Page {
+    fn csrf(&self) -> String {
+        let start = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("no CSRF field on {}:\n{}", self.location, self.body))
+            + "name=\"csrf\" value=\"".len();
+        self.body[start..start + 64].to_owned()
+    }
+
+    /// N of "Found N accounts" on a progress page.
+    fn accounts_found(&self) -> u64 {
+        let start =
+            self.body.find("Found ").unwrap_or_else(|| {
+                panic!("no accounts found on {}:\n{}", self.location, self.body)
+            }) + 6;
+        self.body[start..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    fn assert_shows(&self, text: &str) {
+        assert!(
+            self.body.contains(text),
+            "{} does not show `{text}`:\n{}",
+            self.location,
+            self.body
+        );
+    }
+}
+
+impl Browser {
+    fn new(server: &PlatformServer) -> Self {
+        Self {
+            client: Client::builder()
+                .cookie_store(true)
+                .redirect(redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: server.base_url.clone(),
+        }
+    }
+
+    async fn follow(&self, mut response: Response, mut location: String) -> Page {
+        loop {
+            if !response.status().is_redirection() {
+                let status = response.status();
+                return Page {
+                    status,
+                    location,
+                    body: response.text().await.unwrap(),
+                };
+            }
+            let next = response.headers()[LOCATION].to_str().unwrap().to_owned();
+            if !next.starts_with('/') {
+                // Leaves the server: to the app's redirect_uri, say.
+                return Page {
+                    status: response.status(),
+                    location: next,
+                    body: String::new(),
+                };
+            }
+            location = next;
+            response = self
+                .client
+                .get(format!("{}{location}", self.base))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+
+    async fn get(&self, path: &str) -> Page {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
+        self.follow(response, path.to_owned()).await
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        self.follow(response, path.to_owned()).await
+    }
+
+    /// Posts the form of `page` (its CSRF token added) to `path`.
+    async fn submit(&self, page: &Page, path: &str, fields: &[(&str, &str)]) -> Page {
+        let csrf = page.csrf();
+        let mut form = vec![("csrf", csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post(path, &form).await
+    }
+}
+
+fn authorize_path(app: &TestApp, redirect_uri: &str, state: &str, email: &str) -> String {
+    let mut url = url::Url::parse("http://x/api/platform/oauth/authorize").unwrap();
+    url.query_pairs_mut()
+        .append_pair("client_id", app.client_id())
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("state", state)
+        .append_pair("email", email);
+    format!("{}?{}", url.path(), url.query().unwrap())
+}
+
+fn code_in(outbox: &DevOutbox, email: &str) -> String {
+    let mail = outbox.last_to(email).expect("a sign-in mail");
+    let code: String = mail
+        .subject
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    assert_eq!(code.len(), 6, "{}", mail.subject);
+    assert!(mail.body.contains(&code));
+    code
+}
+
+/// Authorize and sign in; returns the page after sign-in.
+async fn sign_in(browser: &Browser, outbox: &DevOutbox, app: &TestApp, email: &str) -> Page {
+    let sign_in = browser
+        .get(&authorize_path(app, &app.redirect_uris[0], "st-123", email))
+        .await;
+    assert_eq!(
+        (sign_in.status, sign_in.location.as_str()),
+        (StatusCode::OK, "/connect/sign-in")
+    );
+    sign_in.assert_shows(&format!("value=\"{email}\""));
+    let verify = browser
+        .submit(&sign_in, "/connect/sign-in", &[("email", email)])
+        .await;
+    assert_eq!(verify.location, "/connect/verify");
+    verify.assert_shows(email);
+    let code = code_in(outbox, email);
+    browser
+        .submit(&verify, "/connect/verify", &[("code", &code)])
+        .await
+}
+
+/// Connects the sandbox from the bank list and waits, as the progress
+/// page's refresh does, until the first sync has ended.
+async fn connect_sandbox(browser: &Browser, banks: &Page, username: &str) -> Page {
+    assert_eq!(banks.location, "/connect/banks", "{}", banks.body);
+    let form = browser.get("/connect/banks/sandbox").await;
+    assert_eq!(form.status, StatusCode::OK);
+    let mut progress = browser
+        .submit(
+            &form,
+            "/connect/banks/sandbox",
+            &[("username", username), ("password", "x")],
+        )
+        .await;
+    assert!(
+        progress.location.starts_with("/connect/progress/"),
+        "{}",
+        progress.location
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while progress.body.contains("id=\"working\"") {
+        assert!(Instant::now() < deadline, "the first sync did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        progress = browser.get(&progress.location.clone()).await;
+    }
+    progress
+}
+
+async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) -> (String, String) {
+    let url = url::Url::parse(redirect).unwrap();
+    let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    assert_eq!(
+        query.get("state").map(String::as_str),
+        Some("st-123"),
+        "{redirect}"
+    );
+    let client = BasicClient::new(ClientId::new(app.client_id().to_owned()))
+        .set_client_secret(ClientSecret::new(app.secret().to_owned()))
+        .set_auth_uri(AuthUrl::new(server.url("/api/platform/oauth/authorize")).unwrap())
+        .set_token_uri(TokenUrl::new(server.url("/api/platform/oauth/token")).unwrap())
+        .set_redirect_uri(RedirectUrl::new(app.redirect_uris[0].clone()).unwrap());
+    let http = oauth2::reqwest::ClientBuilder::new()
+        .redirect(oauth2::reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let tokens = client
+        .exchange_code(AuthorizationCode::new(query["code"].clone()))
+        .request_async(&http)
+        .await
+        .unwrap();
+    let access = tokens.access_token().secret().clone();
+    let accounts: Value = Client::new()
+        .get(server.url("/api/platform/v1/accounts"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    (access, accounts.to_string())
+}
+
+async fn on_every_backend<F, Fut>(scenario: F)
+where
+    F: Fn(PlatformServer, DevOutbox) -> Fut,
+    Fut: std::future::Future<Output = PlatformServer>,
+{
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let (server, outbox) = start_platform_with_pages(database);
+        scenario(server, outbox).await.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn the_whole_flow_ends_with_a_code_that_reads_the_sandbox_accounts() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "flow@example.com").await;
+        banks.assert_shows("You can connect 6 more accounts");
+        banks.assert_shows("Tributary Sandbox Bank");
+        let searched = browser.get("/connect/banks?q=statement").await;
+        searched.assert_shows("Upload a statement file");
+        assert!(
+            !searched.body.contains("Tributary Sandbox Bank"),
+            "search filters the list"
+        );
+
+        let progress = connect_sandbox(&browser, &banks, "user_good").await;
+        let found = progress.accounts_found();
+        assert!(found >= 3, "the sandbox gives several accounts");
+        let consent = browser.get("/connect/consent").await;
+        assert_eq!(consent.status, StatusCode::OK);
+        consent.assert_shows("app-a");
+        consent.assert_shows("their transactions");
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        assert_eq!(back.status, StatusCode::FOUND);
+        assert!(
+            back.location
+                .starts_with("https://app-a.example/callback?code=tac_"),
+            "{}",
+            back.location
+        );
+
+        let (_, accounts) = exchange(&server, &server.app_a, &back.location).await;
+        let accounts: Value = serde_json::from_str(&accounts).unwrap();
+        assert_eq!(accounts["total"], found, "{accounts}");
+        assert!(
+            accounts["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|a| a["provider"] == "sandbox")
+        );
+
+        // The session ended with the redirect: its pages are gone.
+        assert_eq!(
+            browser.get("/connect/consent").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+        // Neither the sign-in code nor the session token is stored in plain text.
+        let code = code_in(&outbox, "flow@example.com");
+        assert!(!dump_rows(server.database.db()).contains(&format!("\"{code}\"")));
+        assert!(!dump(server.database.db()).contains("tws_"));
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn an_integrator_pays_limit_stops_a_bank_with_too_many_accounts() {
+    on_every_backend(|server, outbox| async move {
+        // The integrator registered the user with room for 2 accounts.
+        let registered: Value = Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"email": "limit@example.com", "limits": {"max_accounts": 2}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "limit@example.com").await;
+        banks.assert_shows("You can connect 2 more accounts");
+        let progress = connect_sandbox(&browser, &banks, "user_good").await;
+        progress.assert_shows("This bank has more accounts than you may connect");
+        progress.assert_shows("Try again");
+        // Nothing was stored, so there is nothing to consent to yet.
+        assert_eq!(
+            browser.get("/connect/consent").await.location,
+            "/connect/banks"
+        );
+
+        // A limit of 0: the list says so, and connecting is refused.
+        let user_id = registered["user_id"].as_str().unwrap();
+        let changed = Client::new()
+            .put(server.url(&format!("/api/platform/v1/users/{user_id}")))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"limits": {"max_accounts": 0}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(changed.status(), StatusCode::OK);
+        let full = browser.get("/connect/banks").await;
+        full.assert_shows("You have connected as many accounts as app-a allows");
+        assert!(!full.body.contains("bank-sandbox"), "no bank is offered");
+        let refused = browser
+            .submit(
+                &progress,
+                "/connect/banks/sandbox",
+                &[("username", "user_good")],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
+        // The person who signed in is the user the integrator registered.
+        let rows = dump_rows(server.database.db());
+        assert_eq!(
+            rows.matches("\"email\":\"limit@example.com\"").count(),
+            2,
+            "one user row and one sign-in code row:\n{rows}"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_user_pays_app_takes_the_test_card_before_connecting() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let checkout = sign_in(&browser, &outbox, &server.app_b, "payer@example.com").await;
+        assert_eq!(checkout.location, "/connect/checkout");
+        checkout.assert_shows("charges for connecting your banks");
+        // Banks wait until the user paid.
+        assert_eq!(
+            browser.get("/connect/banks").await.location,
+            "/connect/checkout"
+        );
+
+        let card_page = browser.submit(&checkout, "/connect/checkout", &[]).await;
+        assert!(
+            card_page.location.starts_with("/checkout/test/test_cs_"),
+            "{}",
+            card_page.location
+        );
+        let declined = browser
+            .submit(
+                &card_page,
+                &card_page.location.clone(),
+                &[("card_number", "4000 0000 0000 0002")],
+            )
+            .await;
+        assert_eq!(declined.status, StatusCode::PAYMENT_REQUIRED);
+        declined.assert_shows("Your card was declined");
+        let banks = browser
+            .submit(
+                &declined,
+                &card_page.location.clone(),
+                &[("card_number", "4242 4242 4242 4242")],
+            )
+            .await;
+        assert_eq!(banks.location, "/connect/banks");
+        assert!(
+            !banks.body.contains("more account"),
+            "no account limit where users pay"
+        );
+        assert!(
+            dump_rows(server.database.db()).contains("test_sub_"),
+            "the subscription is recorded on the user"
+        );
+
+        let found = connect_sandbox(&browser, &banks, "user_good")
+            .await
+            .accounts_found();
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        let (_, accounts) = exchange(&server, &server.app_b, &back.location).await;
+        assert!(
+            accounts.contains(&format!("\"total\":{found}")),
+            "{accounts}"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn denying_consent_redirects_with_access_denied_and_issues_no_code() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "deny@example.com").await;
+        connect_sandbox(&browser, &banks, "user_good").await;
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "deny")])
+            .await;
+        assert_eq!(back.status, StatusCode::FOUND);
+        let url = url::Url::parse(&back.location).unwrap();
+        let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+        assert_eq!(query["error"], "access_denied");
+        assert_eq!(query["state"], "st-123");
+        assert!(!query.contains_key("code"));
+        assert!(
+            !dump_rows(server.database.db()).contains("\"redeemed_at\""),
+            "no code row"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn unknown_clients_and_unregistered_redirect_uris_get_a_page_never_a_redirect() {
+    on_every_backend(|server, _outbox| async move {
+        let browser = Browser::new(&server);
+        let app = &server.app_a;
+        for path in [
+            authorize_path(app, "https://evil.example/callback", "s", "a@example.com"),
+            authorize_path(app, "https://app-a.example/callback/", "s", "a@example.com"),
+            "/api/platform/oauth/authorize?client_id=app_nobody&redirect_uri=https%3A%2F%2Fapp-a.example%2Fcallback&state=s".to_owned(),
+            "/api/platform/oauth/authorize?state=s".to_owned(),
+        ] {
+            let response = browser.client.get(format!("{}{path}", browser.base)).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{path}");
+            assert!(response.headers().get(LOCATION).is_none(), "{path}");
+            assert_eq!(response.headers()["x-frame-options"], "DENY");
+            assert!(response.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+            assert!(response.text().await.unwrap().contains("<h1>"), "an HTML page");
+        }
+        // Other errors go back to the app with error= and the state.
+        let public = &server.public_app;
+        let back = browser.get(&authorize_path(public, &public.redirect_uris[0], "st-9", "p@example.com")).await;
+        assert_eq!(back.status, StatusCode::FOUND);
+        assert!(back.location.starts_with("https://app-p.example/callback?error=invalid_request"), "{}", back.location);
+        assert!(back.location.ends_with("&state=st-9"), "{}", back.location);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn sign_in_codes_allow_five_attempts_and_forms_need_their_csrf_token() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let sign_in = browser
+            .get(&authorize_path(
+                &server.app_a,
+                &server.app_a.redirect_uris[0],
+                "s",
+                "",
+            ))
+            .await;
+        let cookie_check = browser
+            .client
+            .get(format!("{}/connect/sign-in", browser.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(cookie_check.status(), StatusCode::OK);
+        let forged = browser
+            .post(
+                "/connect/sign-in",
+                &[("csrf", &"0".repeat(64)), ("email", "guess@example.com")],
+            )
+            .await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        assert!(
+            outbox.last_to("guess@example.com").is_none(),
+            "a forged form sends nothing"
+        );
+
+        let verify = browser
+            .submit(
+                &sign_in,
+                "/connect/sign-in",
+                &[("email", "Guess@Example.com ")],
+            )
+            .await;
+        let code = code_in(&outbox, "guess@example.com");
+        let wrong = if code == "000000" { "111111" } else { "000000" };
+        for remaining in (1..=4).rev() {
+            let page = browser
+                .submit(&verify, "/connect/verify", &[("code", wrong)])
+                .await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST);
+            page.assert_shows(&format!("{remaining} attempt(s) left"));
+        }
+        let fifth = browser
+            .submit(&verify, "/connect/verify", &[("code", wrong)])
+            .await;
+        fifth.assert_shows("Too many wrong attempts");
+        // Even the right code is refused now.
+        let late = browser
+            .submit(&verify, "/connect/verify", &[("code", &code)])
+            .await;
+        late.assert_shows("Too many wrong attempts");
+
+        // Sends are limited per address: the sixth code in an hour is refused.
+        let mut last = verify;
+        for _ in 0..4 {
+            let page = browser.get("/connect/sign-in").await;
+            last = browser
+                .submit(&page, "/connect/sign-in", &[("email", "guess@example.com")])
+                .await;
+            assert_eq!(last.location, "/connect/verify");
+        }
+        let page = browser.get("/connect/sign-in").await;
+        let refused = browser
+            .submit(&page, "/connect/sign-in", &[("email", "guess@example.com")])
+            .await;
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+        refused.assert_shows("Too many codes were sent to this address");
+        drop(last);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn the_portal_lists_connections_and_removes_one_with_its_data() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "portal@example.com").await;
+        connect_sandbox(&browser, &banks, "user_good").await;
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        let (access, _) = exchange(&server, &server.app_a, &back.location).await;
+
+        let session: Value = Client::new()
+            .post(server.url("/api/platform/v1/portal_sessions"))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let link = session["url"].as_str().unwrap();
+        let path = &link[link.find("/portal/").unwrap()..];
+        let fresh = Browser::new(&server);
+        let portal = fresh.get(path).await;
+        assert_eq!(
+            (portal.status, portal.location.as_str()),
+            (StatusCode::OK, "/portal"),
+            "the secret leaves the address bar"
+        );
+        portal.assert_shows("Tributary Sandbox Bank");
+        portal.assert_shows("ACTIVE");
+        assert_eq!(
+            fresh.get(path).await.status,
+            StatusCode::NOT_FOUND,
+            "the link works once"
+        );
+
+        let remove_path = {
+            let start = portal.body.find("/connect/connections/").unwrap();
+            let end = start + portal.body[start..].find('"').unwrap();
+            portal.body[start..end].to_owned()
+        };
+        let confirm = fresh.get(&remove_path).await;
+        confirm.assert_shows("are erased");
+        let after = fresh.submit(&confirm, &remove_path, &[]).await;
+        assert_eq!(after.location, "/portal");
+        after.assert_shows("No bank is connected");
+        let accounts: Value = Client::new()
+            .get(server.url("/api/platform/v1/accounts"))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(accounts["total"], 0);
+        server
+    })
+    .await;
+}
