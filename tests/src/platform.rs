@@ -3,6 +3,9 @@
 
 use crate::clock;
 use actix_web::dev::ServerHandle;
+use oauth2::basic::BasicClient;
+use oauth2::{AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl};
+use serde_json::Value;
 use std::sync::Arc;
 use tributary_auth::oauth::{new_client_id, new_client_secret};
 use tributary_domain::clock::{Clock, ManualClock};
@@ -53,6 +56,38 @@ impl PlatformServer {
 
     pub async fn stop(self) {
         self.handle.stop(true).await;
+    }
+
+    /// Redeems an authorization code as `app` does, with the oauth2 crate
+    /// and the app's secret; returns the access token.
+    pub async fn redeem_code(&self, app: &TestApp, redirect_uri: &str, code: &str) -> String {
+        let client = BasicClient::new(ClientId::new(app.client_id().to_owned()))
+            .set_client_secret(ClientSecret::new(app.secret().to_owned()))
+            .set_token_uri(TokenUrl::new(self.url("/api/platform/oauth/token")).unwrap())
+            .set_redirect_uri(RedirectUrl::new(redirect_uri.to_owned()).unwrap());
+        let http = oauth2::reqwest::ClientBuilder::new()
+            .redirect(oauth2::reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let tokens = client
+            .exchange_code(AuthorizationCode::new(code.to_owned()))
+            .request_async(&http)
+            .await
+            .unwrap();
+        tokens.access_token().secret().clone()
+    }
+
+    /// `method path` with a bearer access token; the JSON answer.
+    pub async fn bearer_json(&self, method: reqwest::Method, path: &str, access: &str) -> Value {
+        reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(access)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
     }
 }
 

@@ -6,12 +6,8 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use oauth2::basic::BasicClient;
-use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl,
-};
 use reqwest::header::LOCATION;
-use reqwest::{Client, Response, StatusCode, redirect};
+use reqwest::{Client, Method, Response, StatusCode, redirect};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_pages};
@@ -208,7 +204,9 @@ async fn connect_sandbox(browser: &Browser, banks: &Page, username: &str) -> Pag
     progress
 }
 
-async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) -> (String, String) {
+/// Checks the redirect back to the app and redeems its code; returns the
+/// access token and `GET /v1/accounts`.
+async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) -> (String, Value) {
     let url = url::Url::parse(redirect).unwrap();
     let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
     assert_eq!(
@@ -216,31 +214,13 @@ async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) -> (St
         Some("st-123"),
         "{redirect}"
     );
-    let client = BasicClient::new(ClientId::new(app.client_id().to_owned()))
-        .set_client_secret(ClientSecret::new(app.secret().to_owned()))
-        .set_auth_uri(AuthUrl::new(server.url("/api/platform/oauth/authorize")).unwrap())
-        .set_token_uri(TokenUrl::new(server.url("/api/platform/oauth/token")).unwrap())
-        .set_redirect_uri(RedirectUrl::new(app.redirect_uris[0].clone()).unwrap());
-    let http = oauth2::reqwest::ClientBuilder::new()
-        .redirect(oauth2::reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let tokens = client
-        .exchange_code(AuthorizationCode::new(query["code"].clone()))
-        .request_async(&http)
-        .await
-        .unwrap();
-    let access = tokens.access_token().secret().clone();
-    let accounts: Value = Client::new()
-        .get(server.url("/api/platform/v1/accounts"))
-        .bearer_auth(&access)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    (access, accounts.to_string())
+    let access = server
+        .redeem_code(app, &app.redirect_uris[0], &query["code"])
+        .await;
+    let accounts = server
+        .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+        .await;
+    (access, accounts)
 }
 
 async fn on_every_backend<F, Fut>(scenario: F)
@@ -288,7 +268,6 @@ async fn the_whole_flow_ends_with_a_code_that_reads_the_sandbox_accounts() {
         );
 
         let (_, accounts) = exchange(&server, &server.app_a, &back.location).await;
-        let accounts: Value = serde_json::from_str(&accounts).unwrap();
         assert_eq!(accounts["total"], found, "{accounts}");
         assert!(
             accounts["accounts"]
@@ -425,10 +404,7 @@ async fn a_user_pays_app_takes_the_test_card_before_connecting() {
             .submit(&consent, "/connect/consent", &[("decision", "approve")])
             .await;
         let (_, accounts) = exchange(&server, &server.app_b, &back.location).await;
-        assert!(
-            accounts.contains(&format!("\"total\":{found}")),
-            "{accounts}"
-        );
+        assert_eq!(accounts["total"], found, "{accounts}");
         server
     })
     .await;
@@ -578,15 +554,9 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
             .await;
         let (access, _) = exchange(&server, &server.app_a, &back.location).await;
 
-        let session: Value = Client::new()
-            .post(server.url("/api/platform/v1/portal_sessions"))
-            .bearer_auth(&access)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let session = server
+            .bearer_json(Method::POST, "/api/platform/v1/portal_sessions", &access)
+            .await;
         let link = session["url"].as_str().unwrap();
         let path = &link[link.find("/portal/").unwrap()..];
         let fresh = Browser::new(&server);
@@ -614,15 +584,9 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
         let after = fresh.submit(&confirm, &remove_path, &[]).await;
         assert_eq!(after.location, "/portal");
         after.assert_shows("No bank is connected");
-        let accounts: Value = Client::new()
-            .get(server.url("/api/platform/v1/accounts"))
-            .bearer_auth(&access)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let accounts = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+            .await;
         assert_eq!(accounts["total"], 0);
         server
     })

@@ -1,0 +1,273 @@
+//! The browser flow in headless Chromium, driven over WebDriver
+//! (chromedriver) with fantoccini: a person fills and clicks the real pages
+//! of the real Platform API, from the authorize link to the app's callback.
+//! A screenshot of each step goes to `target/browser-screenshots/`
+//! (docs/platform.md shows them).
+//!
+//! Needs Debian's `chromium` and `chromium-driver`. Without them the test
+//! says so and passes, unless `TRIBUTARY_REQUIRE_BROWSER=1` (CI sets it),
+//! which turns the skip into a failure.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use actix_web::{App, HttpResponse, HttpServer, web};
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use reqwest::Method;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use tributary_domain::clock::Clock;
+use tributary_e2e::platform::start_platform_with_pages;
+use tributary_storage::apps;
+use tributary_storage::testing::TestDatabase;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// chromedriver on a free port, killed on drop.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts chromedriver and returns once it says it listens.
+fn start_driver() -> Option<Driver> {
+    let required = std::env::var("TRIBUTARY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            !required,
+            "the browser test is required (TRIBUTARY_REQUIRE_BROWSER=1) but {missing:?} are not installed: apt-get install chromium chromium-driver"
+        );
+        eprintln!(
+            "skipping the Chromium test: {missing:?} not installed (apt-get install chromium chromium-driver; TRIBUTARY_REQUIRE_BROWSER=1 makes this a failure)"
+        );
+        return None;
+    }
+    let port = free_port();
+    let mut child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|line| line.contains("started successfully"));
+    assert!(started, "chromedriver did not start");
+    // Keep draining its output so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Some(Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    })
+}
+
+async fn open_browser(driver: &Driver, profile: &Path) -> Client {
+    let capabilities: serde_json::Map<String, Value> = serde_json::from_value(serde_json::json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--window-size=900,1100", format!("--user-data-dir={}", profile.display()),
+            ],
+        },
+    }))
+    .unwrap();
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session")
+}
+
+fn screenshot_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn shoot(browser: &Client, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
+}
+
+async fn fill(browser: &Client, id: &str, text: &str) {
+    let field = browser.find(Locator::Id(id)).await.unwrap();
+    field.clear().await.unwrap();
+    field.send_keys(text).await.unwrap();
+}
+
+async fn click(browser: &Client, id: &str) {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Waits, as a person would, for an element the next page shows.
+async fn wait_for(browser: &Client, id: &str) {
+    browser
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Id(id))
+        .await
+        .unwrap_or_else(|err| panic!("#{id} never appeared: {err}"));
+}
+
+/// The integrator's site: its callback page just says the person is back.
+fn start_integrator_site() -> (String, actix_web::dev::ServerHandle) {
+    let server = HttpServer::new(|| {
+        App::new().route(
+            "/callback",
+            web::get().to(|| async {
+                HttpResponse::Ok()
+                    .content_type("text/html; charset=utf-8")
+                    .body("<!doctype html><title>Budget app</title><h1 id=\"back\">Welcome back to the budget app</h1>")
+            }),
+        )
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let port = server.addrs()[0].port();
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    (format!("http://127.0.0.1:{port}/callback"), handle)
+}
+
+#[actix_web::test]
+async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    let database = TestDatabase::sqlite();
+    let (server, outbox) = start_platform_with_pages(database);
+    let (callback, site) = start_integrator_site();
+    apps::add_redirect_uri(
+        &mut server.database.db().conn().unwrap(),
+        server.app_a.record.id,
+        &callback,
+        server.clock.now().naive_utc(),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(&driver, profile.path()).await;
+
+    let mut authorize = url::Url::parse(&server.url("/api/platform/oauth/authorize")).unwrap();
+    authorize
+        .query_pairs_mut()
+        .append_pair("client_id", server.app_a.client_id())
+        .append_pair("redirect_uri", &callback)
+        .append_pair("state", "chromium-state")
+        .append_pair("email", "reader@example.com");
+    browser.goto(authorize.as_str()).await.unwrap();
+    wait_for(&browser, "send-code").await;
+    let prefilled = browser
+        .find(Locator::Id("email"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(prefilled.as_deref(), Some("reader@example.com"));
+    shoot(&browser, "01-sign-in").await;
+    click(&browser, "send-code").await;
+
+    wait_for(&browser, "verify").await;
+    let code = outbox.last_to("reader@example.com").unwrap().subject[..6].to_owned();
+    fill(&browser, "code", &code).await;
+    shoot(&browser, "02-code").await;
+    click(&browser, "verify").await;
+
+    wait_for(&browser, "bank-sandbox").await;
+    shoot(&browser, "03-banks").await;
+    click(&browser, "bank-sandbox").await;
+
+    wait_for(&browser, "username").await;
+    fill(&browser, "username", "user_good").await;
+    fill(&browser, "password", "any password").await;
+    shoot(&browser, "04-sandbox-sign-in").await;
+    click(&browser, "connect").await;
+
+    // The progress page refreshes itself until the first sync has ended.
+    wait_for(&browser, "continue").await;
+    let found = browser
+        .find(Locator::Id("found"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(found.starts_with("Found "), "{found}");
+    shoot(&browser, "05-accounts-found").await;
+    click(&browser, "continue").await;
+
+    wait_for(&browser, "approve").await;
+    shoot(&browser, "06-consent").await;
+    click(&browser, "approve").await;
+
+    wait_for(&browser, "back").await;
+    shoot(&browser, "07-back-at-the-app").await;
+    let landed = browser.current_url().await.unwrap();
+    assert!(landed.as_str().starts_with(&callback), "{landed}");
+    let query: std::collections::HashMap<_, _> = landed.query_pairs().into_owned().collect();
+    assert_eq!(query["state"], "chromium-state");
+
+    // The integrator redeems the code and reads what the person connected.
+    let access = server
+        .redeem_code(&server.app_a, &callback, &query["code"])
+        .await;
+    let accounts = server
+        .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+        .await;
+    let expected: u64 = found.split(' ').nth(1).unwrap().parse().unwrap();
+    assert_eq!(accounts["total"], expected, "{accounts}");
+
+    // The portal, from a link the app asks for.
+    let portal = server
+        .bearer_json(Method::POST, "/api/platform/v1/portal_sessions", &access)
+        .await;
+    let link = portal["url"].as_str().unwrap();
+    browser
+        .goto(&server.url(&link[link.find("/portal/").unwrap()..]))
+        .await
+        .unwrap();
+    wait_for(&browser, "add-bank").await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/portal");
+    shoot(&browser, "08-portal").await;
+
+    browser.close().await.unwrap();
+    site.stop(true).await;
+    server.stop().await;
+}
