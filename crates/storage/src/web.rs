@@ -178,7 +178,7 @@ pub fn mark_sign_in_code_used(
     Ok(updated == 1)
 }
 
-/// Codes sent since `since` to `email`, and from `ip`.
+/// Codes sent after `since` to `email`, and from `ip`.
 pub fn sign_in_codes_sent_since(
     conn: &mut AnyConnection,
     email: &str,
@@ -187,12 +187,12 @@ pub fn sign_in_codes_sent_since(
 ) -> StorageResult<(i64, i64)> {
     let to_email = sign_in_codes::table
         .filter(sign_in_codes::email.eq(email))
-        .filter(sign_in_codes::created_at.ge(since))
+        .filter(sign_in_codes::created_at.gt(since))
         .count()
         .get_result(conn)?;
     let from_ip = sign_in_codes::table
         .filter(sign_in_codes::ip.eq(ip))
-        .filter(sign_in_codes::created_at.ge(since))
+        .filter(sign_in_codes::created_at.gt(since))
         .count()
         .get_result(conn)?;
     Ok((to_email, from_ip))

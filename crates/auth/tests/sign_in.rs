@@ -1,0 +1,180 @@
+//! Sign-in codes and browser sessions over real databases (SQLite and
+//! PostgreSQL): lifetimes, attempts, send limits, binding to one session.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::{Duration, NaiveDate, NaiveDateTime};
+use tributary_auth::sign_in::{self, MAX_SENDS_PER_ADDRESS, MAX_SENDS_PER_IP, SignInError};
+use tributary_auth::web_session::{self, AuthorizationRequest};
+use tributary_domain::model::BillingModel;
+use tributary_storage::AnyConnection;
+use tributary_storage::apps::{self, NewApp};
+use tributary_storage::testing::on_every_backend;
+
+fn noon() -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 21)
+        .unwrap()
+        .and_hms_opt(12, 0, 0)
+        .unwrap()
+}
+
+/// A new app and an authorization session of it: (cookie token, session id).
+fn session(conn: &mut AnyConnection) -> (String, i64) {
+    let app = apps::create_app(
+        conn,
+        &NewApp {
+            client_id: &tributary_auth::oauth::new_client_id(),
+            name: "app",
+            client_secret_hash: None,
+            billing_model: BillingModel::Integrator,
+            default_max_accounts: None,
+            redirect_uris: &["https://app.example/cb".to_owned()],
+            now: noon(),
+        },
+    )
+    .unwrap();
+    let token = web_session::start_authorization(
+        conn,
+        app.id,
+        &AuthorizationRequest {
+            redirect_uri: "https://app.example/cb",
+            state: Some("s"),
+            ..AuthorizationRequest::default()
+        },
+        noon(),
+    )
+    .unwrap();
+    let id = web_session::find(conn, &token, noon()).unwrap().unwrap().id;
+    (token, id)
+}
+
+#[test]
+fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (_, first) = session(&mut conn);
+        let (_, second) = session(&mut conn);
+        let code = sign_in::issue(&mut conn, first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        assert_eq!(code.len(), 6);
+        assert!(code.chars().all(|c| c.is_ascii_digit()));
+
+        // The code of one session does nothing in another.
+        assert!(matches!(
+            sign_in::verify(&mut conn, second, &code, noon()),
+            Err(SignInError::NoCode)
+        ));
+        // Spaces a person types are ignored; the code works once.
+        let spaced = format!("{} {}", &code[..3], &code[3..]);
+        let email =
+            sign_in::verify(&mut conn, first, &spaced, noon() + Duration::minutes(9)).unwrap();
+        assert_eq!(email, "ana@example.com");
+        assert!(matches!(
+            sign_in::verify(&mut conn, first, &code, noon() + Duration::minutes(9)),
+            Err(SignInError::Expired)
+        ));
+
+        // Ten minutes later a code no longer works.
+        let late = sign_in::issue(&mut conn, first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        assert!(matches!(
+            sign_in::verify(&mut conn, first, &late, noon() + Duration::minutes(10)),
+            Err(SignInError::Expired)
+        ));
+    });
+}
+
+#[test]
+fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (_, id) = session(&mut conn);
+        let code = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let wrong = if code == "000000" { "000001" } else { "000000" };
+        for remaining in (1..=4).rev() {
+            match sign_in::verify(&mut conn, id, wrong, noon()) {
+                Err(SignInError::Wrong { remaining: left }) => assert_eq!(left, remaining),
+                other => panic!("expected Wrong, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            sign_in::verify(&mut conn, id, wrong, noon()),
+            Err(SignInError::TooManyAttempts)
+        ));
+        assert!(matches!(
+            sign_in::verify(&mut conn, id, &code, noon()),
+            Err(SignInError::TooManyAttempts)
+        ));
+
+        let old = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let new = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        if old != new {
+            assert!(
+                sign_in::verify(&mut conn, id, &old, noon()).is_err(),
+                "the older code is void"
+            );
+        }
+        assert_eq!(
+            sign_in::verify(&mut conn, id, &new, noon()).unwrap(),
+            "bo@example.com"
+        );
+    });
+}
+
+#[test]
+fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (_, id) = session(&mut conn);
+        for _ in 0..MAX_SENDS_PER_ADDRESS {
+            sign_in::issue(&mut conn, id, "cy@example.com", "10.0.0.3", noon()).unwrap();
+        }
+        assert!(matches!(
+            sign_in::issue(&mut conn, id, "cy@example.com", "10.0.0.4", noon()),
+            Err(SignInError::AddressRateLimited)
+        ));
+        // An hour later the address may receive codes again.
+        sign_in::issue(
+            &mut conn,
+            id,
+            "cy@example.com",
+            "10.0.0.4",
+            noon() + Duration::hours(1),
+        )
+        .unwrap();
+
+        let ip = "192.0.2.7";
+        for n in 0..MAX_SENDS_PER_IP {
+            sign_in::issue(&mut conn, id, &format!("user{n}@example.com"), ip, noon()).unwrap();
+        }
+        assert!(matches!(
+            sign_in::issue(&mut conn, id, "fresh@example.com", ip, noon()),
+            Err(SignInError::IpRateLimited)
+        ));
+    });
+}
+
+#[test]
+fn sessions_end_after_an_hour_and_only_their_token_opens_them() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (token, id) = session(&mut conn);
+        let found = web_session::find(&mut conn, &token, noon() + Duration::minutes(59)).unwrap();
+        assert_eq!(found.map(|s| s.id), Some(id));
+        assert!(
+            web_session::find(&mut conn, &token, noon() + Duration::hours(1))
+                .unwrap()
+                .is_none()
+        );
+        let forged = format!("{}A", &token[..token.len() - 1]);
+        assert!(
+            web_session::find(&mut conn, &forged, noon())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            web_session::find(&mut conn, "not-a-token", noon())
+                .unwrap()
+                .is_none()
+        );
+    });
+}
