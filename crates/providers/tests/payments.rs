@@ -155,7 +155,7 @@ fn the_test_processor_pays_with_the_test_card_only() {
         let processor = TestProcessor::new(db.clone());
         let user =
             users::create_personal_user(&mut db.conn().unwrap(), "t@example.com", noon()).unwrap();
-        let mut checkout = |card: &str| {
+        let checkout = |card: &str| {
             let started = processor
                 .start(&CheckoutRequest {
                     user_id: user.id,
