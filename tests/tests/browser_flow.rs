@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_pages};
 use tributary_http::web::mailer::DevOutbox;
-use tributary_storage::testing::{TestDatabase, dump, dump_rows};
+use tributary_storage::testing::{TestDatabase, dump, dump_rows, testdata_bytes};
 
 /// A browser without JavaScript: keeps cookies, follows redirects within
 /// the server itself, and stops at any redirect that leaves it.
@@ -588,6 +588,113 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
             .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
             .await;
         assert_eq!(accounts["total"], 0);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_refused_bank_login_is_explained_and_a_reauthentication_keeps_the_connection() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "retry@example.com").await;
+        let form = browser.get("/connect/banks/sandbox").await;
+        let refused = browser
+            .submit(
+                &form,
+                "/connect/banks/sandbox",
+                &[("username", "user_bad_credentials")],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("The bank did not accept these details");
+        refused.assert_shows("value=\"user_bad_credentials\"");
+
+        // Connects, then the first sync asks for the bank's sign-in again.
+        let progress = connect_sandbox(&browser, &banks, "user_reauth_required").await;
+        progress.assert_shows("Your bank asks you to sign in again");
+        let reauth_path = format!(
+            "{}/reauth",
+            progress
+                .location
+                .replace("/connect/progress/", "/connect/connections/")
+        );
+        progress.assert_shows(&format!("href=\"{reauth_path}\""));
+        let reauth = browser.get(&reauth_path).await;
+        assert_eq!(reauth.status, StatusCode::OK);
+        let mut fixed = browser
+            .submit(&reauth, &reauth_path, &[("username", "user_good")])
+            .await;
+        assert_eq!(fixed.location, progress.location, "the same connection");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while fixed.body.contains("id=\"working\"") {
+            assert!(Instant::now() < deadline, "the sync did not end");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            fixed = browser.get(&progress.location).await;
+        }
+        assert!(fixed.accounts_found() >= 3, "{}", fixed.body);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothing() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        sign_in(&browser, &outbox, &server.app_a, "upload@example.com").await;
+        let form = browser.get("/connect/banks/upload").await;
+        form.assert_shows("enctype=\"multipart/form-data\"");
+        let upload = |name: &'static str, bytes: Vec<u8>, csrf: String| {
+            let multipart = reqwest::multipart::Form::new().text("csrf", csrf).part(
+                "files",
+                reqwest::multipart::Part::bytes(bytes).file_name(name),
+            );
+            browser
+                .client
+                .post(format!("{}/connect/banks/upload", browser.base))
+                .multipart(multipart)
+                .send()
+        };
+        let broken = upload("broken.ofx", b"<OFX><BANKMSGSRSV1>".to_vec(), form.csrf())
+            .await
+            .unwrap();
+        let broken = browser.follow(broken, "/connect/banks/upload".into()).await;
+        assert_eq!(broken.status, StatusCode::BAD_REQUEST);
+        broken.assert_shows("broken.ofx does not read as a statement");
+        let forged = upload(
+            "checking.ofx",
+            testdata_bytes("ofxparse/fixtures/checking.ofx"),
+            "0".repeat(64),
+        )
+        .await
+        .unwrap();
+        assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            browser
+                .get("/connect/banks")
+                .await
+                .body
+                .matches("class=\"connection\"")
+                .count(),
+            0,
+            "nothing stored"
+        );
+
+        let stored = upload(
+            "checking.ofx",
+            testdata_bytes("ofxparse/fixtures/checking.ofx"),
+            form.csrf(),
+        )
+        .await
+        .unwrap();
+        let progress = browser.follow(stored, "/connect/banks/upload".into()).await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}",
+            progress.location
+        );
+        assert_eq!(progress.accounts_found(), 1, "{}", progress.body);
         server
     })
     .await;

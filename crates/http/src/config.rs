@@ -389,4 +389,47 @@ mod tests {
             .to_string();
         assert!(err.contains("TRIBUTARY_DB_POOL_SIZE"), "{err}");
     }
+
+    #[test]
+    fn payments_are_off_unless_chosen_and_stripe_needs_its_key_and_price() {
+        assert!(matches!(
+            config(&[]).unwrap().payments,
+            PaymentsSettings::None
+        ));
+        assert!(matches!(
+            config(&[("TRIBUTARY_PAYMENTS", "test")]).unwrap().payments,
+            PaymentsSettings::Test
+        ));
+        let err = config(&[("TRIBUTARY_PAYMENTS", "stripe")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("TRIBUTARY_STRIPE_SECRET_KEY"), "{err}");
+        let stripe = config(&[
+            ("TRIBUTARY_PAYMENTS", "stripe"),
+            ("TRIBUTARY_STRIPE_SECRET_KEY", "sk_live_secret"),
+            ("TRIBUTARY_STRIPE_PRICE_ID", "price_1"),
+        ])
+        .unwrap();
+        assert!(matches!(
+            &stripe.payments,
+            PaymentsSettings::Stripe { api_base, price_id, .. }
+                if api_base == "https://api.stripe.com" && price_id == "price_1"
+        ));
+        assert!(!format!("{stripe:?}").contains("sk_live_secret"));
+        let err = config(&[("TRIBUTARY_PAYMENTS", "paypal")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("TRIBUTARY_PAYMENTS") && err.contains("paypal"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn smtp_url_is_a_secret() {
+        let c = config(&[("TRIBUTARY_SMTP_URL", "smtps://u:hunter2@mail.example")]).unwrap();
+        assert!(c.smtp_url.is_some());
+        assert!(!format!("{c:?}").contains("hunter2"));
+        assert_eq!(c.mail_from, "Tributary <no-reply@localhost>");
+    }
 }

@@ -114,3 +114,121 @@ impl Mailer for DevOutbox {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// A one-message SMTP server on loopback: answers the commands lettre
+    /// sends and returns the whole conversation it received.
+    fn fake_smtp() -> (u16, std::thread::JoinHandle<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().expect("accept");
+            let mut writer = stream.try_clone().expect("clone");
+            let mut reader = BufReader::new(stream);
+            let mut said = String::new();
+            writer.write_all(b"220 fake ESMTP\r\n").expect("greet");
+            let mut in_data = false;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).expect("read") == 0 {
+                    break;
+                }
+                said.push_str(&line);
+                let reply: &[u8] = if in_data {
+                    if line == ".\r\n" {
+                        in_data = false;
+                        b"250 queued\r\n"
+                    } else {
+                        continue;
+                    }
+                } else if line.starts_with("DATA") {
+                    in_data = true;
+                    b"354 go on\r\n"
+                } else if line.starts_with("QUIT") {
+                    writer.write_all(b"221 bye\r\n").expect("reply");
+                    break;
+                } else {
+                    b"250 ok\r\n"
+                };
+                writer.write_all(reply).expect("reply");
+            }
+            said
+        });
+        (port, server)
+    }
+
+    #[test]
+    fn smtp_sends_the_message_to_the_configured_server() {
+        let (port, server) = fake_smtp();
+        let mailer = SmtpMailer::new(
+            &format!("smtp://127.0.0.1:{port}"),
+            "Tributary <no-reply@tributary.example>",
+        )
+        .expect("a mailer");
+        assert!(!format!("{mailer:?}").contains("127.0.0.1"));
+        mailer
+            .send(&Mail {
+                to: "ana@example.com".into(),
+                subject: "123456 is your code for app-a".into(),
+                body: "Your sign-in code is 123456.".into(),
+            })
+            .expect("sent");
+        drop(mailer);
+        let said = server.join().expect("the fake server");
+        assert!(
+            said.contains("MAIL FROM:<no-reply@tributary.example>"),
+            "{said}"
+        );
+        assert!(said.contains("RCPT TO:<ana@example.com>"), "{said}");
+        assert!(
+            said.contains("Subject: 123456 is your code for app-a"),
+            "{said}"
+        );
+        assert!(said.contains("Your sign-in code is 123456."), "{said}");
+    }
+
+    #[test]
+    fn bad_settings_and_unreachable_servers_are_errors() {
+        assert!(SmtpMailer::new("not a url", "a@example.com").is_err());
+        assert!(SmtpMailer::new("smtp://127.0.0.1:1", "not an address").is_err());
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mailer = SmtpMailer::new(&format!("smtp://127.0.0.1:{port}"), "a@example.com")
+            .expect("a mailer");
+        let err = mailer
+            .send(&Mail {
+                to: "b@example.com".into(),
+                subject: "s".into(),
+                body: "b".into(),
+            })
+            .expect_err("nobody listens");
+        assert_eq!(err.to, "b@example.com");
+    }
+
+    #[test]
+    fn the_development_outbox_keeps_messages_in_order() {
+        let outbox = DevOutbox::default();
+        for n in 0..3 {
+            outbox
+                .send(&Mail {
+                    to: format!("u{}@example.com", n % 2),
+                    subject: format!("message {n}"),
+                    body: String::new(),
+                })
+                .expect("kept");
+        }
+        assert_eq!(outbox.messages().len(), 3);
+        assert_eq!(
+            outbox.last_to("u0@example.com").map(|m| m.subject),
+            Some("message 2".into())
+        );
+        assert!(outbox.last_to("nobody@example.com").is_none());
+    }
+}
