@@ -125,6 +125,18 @@ impl Browser {
         self.follow(response, path.to_owned()).await
     }
 
+    /// Reloads a progress page, as its refresh does, until the sync it
+    /// shows has ended (a condition, bounded by a deadline).
+    async fn until_synced(&self, mut progress: Page) -> Page {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while progress.body.contains("id=\"working\"") {
+            assert!(Instant::now() < deadline, "the sync did not end");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            progress = self.get(&progress.location.clone()).await;
+        }
+        progress
+    }
+
     /// Posts the form of `page` (its CSRF token added) to `path`.
     async fn submit(&self, page: &Page, path: &str, fields: &[(&str, &str)]) -> Page {
         let csrf = page.csrf();
@@ -183,7 +195,7 @@ async fn connect_sandbox(browser: &Browser, banks: &Page, username: &str) -> Pag
     assert_eq!(banks.location, "/connect/banks", "{}", banks.body);
     let form = browser.get("/connect/banks/sandbox").await;
     assert_eq!(form.status, StatusCode::OK);
-    let mut progress = browser
+    let progress = browser
         .submit(
             &form,
             "/connect/banks/sandbox",
@@ -195,13 +207,7 @@ async fn connect_sandbox(browser: &Browser, banks: &Page, username: &str) -> Pag
         "{}",
         progress.location
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while progress.body.contains("id=\"working\"") {
-        assert!(Instant::now() < deadline, "the first sync did not end");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        progress = browser.get(&progress.location.clone()).await;
-    }
-    progress
+    browser.until_synced(progress).await
 }
 
 /// Checks the redirect back to the app and redeems its code; returns the
@@ -622,16 +628,11 @@ async fn a_refused_bank_login_is_explained_and_a_reauthentication_keeps_the_conn
         progress.assert_shows(&format!("href=\"{reauth_path}\""));
         let reauth = browser.get(&reauth_path).await;
         assert_eq!(reauth.status, StatusCode::OK);
-        let mut fixed = browser
+        let fixed = browser
             .submit(&reauth, &reauth_path, &[("username", "user_good")])
             .await;
         assert_eq!(fixed.location, progress.location, "the same connection");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while fixed.body.contains("id=\"working\"") {
-            assert!(Instant::now() < deadline, "the sync did not end");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            fixed = browser.get(&progress.location).await;
-        }
+        let fixed = browser.until_synced(fixed).await;
         assert!(fixed.accounts_found() >= 3, "{}", fixed.body);
         server
     })
