@@ -49,6 +49,18 @@ impl AppState {
         self
     }
 
+    /// The absolute URL of `path` on this server, as users reach it: from
+    /// `TRIBUTARY_PUBLIC_URL`, else from the request's scheme and Host.
+    pub fn absolute_url(&self, req: &actix_web::HttpRequest, path: &str) -> String {
+        match &self.public_url {
+            Some(base) => format!("{base}{path}"),
+            None => {
+                let info = req.connection_info();
+                format!("{}://{}{path}", info.scheme(), info.host())
+            }
+        }
+    }
+
     /// Whether cookies must be `Secure`: the public URL is https.
     pub fn serves_tls(&self) -> bool {
         self.public_url

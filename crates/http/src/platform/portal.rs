@@ -20,10 +20,6 @@ pub(super) async fn create(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let base = state.public_url.clone().unwrap_or_else(|| {
-        let info = req.connection_info();
-        format!("{}://{}", info.scheme(), info.host())
-    });
     let now = state.clock.now().naive_utc();
     let (app_id, user_id) = (auth.app_id, auth.viewer.user_id);
     let (token, expires_at) = with_conn(&state, move |conn| {
@@ -33,7 +29,7 @@ pub(super) async fn create(
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "no-store"))
         .json(PortalSession {
-            url: format!("{base}/portal/{token}"),
+            url: state.absolute_url(&req, &format!("/portal/{token}")),
             expires_at: expires_at
                 .and_utc()
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

@@ -4,7 +4,7 @@
 //! portal; only where "continue" leads differs.
 
 use super::page::{PageError, render, render_with, see_other};
-use super::session::{self, Session, with_conn};
+use super::session::{self, CsrfForm, Session, with_conn};
 use super::sign_in::next_step;
 use crate::imports::{UploadError, read_upload};
 use crate::state::{AppState, Engine};
@@ -322,14 +322,6 @@ pub(super) struct CredentialsForm {
     institution_id: String,
 }
 
-fn absolute(state: &AppState, req: &HttpRequest, path: &str) -> String {
-    let base = state.public_url.clone().unwrap_or_else(|| {
-        let info = req.connection_info();
-        format!("{}://{}", info.scheme(), info.host())
-    });
-    format!("{base}{path}")
-}
-
 /// What the provider needs, from the form; `Err`: what is missing.
 fn connect_request(
     bank: &Bank,
@@ -434,7 +426,7 @@ pub(super) async fn connect(
         return Err(limit_reached(&session));
     }
     let action = format!("/connect/banks/{}", bank.key);
-    let return_url = absolute(&state, &req, "/connect/gocardless/return");
+    let return_url = state.absolute_url(&req, "/connect/gocardless/return");
     let (provider, request) = match connect_request(&bank, &form, &user.email, return_url) {
         Ok(request) => request,
         Err(missing) => {
@@ -465,27 +457,35 @@ pub(super) async fn connect(
         }
     };
     if provider == Provider::GoCardless {
-        // The person consents at their bank first; the sync starts when
-        // they come back.
-        let link = connection
-            .settings
-            .get("link")
-            .and_then(|l| l.as_str())
-            .map(str::to_owned)
-            .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
-        let (session_id, connection_id) = (session.record.id, connection.id);
-        with_conn(&state, move |conn| {
-            Ok(store::set_pending_connection(
-                conn,
-                session_id,
-                Some(connection_id),
-            )?)
-        })
-        .await?;
-        return Ok(see_other(&link));
+        return to_the_bank(&state, &session, &connection).await;
     }
     sync_in_background(&state, connection.id);
     Ok(see_other(&format!("/connect/progress/{}", connection.id)))
+}
+
+/// Sends the person to their bank to consent (GoCardless); the first sync
+/// starts when they come back to `/connect/gocardless/return`.
+async fn to_the_bank(
+    state: &web::Data<AppState>,
+    session: &Session,
+    connection: &ConnectionRecord,
+) -> Result<HttpResponse, PageError> {
+    let link = connection
+        .settings
+        .get("link")
+        .and_then(|l| l.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
+    let (session_id, connection_id) = (session.record.id, connection.id);
+    with_conn(state, move |conn| {
+        Ok(store::set_pending_connection(
+            conn,
+            session_id,
+            Some(connection_id),
+        )?)
+    })
+    .await?;
+    Ok(see_other(&link))
 }
 
 pub(super) async fn gocardless_return(
@@ -569,11 +569,6 @@ pub(super) async fn progress(
         working,
         continue_to: continue_to(&session),
     })
-}
-
-#[derive(Deserialize)]
-pub(super) struct CsrfForm {
-    csrf: String,
 }
 
 pub(super) async fn retry(
@@ -667,7 +662,7 @@ pub(super) async fn reauth(
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let email = session.user()?.email.clone();
-    let return_url = absolute(&state, &req, "/connect/gocardless/return");
+    let return_url = state.absolute_url(&req, "/connect/gocardless/return");
     let (_, request) = match connect_request(&bank, &form, &email, return_url) {
         Ok(request) => request,
         Err(missing) => {
@@ -686,22 +681,7 @@ pub(super) async fn reauth(
     let reconnected = web::block(move || engine.reconnect(connection_id, &request)).await?;
     match reconnected {
         Ok(connection) if connection.provider == Provider::GoCardless => {
-            let link = connection
-                .settings
-                .get("link")
-                .and_then(|l| l.as_str())
-                .map(str::to_owned)
-                .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
-            let session_id = session.record.id;
-            with_conn(&state, move |conn| {
-                Ok(store::set_pending_connection(
-                    conn,
-                    session_id,
-                    Some(connection_id),
-                )?)
-            })
-            .await?;
-            Ok(see_other(&link))
+            to_the_bank(&state, &session, &connection).await
         }
         Ok(_) => {
             sync_in_background(&state, connection_id);

@@ -4,7 +4,7 @@
 //! processor's own card page.
 
 use super::page::{PageError, render_with, see_other};
-use super::session::{self, Session, with_conn};
+use super::session::{self, CsrfForm, Session, with_conn};
 use super::sign_in::next_step;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
@@ -37,11 +37,6 @@ struct TestCheckoutPage<'a> {
     paid_card: &'a str,
     declined_card: &'a str,
     error: Option<&'a str>,
-}
-
-#[derive(Deserialize)]
-pub(super) struct CsrfForm {
-    csrf: String,
 }
 
 #[derive(Deserialize)]
@@ -98,14 +93,6 @@ pub(super) async fn page(
     checkout_page(&session, None, StatusCode::OK)
 }
 
-fn absolute(state: &AppState, req: &HttpRequest, path: &str) -> String {
-    let base = state.public_url.clone().unwrap_or_else(|| {
-        let info = req.connection_info();
-        format!("{}://{}", info.scheme(), info.host())
-    });
-    format!("{base}{path}")
-}
-
 pub(super) async fn start(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -118,8 +105,8 @@ pub(super) async fn start(
     let request = CheckoutRequest {
         user_id: user.id,
         email: user.email.clone(),
-        return_url: absolute(&state, &req, "/connect/checkout/return"),
-        cancel_url: absolute(&state, &req, "/connect/checkout"),
+        return_url: state.absolute_url(&req, "/connect/checkout/return"),
+        cancel_url: state.absolute_url(&req, "/connect/checkout"),
     };
     let now = state.clock.now().naive_utc();
     let db = state.db.clone();

@@ -47,52 +47,56 @@ pub fn configure_authorize(cfg: &mut web::ServiceConfig) {
 
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
-    cfg.route("/static/tributary.css", web::get().to(stylesheet))
-        .service(
-            web::scope("/connect")
-                .wrap(security_headers())
-                .route("/sign-in", web::get().to(sign_in::form))
-                .route("/sign-in", web::post().to(sign_in::send_code))
-                .route("/verify", web::get().to(sign_in::verify_form))
-                .route("/verify", web::post().to(sign_in::verify))
-                .route("/checkout", web::get().to(checkout::page))
-                .route("/checkout", web::post().to(checkout::start))
-                .route("/checkout/return", web::get().to(checkout::come_back))
-                .route("/banks", web::get().to(banks::list))
-                .route("/banks/upload", web::post().to(banks::upload))
-                .route("/banks/{kind}", web::get().to(banks::form))
-                .route("/banks/{kind}", web::post().to(banks::connect))
-                .route(
-                    "/gocardless/return",
-                    web::get().to(banks::gocardless_return),
-                )
-                .route("/progress/{id}", web::get().to(banks::progress))
-                .route("/progress/{id}/retry", web::post().to(banks::retry))
-                .route(
-                    "/connections/{id}/remove",
-                    web::get().to(banks::remove_form),
-                )
-                .route("/connections/{id}/remove", web::post().to(banks::remove))
-                .route(
-                    "/connections/{id}/reauth",
-                    web::get().to(banks::reauth_form),
-                )
-                .route("/connections/{id}/reauth", web::post().to(banks::reauth))
-                .route("/consent", web::get().to(consent::page))
-                .route("/consent", web::post().to(consent::decide)),
-        )
-        .service(
-            web::scope("/checkout/test")
-                .wrap(security_headers())
-                .route("/{id}", web::get().to(checkout::test_page_get))
-                .route("/{id}", web::post().to(checkout::test_pay)),
-        )
-        .service(
-            web::scope("/portal")
-                .wrap(security_headers())
-                .route("", web::get().to(portal::home))
-                .route("/{token}", web::get().to(portal::open)),
-        );
+    cfg.service(
+        web::resource("/static/tributary.css")
+            .route(web::get().to(stylesheet))
+            .route(web::head().to(stylesheet)),
+    )
+    .service(
+        web::scope("/connect")
+            .wrap(security_headers())
+            .route("/sign-in", web::get().to(sign_in::form))
+            .route("/sign-in", web::post().to(sign_in::send_code))
+            .route("/verify", web::get().to(sign_in::verify_form))
+            .route("/verify", web::post().to(sign_in::verify))
+            .route("/checkout", web::get().to(checkout::page))
+            .route("/checkout", web::post().to(checkout::start))
+            .route("/checkout/return", web::get().to(checkout::come_back))
+            .route("/banks", web::get().to(banks::list))
+            .route("/banks/upload", web::post().to(banks::upload))
+            .route("/banks/{kind}", web::get().to(banks::form))
+            .route("/banks/{kind}", web::post().to(banks::connect))
+            .route(
+                "/gocardless/return",
+                web::get().to(banks::gocardless_return),
+            )
+            .route("/progress/{id}", web::get().to(banks::progress))
+            .route("/progress/{id}/retry", web::post().to(banks::retry))
+            .route(
+                "/connections/{id}/remove",
+                web::get().to(banks::remove_form),
+            )
+            .route("/connections/{id}/remove", web::post().to(banks::remove))
+            .route(
+                "/connections/{id}/reauth",
+                web::get().to(banks::reauth_form),
+            )
+            .route("/connections/{id}/reauth", web::post().to(banks::reauth))
+            .route("/consent", web::get().to(consent::page))
+            .route("/consent", web::post().to(consent::decide)),
+    )
+    .service(
+        web::scope("/checkout/test")
+            .wrap(security_headers())
+            .route("/{id}", web::get().to(checkout::test_page_get))
+            .route("/{id}", web::post().to(checkout::test_pay)),
+    )
+    .service(
+        web::scope("/portal")
+            .wrap(security_headers())
+            .route("", web::get().to(portal::home))
+            .route("/{token}", web::get().to(portal::open)),
+    );
 }
 
 async fn stylesheet() -> HttpResponse {

@@ -30,6 +30,12 @@ pub(super) fn removal(state: &AppState) -> Cookie<'static> {
     cookie
 }
 
+/// A form whose only field is the CSRF token (a button).
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct CsrfForm {
+    pub csrf: String,
+}
+
 /// The request's session, with its app and (once signed in) its user.
 #[derive(Debug, Clone)]
 pub(super) struct Session {
