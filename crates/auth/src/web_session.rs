@@ -27,13 +27,19 @@ pub struct AuthorizationRequest<'a> {
     pub login_hint: Option<&'a str>,
 }
 
+/// Sign-in codes, with the address and IP they name, are kept this long:
+/// past the send-limit window, then purged.
+pub const SIGN_IN_CODE_RETENTION: Duration = Duration::days(1);
+
 /// Starts a session of the authorization flow; returns the cookie token.
+/// Ended sessions and old sign-in codes are purged on the way.
 pub fn start_authorization(
     conn: &mut AnyConnection,
     app_id: i64,
     request: &AuthorizationRequest<'_>,
     now: NaiveDateTime,
 ) -> Result<String, StorageError> {
+    web::purge_expired(conn, now, now - SIGN_IN_CODE_RETENTION)?;
     let token = secret::generate(WEB_SESSION_PREFIX);
     web::insert_session(
         conn,

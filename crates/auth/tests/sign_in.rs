@@ -178,3 +178,43 @@ fn sessions_end_after_an_hour_and_only_their_token_opens_them() {
         );
     });
 }
+
+#[test]
+fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (old_token, old_id) = session(&mut conn);
+        sign_in::issue(&mut conn, old_id, "old@example.com", "10.0.0.9", noon()).unwrap();
+        // A day and a bit later another session starts.
+        let later = noon() + Duration::hours(25);
+        let app_id = web_session::find(&mut conn, &old_token, noon())
+            .unwrap()
+            .unwrap()
+            .app_id;
+        web_session::start_authorization(
+            &mut conn,
+            app_id,
+            &AuthorizationRequest {
+                redirect_uri: "https://app.example/cb",
+                ..AuthorizationRequest::default()
+            },
+            later,
+        )
+        .unwrap();
+        assert!(
+            web_session::find(&mut conn, &old_token, noon())
+                .unwrap()
+                .is_none(),
+            "the ended session is gone"
+        );
+        // The code went with it (as counted by the send limit over any window).
+        let (to_address, _) = tributary_storage::web::sign_in_codes_sent_since(
+            &mut conn,
+            "old@example.com",
+            "x",
+            noon() - Duration::hours(1),
+        )
+        .unwrap();
+        assert_eq!(to_address, 0);
+    });
+}

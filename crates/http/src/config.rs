@@ -26,6 +26,7 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
+  TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
   TRIBUTARY_MAIL_FROM       sender of sign-in codes [default: Tributary <no-reply@localhost>]
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
@@ -70,6 +71,9 @@ pub struct Config {
     pub public_url: Option<String>,
     /// SMTP server for sign-in codes; `None`: the development outbox (log).
     pub smtp_url: Option<Secret>,
+    /// One reverse proxy in front: the client's address is the last
+    /// `X-Forwarded-For` entry (the one the proxy added), for per-IP limits.
+    pub behind_proxy: bool,
     pub mail_from: String,
     pub payments: PaymentsSettings,
 }
@@ -282,6 +286,10 @@ impl Config {
                 reason: "expected an http(s) URL",
             });
         }
+        let behind_proxy = match lookup("TRIBUTARY_BEHIND_PROXY") {
+            Some(value) => parse_bool("TRIBUTARY_BEHIND_PROXY", &value)?,
+            None => false,
+        };
         let smtp_url = lookup("TRIBUTARY_SMTP_URL")
             .filter(|u| !u.trim().is_empty())
             .map(Secret);
@@ -315,6 +323,7 @@ impl Config {
             }
         };
         Ok(Config {
+            behind_proxy,
             smtp_url,
             mail_from,
             payments,

@@ -249,6 +249,7 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
         .with_engine(pages_engine)
         .with_mailer(mailer(&config)?);
+    state.behind_proxy = config.behind_proxy;
     if let Some(payments) = payments(&config, &db) {
         state = state.with_payments(payments);
     }

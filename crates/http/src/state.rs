@@ -19,6 +19,8 @@ pub struct AppState {
     pub mailer: Arc<dyn Mailer>,
     /// Checkout for apps whose users pay; `None`: not configured.
     pub payments: Option<Arc<dyn PaymentProcessor>>,
+    /// Trust the last `X-Forwarded-For` entry as the client's address.
+    pub behind_proxy: bool,
 }
 
 impl AppState {
@@ -31,6 +33,7 @@ impl AppState {
             engine: None,
             mailer: Arc::new(DevOutbox::default()),
             payments: None,
+            behind_proxy: false,
         }
     }
 
@@ -59,6 +62,23 @@ impl AppState {
                 format!("{}://{}{path}", info.scheme(), info.host())
             }
         }
+    }
+
+    /// The client's IP address, for per-IP limits: the peer, or behind a
+    /// proxy the address that proxy appended to `X-Forwarded-For` (entries
+    /// before it come from the client and may be forged).
+    pub fn client_ip(&self, req: &actix_web::HttpRequest) -> String {
+        let forwarded = self
+            .behind_proxy
+            .then(|| req.headers().get_all("x-forwarded-for").last())
+            .flatten()
+            .and_then(|value| value.to_str().ok())
+            .and_then(|list| list.rsplit(',').next())
+            .map(|ip| ip.trim().to_owned())
+            .filter(|ip| ip.parse::<std::net::IpAddr>().is_ok());
+        forwarded
+            .or_else(|| req.peer_addr().map(|a| a.ip().to_string()))
+            .unwrap_or_else(|| "unknown".to_owned())
     }
 
     /// Whether cookies must be `Secure`: the public URL is https.
@@ -94,5 +114,39 @@ impl Deref for Engine {
             .0
             .as_ref()
             .expect("the engine is only taken out when dropped")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+    use tributary_domain::clock::SystemClock;
+    use tributary_storage::testing::TestDatabase;
+
+    #[test]
+    fn the_client_ip_comes_from_the_proxy_only_when_one_is_trusted() {
+        let database = TestDatabase::sqlite();
+        let mut state = AppState::new(database.db().clone(), Arc::new(SystemClock), None);
+        let req = TestRequest::default()
+            .peer_addr("10.0.0.5:40000".parse().expect("address"))
+            .insert_header(("x-forwarded-for", "6.6.6.6, 203.0.113.9"))
+            .to_http_request();
+        assert_eq!(
+            state.client_ip(&req),
+            "10.0.0.5",
+            "headers are not trusted by default"
+        );
+        state.behind_proxy = true;
+        assert_eq!(
+            state.client_ip(&req),
+            "203.0.113.9",
+            "the entry the proxy appended"
+        );
+        let garbled = TestRequest::default()
+            .peer_addr("10.0.0.5:40000".parse().expect("address"))
+            .insert_header(("x-forwarded-for", "not-an-ip"))
+            .to_http_request();
+        assert_eq!(state.client_ip(&garbled), "10.0.0.5");
     }
 }

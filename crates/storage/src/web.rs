@@ -92,6 +92,21 @@ pub fn set_pending_connection(
     Ok(())
 }
 
+/// Deletes sessions that ended before `now` and sign-in codes created
+/// before `codes_before`; returns how many rows went.
+pub fn purge_expired(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    codes_before: NaiveDateTime,
+) -> StorageResult<usize> {
+    let sessions = diesel::delete(web_sessions::table.filter(web_sessions::expires_at.lt(now)))
+        .execute(conn)?;
+    let codes =
+        diesel::delete(sign_in_codes::table.filter(sign_in_codes::created_at.lt(codes_before)))
+            .execute(conn)?;
+    Ok(sessions + codes)
+}
+
 pub fn delete_session(conn: &mut AnyConnection, id: i64) -> StorageResult<()> {
     diesel::delete(web_sessions::table.find(id)).execute(conn)?;
     Ok(())

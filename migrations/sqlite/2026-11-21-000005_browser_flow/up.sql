@@ -21,6 +21,8 @@ CREATE TABLE web_sessions (
     expires_at TIMESTAMP NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
+-- Ended sessions are purged as new ones start.
+CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
 
 CREATE TABLE sign_in_codes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -37,6 +39,8 @@ CREATE TABLE sign_in_codes (
 CREATE INDEX sign_in_codes_session ON sign_in_codes (web_session_id, id);
 CREATE INDEX sign_in_codes_email ON sign_in_codes (email, created_at);
 CREATE INDEX sign_in_codes_ip ON sign_in_codes (ip, created_at);
+-- Codes (with the address and IP they name) are purged after a day.
+CREATE INDEX sign_in_codes_created ON sign_in_codes (created_at);
 
 CREATE TABLE checkouts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

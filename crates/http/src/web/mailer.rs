@@ -77,6 +77,9 @@ impl Mailer for SmtpMailer {
     }
 }
 
+/// The development outbox keeps this many messages, the newest.
+const DEV_OUTBOX_CAPACITY: usize = 100;
+
 /// Development mail: nothing leaves the machine. Each message goes to the
 /// log (that is how a developer reads a sign-in code) and into memory.
 #[derive(Debug, Clone, Default)]
@@ -104,13 +107,13 @@ impl Mailer for DevOutbox {
             mail.subject,
             mail.body
         );
-        self.messages
-            .lock()
-            .map_err(|_| MailError {
-                to: mail.to.clone(),
-                reason: "the outbox lock is poisoned".into(),
-            })?
-            .push(mail.clone());
+        let mut messages = self.messages.lock().map_err(|_| MailError {
+            to: mail.to.clone(),
+            reason: "the outbox lock is poisoned".into(),
+        })?;
+        messages.push(mail.clone());
+        let excess = messages.len().saturating_sub(DEV_OUTBOX_CAPACITY);
+        messages.drain(..excess);
         Ok(())
     }
 }
@@ -230,5 +233,17 @@ mod tests {
             Some("message 2".into())
         );
         assert!(outbox.last_to("nobody@example.com").is_none());
+        for n in 0..DEV_OUTBOX_CAPACITY {
+            outbox
+                .send(&Mail {
+                    to: "many@example.com".into(),
+                    subject: format!("bulk {n}"),
+                    body: String::new(),
+                })
+                .expect("kept");
+        }
+        let kept = outbox.messages();
+        assert_eq!(kept.len(), DEV_OUTBOX_CAPACITY, "the oldest go first");
+        assert_eq!(kept[0].subject, "bulk 0");
     }
 }

@@ -92,14 +92,6 @@ pub(super) async fn form(
     sign_in_page(&session, &hint, None, StatusCode::OK)
 }
 
-/// The address the code goes to, as the client connects (no proxy headers
-/// are trusted: a client could forge them to dodge the per-IP limit).
-fn client_ip(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
 pub(super) async fn send_code(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -120,7 +112,7 @@ pub(super) async fn send_code(
     };
     let (session_id, ip, now) = (
         session.record.id,
-        client_ip(&req),
+        state.client_ip(&req),
         state.clock.now().naive_utc(),
     );
     let address = email.clone();
