@@ -4,6 +4,7 @@
 // Test support: a failed unwrap here is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+pub mod browser;
 pub mod platform;
 
 use actix_web::dev::ServerHandle;

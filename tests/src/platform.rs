@@ -7,16 +7,17 @@ use oauth2::basic::BasicClient;
 use oauth2::{AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl};
 use serde_json::Value;
 use std::sync::Arc;
+use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_auth::oauth::{new_client_id, new_client_secret};
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::BillingModel;
 use tributary_http::AppState;
 use tributary_http::server::{self, Interface};
 use tributary_http::web::mailer::DevOutbox;
-use tributary_providers::Registry;
 use tributary_providers::payments::TestProcessor;
 use tributary_providers::sandbox::SandboxConnector;
 use tributary_providers::sync::SyncEngine;
+use tributary_providers::{Connector, Registry};
 use tributary_storage::apps::{self, AppRecord, NewApp};
 use tributary_storage::testing::TestDatabase;
 
@@ -142,6 +143,17 @@ pub fn start_platform(database: TestDatabase) -> PlatformServer {
 /// http on loopback (so its cookies are not `Secure`). App A is the
 /// integrator-pays app (6 accounts by default), app B is user-pays.
 pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, DevOutbox) {
+    start_platform_with_pages_and(database, Vec::new(), |state| state)
+}
+
+/// As [`start_platform_with_pages`], with more connectors beside the
+/// sandbox (made off the async runtime where they hold blocking clients)
+/// and a last say over the state (another payment processor, say).
+pub fn start_platform_with_pages_and(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn Connector>>,
+    customize: impl FnOnce(AppState) -> AppState,
+) -> (PlatformServer, DevOutbox) {
     let clock = clock();
     let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
     let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
@@ -154,14 +166,24 @@ pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, Dev
     .expect("user pays");
     let mut registry = Registry::default();
     registry.register(Arc::new(SandboxConnector::default()));
-    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone());
+    for connector in connectors {
+        registry.register(connector);
+    }
+    let keyring = Keyring::new(&generate_key(), &[]).expect("a keyring");
+    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone())
+        .with_sealer(Arc::new(keyring));
     let outbox = DevOutbox::default();
     let state = AppState::new(database.db().clone(), clock.clone(), None)
         .with_engine(engine)
         .with_mailer(Arc::new(outbox.clone()))
         .with_payments(Arc::new(TestProcessor::new(database.db().clone())));
     (
-        serve(database, clock, state, [app_a, app_b, public_app]),
+        serve(
+            database,
+            clock,
+            customize(state),
+            [app_a, app_b, public_app],
+        ),
         outbox,
     )
 }

@@ -1,0 +1,228 @@
+//! A browser without JavaScript for the end-to-end tests of the browser
+//! flow: a cookie-keeping HTTP client that follows the server's own
+//! redirects, with the steps every scenario shares (authorize, sign in with
+//! the code from the development outbox, connect the sandbox, redeem).
+
+use crate::platform::{PlatformServer, TestApp};
+use reqwest::header::LOCATION;
+use reqwest::{Client, Method, Response, StatusCode, redirect};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tributary_http::web::mailer::DevOutbox;
+
+/// A browser without JavaScript: keeps cookies, follows redirects within
+/// the server itself, and stops at any redirect that leaves it.
+#[derive(Debug)]
+pub struct Browser {
+    pub client: Client,
+    pub base: String,
+}
+
+/// A page as the browser ended on it.
+#[derive(Debug)]
+pub struct Page {
+    pub status: StatusCode,
+    /// Path (and query) on the server, or the absolute URL it was sent to.
+    pub location: String,
+    pub body: String,
+}
+
+impl Page {
+    pub fn csrf(&self) -> String {
+        let start = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("no CSRF field on {}:\n{}", self.location, self.body))
+            + "name=\"csrf\" value=\"".len();
+        self.body[start..start + 64].to_owned()
+    }
+
+    /// N of "Found N accounts" on a progress page.
+    pub fn accounts_found(&self) -> u64 {
+        let start =
+            self.body.find("Found ").unwrap_or_else(|| {
+                panic!("no accounts found on {}:\n{}", self.location, self.body)
+            }) + 6;
+        self.body[start..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    pub fn assert_shows(&self, text: &str) {
+        assert!(
+            self.body.contains(text),
+            "{} does not show `{text}`:\n{}",
+            self.location,
+            self.body
+        );
+    }
+}
+
+impl Browser {
+    pub fn new(server: &PlatformServer) -> Self {
+        Self {
+            client: Client::builder()
+                .cookie_store(true)
+                .redirect(redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: server.base_url.clone(),
+        }
+    }
+
+    pub async fn follow(&self, mut response: Response, mut location: String) -> Page {
+        loop {
+            if !response.status().is_redirection() {
+                let status = response.status();
+                return Page {
+                    status,
+                    location,
+                    body: response.text().await.unwrap(),
+                };
+            }
+            let next = response.headers()[LOCATION].to_str().unwrap().to_owned();
+            if !next.starts_with('/') {
+                // Leaves the server: to the app's redirect_uri, say.
+                return Page {
+                    status: response.status(),
+                    location: next,
+                    body: String::new(),
+                };
+            }
+            location = next;
+            response = self
+                .client
+                .get(format!("{}{location}", self.base))
+                .send()
+                .await
+                .unwrap();
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Page {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
+        self.follow(response, path.to_owned()).await
+    }
+
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        self.follow(response, path.to_owned()).await
+    }
+
+    /// Reloads a progress page, as its refresh does, until the sync it
+    /// shows has ended (a condition, bounded by a deadline).
+    pub async fn until_synced(&self, mut progress: Page) -> Page {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while progress.body.contains("id=\"working\"") {
+            assert!(Instant::now() < deadline, "the sync did not end");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            progress = self.get(&progress.location.clone()).await;
+        }
+        progress
+    }
+
+    /// Posts the form of `page` (its CSRF token added) to `path`.
+    pub async fn submit(&self, page: &Page, path: &str, fields: &[(&str, &str)]) -> Page {
+        let csrf = page.csrf();
+        let mut form = vec![("csrf", csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post(path, &form).await
+    }
+}
+
+pub fn authorize_path(app: &TestApp, redirect_uri: &str, state: &str, email: &str) -> String {
+    let mut url = url::Url::parse("http://x/api/platform/oauth/authorize").unwrap();
+    url.query_pairs_mut()
+        .append_pair("client_id", app.client_id())
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("state", state)
+        .append_pair("email", email);
+    format!("{}?{}", url.path(), url.query().unwrap())
+}
+
+pub fn code_in(outbox: &DevOutbox, email: &str) -> String {
+    let mail = outbox.last_to(email).expect("a sign-in mail");
+    let code: String = mail
+        .subject
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    assert_eq!(code.len(), 6, "{}", mail.subject);
+    assert!(mail.body.contains(&code));
+    code
+}
+
+/// Authorize and sign in; returns the page after sign-in.
+pub async fn sign_in(browser: &Browser, outbox: &DevOutbox, app: &TestApp, email: &str) -> Page {
+    let sign_in = browser
+        .get(&authorize_path(app, &app.redirect_uris[0], "st-123", email))
+        .await;
+    assert_eq!(
+        (sign_in.status, sign_in.location.as_str()),
+        (StatusCode::OK, "/connect/sign-in")
+    );
+    sign_in.assert_shows(&format!("value=\"{email}\""));
+    let verify = browser
+        .submit(&sign_in, "/connect/sign-in", &[("email", email)])
+        .await;
+    assert_eq!(verify.location, "/connect/verify");
+    verify.assert_shows(email);
+    let code = code_in(outbox, email);
+    browser
+        .submit(&verify, "/connect/verify", &[("code", &code)])
+        .await
+}
+
+/// Connects the sandbox from the bank list and waits, as the progress
+/// page's refresh does, until the first sync has ended.
+pub async fn connect_sandbox(browser: &Browser, banks: &Page, username: &str) -> Page {
+    assert_eq!(banks.location, "/connect/banks", "{}", banks.body);
+    let form = browser.get("/connect/banks/sandbox").await;
+    assert_eq!(form.status, StatusCode::OK);
+    let progress = browser
+        .submit(
+            &form,
+            "/connect/banks/sandbox",
+            &[("username", username), ("password", "x")],
+        )
+        .await;
+    assert!(
+        progress.location.starts_with("/connect/progress/"),
+        "{}",
+        progress.location
+    );
+    browser.until_synced(progress).await
+}
+
+/// Checks the redirect back to the app and redeems its code; returns the
+/// access token and `GET /v1/accounts`.
+pub async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) -> (String, Value) {
+    let url = url::Url::parse(redirect).unwrap();
+    let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    assert_eq!(
+        query.get("state").map(String::as_str),
+        Some("st-123"),
+        "{redirect}"
+    );
+    let access = server
+        .redeem_code(app, &app.redirect_uris[0], &query["code"])
+        .await;
+    let accounts = server
+        .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+        .await;
+    (access, accounts)
+}

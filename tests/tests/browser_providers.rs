@@ -1,0 +1,188 @@
+//! The browser flow with third-party services behind it, each a local fake
+//! of its API: Stripe Checkout for an app whose users pay, and a SimpleFIN
+//! bridge connected by pasting a setup token. SQLite and PostgreSQL.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use base64::Engine as _;
+use reqwest::{Client, StatusCode};
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_e2e::browser::{Browser, exchange, sign_in};
+use tributary_e2e::platform::start_platform_with_pages_and;
+use tributary_providers::Connector;
+use tributary_providers::payments::StripeProcessor;
+use tributary_providers::simplefin::SimpleFinConnector;
+use tributary_storage::testing::{TestDatabase, dump, dump_rows, testdata};
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+#[actix_web::test]
+async fn stripe_decides_whether_the_checkout_was_paid() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let stripe = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path("/v1/checkout/sessions"))
+            .and(body_string_contains("mode=subscription"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "id": "cs_test_flow", "url": "https://checkout.stripe.test/pay/cs_test_flow", "status": "open",
+            })))
+            .expect(1)
+            .mount(&stripe)
+            .await;
+        // The first look finds the session unpaid, the second paid.
+        Mock::given(method("GET"))
+            .and(path("/v1/checkout/sessions/cs_test_flow"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "id": "cs_test_flow", "status": "open", "payment_status": "unpaid",
+            })))
+            .up_to_n_times(1)
+            .mount(&stripe)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/v1/checkout/sessions/cs_test_flow"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "id": "cs_test_flow", "status": "complete", "payment_status": "paid", "subscription": "sub_flow",
+            })))
+            .mount(&stripe)
+            .await;
+        let processor = StripeProcessor {
+            api_base: stripe.uri(),
+            secret_key: "sk_test_flow".into(),
+            price_id: "price_flow".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |state| {
+            state.with_payments(Arc::new(processor))
+        });
+        let browser = Browser::new(&server);
+        let checkout = sign_in(&browser, &outbox, &server.app_b, "stripe@example.com").await;
+        assert_eq!(checkout.location, "/connect/checkout");
+        let to_stripe = browser.submit(&checkout, "/connect/checkout", &[]).await;
+        assert_eq!(
+            to_stripe.location,
+            "https://checkout.stripe.test/pay/cs_test_flow"
+        );
+        let started = &stripe.received_requests().await.unwrap()[0];
+        let form = String::from_utf8_lossy(&started.body).into_owned();
+        let return_url = format!("{}/connect/checkout/return", server.base_url);
+        assert!(
+            form.contains(
+                &url::form_urlencoded::byte_serialize(return_url.as_bytes()).collect::<String>()
+            ),
+            "{form}"
+        );
+        assert!(
+            form.contains("customer_email=stripe%40example.com"),
+            "{form}"
+        );
+
+        // Coming back before paying: still the checkout.
+        let early = browser.get("/connect/checkout/return").await;
+        assert_eq!(early.status, StatusCode::PAYMENT_REQUIRED);
+        early.assert_shows("The payment was not completed");
+        // After paying at Stripe: on to the banks, the subscription recorded.
+        let banks = browser.get("/connect/checkout/return").await;
+        assert_eq!(banks.location, "/connect/banks");
+        assert!(dump_rows(server.database.db()).contains("sub_flow"));
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn a_simplefin_setup_token_connects_from_the_browser() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let bridge = MockServer::start().await;
+        let access_url = format!(
+            "http://bridge:s3cret-bridge-pw@{}/simplefin",
+            bridge.address()
+        );
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(200).set_body_string(access_url.clone()))
+            .up_to_n_times(1)
+            .mount(&bridge)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(403))
+            .mount(&bridge)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/simplefin/accounts"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                testdata("home-assistant-simplefin/fin_data.json"),
+                "application/json",
+            ))
+            .mount(&bridge)
+            .await;
+        // Its blocking HTTP client is made off the async runtime.
+        let simplefin: Arc<dyn Connector> = std::thread::spawn(|| {
+            Arc::new(SimpleFinConnector::new(Duration::from_secs(5)).unwrap())
+        })
+        .join()
+        .unwrap();
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![simplefin], |state| state);
+        // The app registered the user with room for the bridge's 8 accounts.
+        let registered = Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"email": "fin@example.com", "limits": {"max_accounts": 10}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(registered.status(), StatusCode::CREATED);
+
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "fin@example.com").await;
+        banks.assert_shows("SimpleFIN Bridge");
+        let form = browser.get("/connect/banks/simplefin").await;
+        form.assert_shows("Setup token");
+        let token = base64::engine::general_purpose::STANDARD
+            .encode(format!("{}/claim/TOKEN", bridge.uri()));
+        let progress = browser
+            .submit(
+                &form,
+                "/connect/banks/simplefin",
+                &[("setup_token", &token)],
+            )
+            .await;
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 8, "{}", progress.body);
+        progress.assert_shows("My Checking");
+
+        // A claimed token is refused in plain words, and nothing is added.
+        let again = browser
+            .submit(
+                &form,
+                "/connect/banks/simplefin",
+                &[("setup_token", &token)],
+            )
+            .await;
+        assert_eq!(again.status, StatusCode::BAD_REQUEST);
+        again.assert_shows("The bank did not accept these details");
+        assert!(
+            !dump(server.database.db()).contains("s3cret-bridge-pw"),
+            "the access URL is sealed"
+        );
+
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        let (_, accounts) = exchange(&server, &server.app_a, &back.location).await;
+        assert_eq!(accounts["total"], 8);
+        assert!(
+            accounts["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|a| a["provider"] == "simplefin")
+        );
+        server.stop().await;
+    }
+}
