@@ -487,3 +487,47 @@ async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothi
     })
     .await;
 }
+
+#[actix_web::test]
+async fn one_person_cannot_see_or_touch_another_persons_connection() {
+    on_every_backend(|server, outbox| async move {
+        let alice = Browser::new(&server);
+        let banks = sign_in(&alice, &outbox, &server.app_a, "alice@example.com").await;
+        let progress = connect_sandbox(&alice, &banks, "user_good").await;
+        let connection = progress.location.rsplit('/').next().unwrap().to_owned();
+
+        let mallory = Browser::new(&server);
+        let own = sign_in(&mallory, &outbox, &server.app_a, "mallory@example.com").await;
+        let form = mallory.get("/connect/banks/upload").await;
+        for path in [
+            format!("/connect/progress/{connection}"),
+            format!("/connect/connections/{connection}/remove"),
+            format!("/connect/connections/{connection}/reauth"),
+        ] {
+            let page = mallory.get(&path).await;
+            assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
+            assert!(!page.body.contains("Everyday Checking"), "{path}");
+        }
+        for path in [
+            format!("/connect/connections/{connection}/remove"),
+            format!("/connect/progress/{connection}/retry"),
+        ] {
+            let answer = mallory.submit(&form, &path, &[]).await;
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        }
+        assert!(
+            !own.body.contains("Tributary Sandbox Bank</strong> <span"),
+            "no connection of Alice's is listed"
+        );
+        // Alice's connection is untouched.
+        let still = alice.get(&progress.location).await;
+        assert_eq!(still.accounts_found(), progress.accounts_found());
+        // An authorization session does not open the portal.
+        assert_eq!(
+            mallory.get("/portal").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+        server
+    })
+    .await;
+}
