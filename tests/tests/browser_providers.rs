@@ -1,6 +1,7 @@
 //! The browser flow with third-party services behind it, each a local fake
-//! of its API: Stripe Checkout for an app whose users pay, and a SimpleFIN
-//! bridge connected by pasting a setup token. SQLite and PostgreSQL.
+//! of its API: Stripe Checkout for an app whose users pay, a SimpleFIN
+//! bridge connected by pasting a setup token, and a GoCardless bank found by
+//! country and linked on the bank's own page. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -12,10 +13,11 @@ use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_providers::Connector;
+use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::payments::StripeProcessor;
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_storage::testing::{TestDatabase, dump, dump_rows, testdata};
-use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::matchers::{body_string_contains, method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 #[actix_web::test]
@@ -182,6 +184,164 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
                 .unwrap()
                 .iter()
                 .all(|a| a["provider"] == "simplefin")
+        );
+        server.stop().await;
+    }
+}
+
+/// A GoCardless fixture response (`gocardless-robintty/responses.json`);
+/// a requisition in `status`, where given.
+fn gocardless(group: &str, name: &str, status: Option<&str>) -> ResponseTemplate {
+    let all: serde_json::Value =
+        serde_json::from_str(&testdata("gocardless-robintty/responses.json")).unwrap();
+    let mut value = all[group][name].clone();
+    if let Some(status) = status {
+        value["status"] = status.into();
+    }
+    ResponseTemplate::new(200).set_body_raw(value.to_string(), "application/json")
+}
+
+#[actix_web::test]
+async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_own_page() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let api = MockServer::start().await;
+        for (verb, route, group, name) in [
+            (
+                "POST",
+                "/token/new/",
+                "TokenEndpointMockData",
+                "GetNewToken",
+            ),
+            (
+                "GET",
+                "/institutions/",
+                "InstitutionsEndpointMockData",
+                "GetInstitutions",
+            ),
+            (
+                "GET",
+                "/institutions/N26_NTSBDEB1/",
+                "InstitutionsEndpointMockData",
+                "GetInstitution",
+            ),
+            (
+                "POST",
+                "/agreements/enduser/",
+                "AgreementsEndpointMockData",
+                "CreateAgreement",
+            ),
+            (
+                "POST",
+                "/requisitions/",
+                "RequisitionsEndpointMockData",
+                "GetRequisition",
+            ),
+        ] {
+            Mock::given(method(verb))
+                .and(path(route))
+                .respond_with(gocardless(group, name, None))
+                .mount(&api)
+                .await;
+        }
+        for (route, group, name) in [
+            (
+                "^/requisitions/[^/]+/$",
+                "RequisitionsEndpointMockData",
+                "GetRequisition",
+            ),
+            (
+                "^/accounts/[^/]+/details/$",
+                "AccountsEndpointMockData",
+                "GetAccountDetails",
+            ),
+            (
+                "^/accounts/[^/]+/balances/$",
+                "AccountsEndpointMockData",
+                "GetBalances",
+            ),
+            (
+                "^/accounts/[^/]+/transactions/$",
+                "AccountsEndpointMockData",
+                "GetTransactions",
+            ),
+        ] {
+            // By the time the sync asks, the person has linked the bank.
+            let linked = route.starts_with("^/requisitions").then_some("LN");
+            Mock::given(method("GET"))
+                .and(path_regex(route))
+                .respond_with(gocardless(group, name, linked))
+                .mount(&api)
+                .await;
+        }
+        let config = GoCardlessConfig {
+            base_url: api.uri(),
+            secret_id: "operator".into(),
+            secret_key: "operator-secret".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let connector: Arc<dyn Connector> =
+            std::thread::spawn(move || Arc::new(GoCardlessConnector::new(config).unwrap()))
+                .join()
+                .unwrap();
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |state| state);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "eu@example.com").await;
+        banks.assert_shows("GoCardless Bank Account Data");
+        let picker = browser.get("/connect/banks/gocardless").await;
+        picker.assert_shows("<option value=\"DE\">DE</option>");
+        let found = browser
+            .get("/connect/banks/gocardless?country=de&q=n26")
+            .await;
+        found.assert_shows("N26 Bank");
+        found.assert_shows("name=\"institution_id\" value=\"N26_NTSBDEB1\"");
+        let none = browser
+            .get("/connect/banks/gocardless?country=DE&q=nonesuch")
+            .await;
+        none.assert_shows("No bank in DE matches");
+
+        // Picking the bank sends the person to the bank's own page…
+        let to_bank = browser
+            .submit(
+                &found,
+                "/connect/banks/gocardless",
+                &[("institution_id", "N26_NTSBDEB1")],
+            )
+            .await;
+        assert!(
+            to_bank
+                .location
+                .starts_with("https://ob.nordigen.com/psd2/start/"),
+            "{}: {}",
+            to_bank.location,
+            to_bank.body
+        );
+        let requisition = api
+            .received_requests()
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|r| r.url.path() == "/requisitions/")
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&requisition.body).unwrap();
+        assert_eq!(
+            body["redirect"],
+            format!("{}/connect/gocardless/return", server.base_url)
+        );
+        // …who comes back to Tributary, where the first sync runs.
+        let progress = browser.get("/connect/gocardless/return").await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}",
+            progress.location
+        );
+        let progress = browser.until_synced(progress).await;
+        assert!(progress.accounts_found() >= 1, "{}", progress.body);
+        // Coming back twice starts nothing new.
+        assert_eq!(
+            browser.get("/connect/gocardless/return").await.location,
+            "/connect/banks"
         );
         server.stop().await;
     }

@@ -116,6 +116,15 @@ impl ConnectorError {
     }
 }
 
+/// A bank a user can pick, for providers that reach many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstitutionChoice {
+    /// What `prepare` takes as the `institution_id` setting.
+    pub id: String,
+    pub name: String,
+    pub logo_url: Option<String>,
+}
+
 pub trait Connector: Send + Sync + fmt::Debug {
     fn provider(&self) -> Provider;
 
@@ -125,6 +134,12 @@ pub trait Connector: Send + Sync + fmt::Debug {
 
     /// The provider's current view of the connection.
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError>;
+
+    /// The banks a user can pick from in `country` (ISO 3166 alpha-2), for
+    /// providers that reach many; none for those that connect one way.
+    fn institutions(&self, _country: &str) -> Result<Vec<InstitutionChoice>, ConnectorError> {
+        Ok(Vec::new())
+    }
 
     /// Syncs a connection may make per UTC day, when the provider limits
     /// calls; a sync over the limit is deferred to the next day, not sent.

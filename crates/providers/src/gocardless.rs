@@ -15,7 +15,9 @@
 //! agreement (`EX`, or 401/403/409 on an account) needs the user to
 //! reconnect; 429 carries the time until the quota resets.
 
-use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
+use crate::connector::{
+    ConnectRequest, Connector, ConnectorError, FetchContext, InstitutionChoice, Prepared,
+};
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng as _;
 use reqwest::StatusCode;
@@ -34,6 +36,8 @@ pub const DEFAULT_BASE_URL: &str = "https://bankaccountdata.gocardless.com/api/v
 /// GoCardless: 4 calls per day per account and scope.
 pub const DAILY_SYNCS: i32 = 4;
 const ACCESS_DAYS: u32 = 90;
+/// How long a country's institution list is reused.
+const INSTITUTIONS_TTL: Duration = Duration::from_secs(3600);
 const OVERLAP_DAYS: i64 = 14;
 
 #[derive(Clone)]
@@ -62,6 +66,9 @@ pub struct GoCardlessConnector {
     config: GoCardlessConfig,
     client: Client,
     token: Mutex<Option<Token>>,
+    /// Institution lists by country, kept an hour: people search them as
+    /// they type, and banks rarely join or leave.
+    institutions: Mutex<HashMap<String, (Instant, Vec<Institution>)>>,
 }
 
 impl std::fmt::Debug for GoCardlessConnector {
@@ -126,6 +133,7 @@ impl GoCardlessConnector {
             config,
             client,
             token: Mutex::new(None),
+            institutions: Mutex::new(HashMap::new()),
         })
     }
 
@@ -317,10 +325,24 @@ impl GoCardlessConnector {
                 "`{country}` is not a two-letter country code"
             )));
         }
-        self.get(
-            &format!("institutions/?country={}", country.to_ascii_uppercase()),
+        let country = country.to_ascii_uppercase();
+        let cached = self.institutions.lock().ok().and_then(|cache| {
+            cache
+                .get(&country)
+                .filter(|(at, _)| at.elapsed() < INSTITUTIONS_TTL)
+                .map(|(_, list)| list.clone())
+        });
+        if let Some(list) = cached {
+            return Ok(list);
+        }
+        let list: Vec<Institution> = self.get(
+            &format!("institutions/?country={country}"),
             "the institution list",
-        )
+        )?;
+        if let Ok(mut cache) = self.institutions.lock() {
+            cache.insert(country, (Instant::now(), list.clone()));
+        }
+        Ok(list)
     }
 }
 
@@ -342,6 +364,17 @@ struct Requisition {
 impl Connector for GoCardlessConnector {
     fn provider(&self) -> Provider {
         Provider::GoCardless
+    }
+
+    fn institutions(&self, country: &str) -> Result<Vec<InstitutionChoice>, ConnectorError> {
+        Ok(GoCardlessConnector::institutions(self, country)?
+            .into_iter()
+            .map(|i| InstitutionChoice {
+                id: i.id,
+                name: i.name,
+                logo_url: i.logo,
+            })
+            .collect())
     }
 
     fn daily_sync_limit(&self) -> Option<i32> {

@@ -12,5 +12,7 @@ pub mod simplefin;
 pub mod sync;
 pub mod worker;
 
-pub use connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
+pub use connector::{
+    ConnectRequest, Connector, ConnectorError, FetchContext, InstitutionChoice, Prepared,
+};
 pub use registry::Registry;

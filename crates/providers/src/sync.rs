@@ -5,7 +5,7 @@
 //! transaction fenced by its lease. Failures set the connection's status:
 //! transient ones are retried with backoff, credential ones are not.
 
-use crate::connector::{ConnectRequest, ConnectorError, FetchContext};
+use crate::connector::{ConnectRequest, ConnectorError, FetchContext, InstitutionChoice};
 use crate::registry::Registry;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rand::RngExt as _;
@@ -186,6 +186,20 @@ impl SyncEngine {
                 .map(|days| (now + chrono::Duration::days(i64::from(days))).naive_utc()),
             now.naive_utc(),
         )?)
+    }
+
+    /// The banks `provider` reaches in `country` (empty for providers that
+    /// connect one way).
+    pub fn institutions(
+        &self,
+        provider: Provider,
+        country: &str,
+    ) -> Result<Vec<InstitutionChoice>, SyncError> {
+        let connector = self
+            .registry
+            .get(provider)
+            .ok_or(SyncError::NoConnector(provider))?;
+        connector.institutions(country).map_err(SyncError::Connect)
     }
 
     /// Whether a connector for `provider` is configured.

@@ -452,17 +452,21 @@ async fn institutions_by_country_and_tokens_refreshed_when_they_expire() {
         .expect(1)
         .mount(&server)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/institutions/"))
-        .and(wiremock::matchers::query_param("country", "DE"))
-        .respond_with(json(&fixture(
-            "InstitutionsEndpointMockData",
-            "GetInstitutions",
-        )))
-        .mount(&server)
-        .await;
+    // Each country's list is fetched once and then reused for an hour.
+    for country in ["DE", "AT"] {
+        Mock::given(method("GET"))
+            .and(path("/institutions/"))
+            .and(wiremock::matchers::query_param("country", country))
+            .respond_with(json(&fixture(
+                "InstitutionsEndpointMockData",
+                "GetInstitutions",
+            )))
+            .expect(1)
+            .mount(&server)
+            .await;
+    }
     let uri = server.uri();
-    let (first, second, bad) = tokio::task::spawn_blocking(move || {
+    let (first, again, second, bad) = tokio::task::spawn_blocking(move || {
         let connector = GoCardlessConnector::new(GoCardlessConfig {
             base_url: uri,
             secret_id: "operator".into(),
@@ -473,6 +477,7 @@ async fn institutions_by_country_and_tokens_refreshed_when_they_expire() {
         (
             connector.institutions("de"),
             connector.institutions("DE"),
+            connector.institutions("AT"),
             connector.institutions("Germany"),
         )
     })
@@ -484,8 +489,10 @@ async fn institutions_by_country_and_tokens_refreshed_when_they_expire() {
         (banks[0].id.as_str(), banks[0].name.as_str()),
         ("N26_NTSBDEB1", "N26 Bank")
     );
+    assert_eq!(again.unwrap(), banks, "from the cache");
     assert_eq!(second.unwrap(), banks);
     assert!(matches!(bad, Err(ConnectorError::Misconfigured(_))));
-    // One new token, then one refresh for the second call: checked on drop.
+    // One new token, then one refresh for the second fetch, and one fetch
+    // per country: checked here.
     server.verify().await;
 }

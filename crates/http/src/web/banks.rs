@@ -14,10 +14,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
-use tributary_providers::ConnectRequest;
 use tributary_providers::import;
 use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
+use tributary_providers::{ConnectRequest, InstitutionChoice};
 use tributary_storage::apps;
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
@@ -259,15 +259,33 @@ struct BankFormPage<'a> {
     bank: &'a Bank,
     /// Where the form posts: connect, or re-authenticate a connection.
     action: &'a str,
-    username: &'a str,
+    /// What the form's main field starts with (a username, a bank's id).
+    prefill: &'a str,
     error: Option<&'a str>,
+    /// For providers that reach many banks: the country and search, and
+    /// the banks found.
+    picker: Option<Picker>,
 }
+
+/// The bank search of a provider that reaches many banks (GoCardless).
+pub(super) struct Picker {
+    pub countries: &'static [&'static str],
+    pub country: String,
+    pub query: String,
+    pub institutions: Vec<InstitutionChoice>,
+}
+
+/// The countries GoCardless Bank Account Data reaches (EEA and UK).
+const GOCARDLESS_COUNTRIES: &[&str] = &[
+    "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GB", "GR", "HR", "HU", "IE",
+    "IS", "IT", "LI", "LT", "LU", "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
+];
 
 fn bank_form(
     session: &Session,
     bank: &Bank,
     action: &str,
-    username: &str,
+    prefill: &str,
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, PageError> {
@@ -279,8 +297,9 @@ fn bank_form(
             csrf: &session.csrf(),
             bank,
             action,
-            username,
+            prefill,
             error,
+            picker: None,
         },
     )
 }
@@ -296,10 +315,19 @@ fn limit_reached(session: &Session) -> PageError {
     )
 }
 
+#[derive(Deserialize)]
+pub(super) struct BankSearch {
+    #[serde(default)]
+    country: String,
+    #[serde(default)]
+    q: String,
+}
+
 pub(super) async fn form(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
+    search: web::Query<BankSearch>,
 ) -> Result<HttpResponse, PageError> {
     let session = connecting_session(&req, &state).await?;
     let bank = find_bank(&state, &path)?;
@@ -308,7 +336,43 @@ pub(super) async fn form(
         return Err(limit_reached(&session));
     }
     let action = format!("/connect/banks/{}", bank.key);
-    bank_form(&session, &bank, &action, "", None, StatusCode::OK)
+    if bank.key != GOCARDLESS.key {
+        return bank_form(&session, &bank, &action, "", None, StatusCode::OK);
+    }
+    let country = search.country.trim().to_ascii_uppercase();
+    let query = search.q.trim().to_owned();
+    let (institutions, error) = if GOCARDLESS_COUNTRIES.contains(&country.as_str()) {
+        let engine = engine(&state)?;
+        let lookup = country.clone();
+        match web::block(move || engine.institutions(Provider::GoCardless, &lookup)).await? {
+            Ok(all) => {
+                let needle = query.to_lowercase();
+                let found = all
+                    .into_iter()
+                    .filter(|i| needle.is_empty() || i.name.to_lowercase().contains(&needle))
+                    .collect();
+                (found, None)
+            }
+            Err(err) => (Vec::new(), Some(connect_failure(&err))),
+        }
+    } else {
+        (Vec::new(), None)
+    };
+    render(&BankFormPage {
+        title: bank.name,
+        app_name: &session.app.name,
+        csrf: &session.csrf(),
+        bank: &bank,
+        action: &action,
+        prefill: "",
+        error: error.as_deref(),
+        picker: Some(Picker {
+            countries: GOCARDLESS_COUNTRIES,
+            country,
+            query,
+            institutions,
+        }),
+    })
 }
 
 #[derive(Deserialize)]
@@ -320,6 +384,17 @@ pub(super) struct CredentialsForm {
     setup_token: String,
     #[serde(default)]
     institution_id: String,
+}
+
+impl CredentialsForm {
+    /// What the form shows again after a refusal (never a secret).
+    fn prefill(&self, bank: &Bank) -> &str {
+        match bank.key {
+            "gocardless" => &self.institution_id,
+            "sandbox" => &self.username,
+            _ => "",
+        }
+    }
 }
 
 /// What the provider needs, from the form; `Err`: what is missing.
@@ -434,7 +509,7 @@ pub(super) async fn connect(
                 &session,
                 &bank,
                 &action,
-                &form.username,
+                form.prefill(&bank),
                 Some(missing),
                 StatusCode::BAD_REQUEST,
             );
@@ -450,7 +525,7 @@ pub(super) async fn connect(
                 &session,
                 &bank,
                 &action,
-                &form.username,
+                form.prefill(&bank),
                 Some(&message),
                 StatusCode::BAD_REQUEST,
             );
@@ -647,7 +722,19 @@ pub(super) async fn reauth_form(
     let connection = own_connection(&state, &session, &path).await?;
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
-    bank_form(&session, &bank, &action, "", None, StatusCode::OK)
+    // The same login or the same bank as before, unless changed.
+    let setting = match connection.provider {
+        Provider::Sandbox => "username",
+        Provider::GoCardless => "institution_id",
+        _ => "",
+    };
+    let prefill = connection
+        .settings
+        .get(setting)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    bank_form(&session, &bank, &action, &prefill, None, StatusCode::OK)
 }
 
 pub(super) async fn reauth(
@@ -670,7 +757,7 @@ pub(super) async fn reauth(
                 &session,
                 &bank,
                 &action,
-                &form.username,
+                form.prefill(&bank),
                 Some(missing),
                 StatusCode::BAD_REQUEST,
             );
@@ -693,7 +780,7 @@ pub(super) async fn reauth(
                 &session,
                 &bank,
                 &action,
-                &form.username,
+                form.prefill(&bank),
                 Some(&message),
                 StatusCode::BAD_REQUEST,
             )
