@@ -112,3 +112,32 @@ pub(super) async fn with_conn<T: Send + 'static>(
     })
     .await?
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use tributary_domain::clock::SystemClock;
+    use tributary_storage::testing::TestDatabase;
+
+    #[test]
+    fn the_session_cookie_is_http_only_lax_and_secure_behind_https() {
+        let database = TestDatabase::sqlite();
+        let plain = AppState::new(database.db().clone(), Arc::new(SystemClock), None);
+        let tls = AppState::new(
+            database.db().clone(),
+            Arc::new(SystemClock),
+            Some("https://bank.example.com".into()),
+        );
+        for (state, secure) in [(&plain, false), (&tls, true)] {
+            let made = cookie(state, "tws_x".into());
+            assert_eq!(made.http_only(), Some(true));
+            assert_eq!(made.same_site(), Some(SameSite::Lax));
+            assert_eq!(made.secure(), Some(secure));
+            assert_eq!(made.path(), Some("/"));
+            let gone = removal(state);
+            assert_eq!(gone.value(), "");
+            assert!(gone.max_age().is_some_and(|age| age.is_zero()));
+        }
+    }
+}
