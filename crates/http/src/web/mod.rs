@@ -10,6 +10,8 @@
 mod authorize;
 mod banks;
 mod checkout;
+mod connect;
+mod connections;
 mod consent;
 pub mod mailer;
 mod page;
@@ -63,25 +65,31 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .route("/checkout", web::post().to(checkout::start))
             .route("/checkout/return", web::get().to(checkout::come_back))
             .route("/banks", web::get().to(banks::list))
-            .route("/banks/upload", web::post().to(banks::upload))
-            .route("/banks/{kind}", web::get().to(banks::form))
-            .route("/banks/{kind}", web::post().to(banks::connect))
+            .route("/banks/upload", web::post().to(connect::upload))
+            .route("/banks/{kind}", web::get().to(connect::form))
+            .route("/banks/{kind}", web::post().to(connect::connect))
             .route(
                 "/gocardless/return",
-                web::get().to(banks::gocardless_return),
+                web::get().to(connect::gocardless_return),
             )
-            .route("/progress/{id}", web::get().to(banks::progress))
-            .route("/progress/{id}/retry", web::post().to(banks::retry))
+            .route("/progress/{id}", web::get().to(connections::progress))
+            .route("/progress/{id}/retry", web::post().to(connections::retry))
             .route(
                 "/connections/{id}/remove",
-                web::get().to(banks::remove_form),
+                web::get().to(connections::remove_form),
             )
-            .route("/connections/{id}/remove", web::post().to(banks::remove))
+            .route(
+                "/connections/{id}/remove",
+                web::post().to(connections::remove),
+            )
             .route(
                 "/connections/{id}/reauth",
-                web::get().to(banks::reauth_form),
+                web::get().to(connections::reauth_form),
             )
-            .route("/connections/{id}/reauth", web::post().to(banks::reauth))
+            .route(
+                "/connections/{id}/reauth",
+                web::post().to(connections::reauth),
+            )
             .route("/consent", web::get().to(consent::page))
             .route("/consent", web::post().to(consent::decide)),
     )

@@ -1,0 +1,449 @@
+//! Connecting a bank: each provider's credential step (a login, a setup
+//! token, a bank found by country and linked on its own page, a statement
+//! upload), then the first sync in the background.
+
+use super::banks::{Bank, GOCARDLESS, UPLOAD, connecting_session, engine, find_bank, holdings};
+use super::page::{PageError, render, render_with, see_other};
+use super::session::{Session, with_conn};
+use crate::imports::{UploadError, read_upload};
+use crate::state::AppState;
+use actix_multipart::Multipart;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_providers::import;
+use tributary_providers::sandbox;
+use tributary_providers::sync::SyncError;
+use tributary_providers::{ConnectRequest, InstitutionChoice};
+use tributary_storage::connections::{self, ConnectionRecord};
+use tributary_storage::web as store;
+
+#[derive(Template)]
+#[template(path = "bank_form.html")]
+struct BankFormPage<'a> {
+    title: &'a str,
+    app_name: &'a str,
+    csrf: &'a str,
+    bank: &'a Bank,
+    /// Where the form posts: connect, or re-authenticate a connection.
+    action: &'a str,
+    /// What the form's main field starts with (a username, a bank's id).
+    prefill: &'a str,
+    error: Option<&'a str>,
+    /// For providers that reach many banks: the country and search, and
+    /// the banks found.
+    picker: Option<Picker>,
+}
+
+/// The bank search of a provider that reaches many banks (GoCardless).
+pub(super) struct Picker {
+    pub countries: &'static [&'static str],
+    pub country: String,
+    pub query: String,
+    pub institutions: Vec<InstitutionChoice>,
+}
+
+/// The countries GoCardless Bank Account Data reaches (EEA and UK).
+const GOCARDLESS_COUNTRIES: &[&str] = &[
+    "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GB", "GR", "HR", "HU", "IE",
+    "IS", "IT", "LI", "LT", "LU", "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
+];
+
+pub(super) fn bank_form(
+    session: &Session,
+    bank: &Bank,
+    action: &str,
+    prefill: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Result<HttpResponse, PageError> {
+    render_with(
+        status,
+        &BankFormPage {
+            title: bank.name,
+            app_name: &session.app.name,
+            csrf: &session.csrf(),
+            bank,
+            action,
+            prefill,
+            error,
+            picker: None,
+        },
+    )
+}
+
+fn limit_reached(session: &Session) -> PageError {
+    PageError::new(
+        StatusCode::FORBIDDEN,
+        "Account limit reached",
+        format!(
+            "You have connected as many accounts as {} allows. Remove a connection to add another.",
+            session.app.name
+        ),
+    )
+}
+
+#[derive(Deserialize)]
+pub(super) struct BankSearch {
+    #[serde(default)]
+    country: String,
+    #[serde(default)]
+    q: String,
+}
+
+pub(super) async fn form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    search: web::Query<BankSearch>,
+) -> Result<HttpResponse, PageError> {
+    let session = connecting_session(&req, &state).await?;
+    let bank = find_bank(&state, &path)?;
+    let holdings = holdings(&state, session.user()?.id).await?;
+    if holdings.remaining == Some(0) {
+        return Err(limit_reached(&session));
+    }
+    let action = format!("/connect/banks/{}", bank.key);
+    if bank.key != GOCARDLESS.key {
+        return bank_form(&session, &bank, &action, "", None, StatusCode::OK);
+    }
+    let country = search.country.trim().to_ascii_uppercase();
+    let query = search.q.trim().to_owned();
+    let (institutions, error) = if GOCARDLESS_COUNTRIES.contains(&country.as_str()) {
+        let engine = engine(&state)?;
+        let lookup = country.clone();
+        match web::block(move || engine.institutions(Provider::GoCardless, &lookup)).await? {
+            Ok(all) => {
+                let needle = query.to_lowercase();
+                let found = all
+                    .into_iter()
+                    .filter(|i| needle.is_empty() || i.name.to_lowercase().contains(&needle))
+                    .collect();
+                (found, None)
+            }
+            Err(err) => (Vec::new(), Some(connect_failure(&err))),
+        }
+    } else {
+        (Vec::new(), None)
+    };
+    render(&BankFormPage {
+        title: bank.name,
+        app_name: &session.app.name,
+        csrf: &session.csrf(),
+        bank: &bank,
+        action: &action,
+        prefill: "",
+        error: error.as_deref(),
+        picker: Some(Picker {
+            countries: GOCARDLESS_COUNTRIES,
+            country,
+            query,
+            institutions,
+        }),
+    })
+}
+
+#[derive(Deserialize)]
+pub(super) struct CredentialsForm {
+    pub csrf: String,
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    setup_token: String,
+    #[serde(default)]
+    institution_id: String,
+}
+
+impl CredentialsForm {
+    /// What the form shows again after a refusal (never a secret).
+    pub(super) fn prefill(&self, bank: &Bank) -> &str {
+        match bank.key {
+            "gocardless" => &self.institution_id,
+            "sandbox" => &self.username,
+            _ => "",
+        }
+    }
+}
+
+/// What the provider needs, from the form; `Err`: what is missing.
+fn connect_request(
+    bank: &Bank,
+    form: &CredentialsForm,
+    email: &str,
+    gocardless_return: String,
+) -> Result<(Provider, ConnectRequest), &'static str> {
+    match bank.key {
+        "sandbox" => {
+            let username = form.username.trim();
+            if username.is_empty() {
+                return Err("Enter the sandbox username (user_good connects).");
+            }
+            Ok((Provider::Sandbox, sandbox::connect_request(email, username)))
+        }
+        "simplefin" => {
+            let token = form.setup_token.trim();
+            if token.is_empty() {
+                return Err("Paste the setup token from SimpleFIN Bridge.");
+            }
+            Ok((
+                Provider::SimpleFin,
+                ConnectRequest {
+                    settings: serde_json::json!({}),
+                    secret: Some(token.to_owned()),
+                },
+            ))
+        }
+        "gocardless" => {
+            let institution = form.institution_id.trim();
+            if institution.is_empty() {
+                return Err("Enter your bank's GoCardless institution id.");
+            }
+            Ok((
+                Provider::GoCardless,
+                ConnectRequest {
+                    settings: serde_json::json!({
+                        "institution_id": institution,
+                        "redirect": gocardless_return,
+                    }),
+                    secret: None,
+                },
+            ))
+        }
+        _ => Err("This bank connects by upload."),
+    }
+}
+
+/// A connector's refusal, in plain words with what to do.
+pub(super) fn connect_failure(err: &SyncError) -> String {
+    match err {
+        SyncError::Connect(err) => match err {
+            tributary_providers::ConnectorError::InvalidCredentials(_) => {
+                "The bank did not accept these details. Check them and try again.".to_owned()
+            }
+            tributary_providers::ConnectorError::Unavailable { .. } => {
+                "The bank cannot be reached right now. Try again in a few minutes.".to_owned()
+            }
+            other => format!("The bank did not let us connect: {other}. Try again."),
+        },
+        SyncError::NoSecretKey => {
+            "This server cannot store bank credentials yet (no secret key is configured)."
+                .to_owned()
+        }
+        other => {
+            log::error!("connecting failed: {other}");
+            "Something went wrong on our side. Try again in a moment.".to_owned()
+        }
+    }
+}
+
+/// Runs the connection's first sync on a worker thread; the progress page
+/// shows how it goes. A worker that claimed the job first is as good.
+pub(super) fn sync_in_background(state: &AppState, connection_id: i64) {
+    let Some(engine) = state.engine.clone() else {
+        return;
+    };
+    actix_web::rt::spawn(async move {
+        let outcome = web::block(move || {
+            engine.sync_now(connection_id, SyncJobKind::Initial, "web-first-sync")
+        })
+        .await;
+        match outcome {
+            Ok(Ok(_)) | Ok(Err(SyncError::AlreadyRunning { .. })) => {}
+            Ok(Err(err)) => log::warn!("first sync of connection {connection_id}: {err}"),
+            Err(err) => log::error!("first sync of connection {connection_id} did not run: {err}"),
+        }
+    });
+}
+
+pub(super) async fn connect(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    form: web::Form<CredentialsForm>,
+) -> Result<HttpResponse, PageError> {
+    let session = connecting_session(&req, &state).await?;
+    session.check_csrf(&form.csrf)?;
+    let bank = find_bank(&state, &path)?;
+    let user = session.user()?.clone();
+    if holdings(&state, user.id).await?.remaining == Some(0) {
+        return Err(limit_reached(&session));
+    }
+    let action = format!("/connect/banks/{}", bank.key);
+    submit_credentials(&req, &state, &session, &bank, &action, &form, Target::New).await
+}
+
+/// What a credential form is for.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Target {
+    /// A new connection.
+    New,
+    /// Signing in to the bank again for this connection (its data is kept).
+    Existing(i64),
+}
+
+/// The credential step: asks the provider, then sends the person to their
+/// bank (GoCardless) or to the progress page of the first sync; a refusal
+/// shows the form again with the reason in plain words.
+pub(super) async fn submit_credentials(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    session: &Session,
+    bank: &Bank,
+    action: &str,
+    form: &CredentialsForm,
+    target: Target,
+) -> Result<HttpResponse, PageError> {
+    let user = session.user()?.clone();
+    let refused = |message: &str| {
+        bank_form(
+            session,
+            bank,
+            action,
+            form.prefill(bank),
+            Some(message),
+            StatusCode::BAD_REQUEST,
+        )
+    };
+    let return_url = state.absolute_url(req, "/connect/gocardless/return");
+    let (provider, request) = match connect_request(bank, form, &user.email, return_url) {
+        Ok(request) => request,
+        Err(missing) => return refused(missing),
+    };
+    let engine = engine(state)?;
+    let outcome = web::block(move || match target {
+        Target::New => engine.connect(user.id, provider, &request),
+        Target::Existing(id) => engine.reconnect(id, &request),
+    })
+    .await?;
+    match outcome {
+        Ok(connection) if connection.provider == Provider::GoCardless => {
+            to_the_bank(state, session, &connection).await
+        }
+        Ok(connection) => {
+            sync_in_background(state, connection.id);
+            Ok(see_other(&format!("/connect/progress/{}", connection.id)))
+        }
+        Err(err) => refused(&connect_failure(&err)),
+    }
+}
+
+/// Sends the person to their bank to consent (GoCardless); the first sync
+/// starts when they come back to `/connect/gocardless/return`.
+async fn to_the_bank(
+    state: &web::Data<AppState>,
+    session: &Session,
+    connection: &ConnectionRecord,
+) -> Result<HttpResponse, PageError> {
+    let link = connection
+        .settings
+        .get("link")
+        .and_then(|l| l.as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
+    let (session_id, connection_id) = (session.record.id, connection.id);
+    with_conn(state, move |conn| {
+        Ok(store::set_pending_connection(
+            conn,
+            session_id,
+            Some(connection_id),
+        )?)
+    })
+    .await?;
+    Ok(see_other(&link))
+}
+
+pub(super) async fn gocardless_return(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, PageError> {
+    let session = connecting_session(&req, &state).await?;
+    let Some(connection_id) = session.record.pending_connection_id else {
+        return Ok(see_other("/connect/banks"));
+    };
+    let session_id = session.record.id;
+    with_conn(&state, move |conn| {
+        Ok(store::set_pending_connection(conn, session_id, None)?)
+    })
+    .await?;
+    sync_in_background(&state, connection_id);
+    Ok(see_other(&format!("/connect/progress/{connection_id}")))
+}
+
+/// Statement upload from the browser: a multipart form with the CSRF token
+/// and one or more files; all files are read before anything is stored.
+pub(super) async fn upload(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    mut payload: Multipart,
+) -> Result<HttpResponse, PageError> {
+    let session = connecting_session(&req, &state).await?;
+    let upload = read_upload(&mut payload).await.map_err(|err| match err {
+        UploadError::TooLarge => PageError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The upload is too large",
+            "Send fewer files at a time (at most 20 MiB together).",
+        ),
+        UploadError::Unreadable(why) => PageError::bad_request(why),
+    })?;
+    session.check_csrf(
+        upload
+            .fields
+            .get("csrf")
+            .map(String::as_str)
+            .unwrap_or_default(),
+    )?;
+    let action = "/connect/banks/upload";
+    if upload.files.is_empty() {
+        return bank_form(
+            &session,
+            &UPLOAD,
+            action,
+            "",
+            Some("Choose a statement file to upload."),
+            StatusCode::BAD_REQUEST,
+        );
+    }
+    let mut statements = Vec::new();
+    for (name, bytes) in &upload.files {
+        match import::parse(bytes, None) {
+            Ok(read) => statements.extend(read),
+            Err(err) => {
+                let message =
+                    format!("{name} does not read as a statement: {err}. Nothing was imported.");
+                return bank_form(
+                    &session,
+                    &UPLOAD,
+                    action,
+                    "",
+                    Some(&message),
+                    StatusCode::BAD_REQUEST,
+                );
+            }
+        }
+    }
+    let user_id = session.user()?.id;
+    let now = state.clock.now().naive_utc();
+    let connection_id = with_conn(&state, move |conn| {
+        import::store(conn, user_id, statements, now).map_err(|err| match err {
+            tributary_storage::StorageError::AccountLimit { .. } => PageError::new(
+                StatusCode::FORBIDDEN,
+                "Account limit reached",
+                format!(
+                    "{}. Nothing was imported.",
+                    err.to_string()
+                        .trim_start_matches("ACCOUNT_LIMIT_REACHED: ")
+                ),
+            ),
+            other => other.into(),
+        })?;
+        connections::list_connections(conn, Some(user_id))?
+            .into_iter()
+            .find(|c| !c.provider.is_synced())
+            .map(|c| c.id)
+            .ok_or_else(|| PageError::internal("the import left no statement connection"))
+    })
+    .await?;
+    Ok(see_other(&format!("/connect/progress/{connection_id}")))
+}
