@@ -381,6 +381,22 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
             .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
             .await;
         assert_eq!(accounts["total"], 0);
+
+        // Adding a bank from the portal leads back to the portal.
+        let banks = fresh.get("/connect/banks").await;
+        let progress = connect_sandbox(&fresh, &banks, "user_good").await;
+        progress.assert_shows("href=\"/portal\" id=\"continue\"");
+        let portal = fresh.get("/portal").await;
+        portal.assert_shows("ACTIVE");
+        let accounts = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+            .await;
+        assert_eq!(accounts["total"], progress.accounts_found());
+        // The portal session gives no consent page: the app already has it.
+        assert_eq!(
+            fresh.get("/connect/consent").await.status,
+            StatusCode::NOT_FOUND
+        );
         server
     })
     .await;

@@ -11,7 +11,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
-use tributary_domain::model::{ConnectionStatus, Provider};
+use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_providers::sandbox;
 use tributary_storage::apps;
 use tributary_storage::connections::{self, ConnectionRecord};
@@ -153,7 +153,35 @@ pub(super) struct ConnectionLine {
     pub needs_reauth: bool,
     pub problem: Option<String>,
     pub last_synced: String,
-    pub accounts: Vec<AccountSummary>,
+    pub accounts: Vec<AccountLine>,
+}
+
+/// An account as the pages show it.
+pub(super) struct AccountLine {
+    pub name: String,
+    pub mask: Option<String>,
+    /// The kind in words ("credit card").
+    pub kind: &'static str,
+    pub currency: String,
+}
+
+impl From<&AccountSummary> for AccountLine {
+    fn from(account: &AccountSummary) -> Self {
+        let kind = match account.kind.parse::<AccountKind>() {
+            Ok(AccountKind::Checking) => "checking",
+            Ok(AccountKind::Savings) => "savings",
+            Ok(AccountKind::CreditCard) => "credit card",
+            Ok(AccountKind::Brokerage) => "brokerage",
+            Ok(AccountKind::Loan) => "loan",
+            Ok(AccountKind::Other) | Err(_) => "account",
+        };
+        Self {
+            name: account.name.clone(),
+            mask: account.mask.clone(),
+            kind,
+            currency: account.currency.clone(),
+        }
+    }
 }
 
 /// The reason a connection failed, in plain words.
@@ -196,7 +224,7 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
                 .accounts
                 .iter()
                 .filter(|a| a.connection_id == c.id)
-                .cloned()
+                .map(AccountLine::from)
                 .collect(),
         })
         .collect()
