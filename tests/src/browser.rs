@@ -168,9 +168,14 @@ pub fn code_in(outbox: &DevOutbox, email: &str) -> String {
 
 /// Authorize and sign in; returns the page after sign-in.
 pub async fn sign_in(browser: &Browser, outbox: &DevOutbox, app: &TestApp, email: &str) -> Page {
-    let sign_in = browser
-        .get(&authorize_path(app, &app.redirect_uris[0], "st-123", email))
-        .await;
+    let authorize = authorize_path(app, &app.redirect_uris[0], "st-123", email);
+    sign_in_at(browser, outbox, &authorize, email).await
+}
+
+/// Opens an authorization link (`path`, its `email` pre-filled) and signs
+/// in with the mailed code; returns the page after sign-in.
+pub async fn sign_in_at(browser: &Browser, outbox: &DevOutbox, path: &str, email: &str) -> Page {
+    let sign_in = browser.get(path).await;
     assert_eq!(
         (sign_in.status, sign_in.location.as_str()),
         (StatusCode::OK, "/connect/sign-in")

@@ -6,11 +6,13 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+use base64::Engine as _;
 use reqwest::header::LOCATION;
 use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
+use sha2::Digest as _;
 use tributary_e2e::browser::{
-    Browser, authorize_path, code_in, connect_sandbox, exchange, sign_in,
+    Browser, authorize_path, code_in, connect_sandbox, exchange, sign_in, sign_in_at,
 };
 use tributary_e2e::platform::{PlatformServer, start_platform_with_pages};
 use tributary_http::web::mailer::DevOutbox;
@@ -543,6 +545,62 @@ async fn one_person_cannot_see_or_touch_another_persons_connection() {
             mallory.get("/portal").await.status,
             StatusCode::UNAUTHORIZED
         );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_public_app_completes_the_flow_with_pkce() {
+    on_every_backend(|server, outbox| async move {
+        let app = &server.public_app;
+        let verifier = "a-public-app-s-verifier-of-forty-three-chars-or-more";
+        let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(verifier.as_bytes()));
+        let authorize = format!(
+            "{}&code_challenge={challenge}&code_challenge_method=S256",
+            authorize_path(app, &app.redirect_uris[0], "st-123", "pkce@example.com")
+        );
+        let browser = Browser::new(&server);
+        let banks = sign_in_at(&browser, &outbox, &authorize, "pkce@example.com").await;
+        connect_sandbox(&browser, &banks, "user_good").await;
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        let url = url::Url::parse(&back.location).unwrap();
+        let code = url
+            .query_pairs()
+            .find(|(k, _)| k == "code")
+            .unwrap()
+            .1
+            .into_owned();
+        let token = |verifier: &'static str| {
+            Client::new()
+                .post(server.url("/api/platform/oauth/token"))
+                .form(&[
+                    ("grant_type", "authorization_code"),
+                    ("code", code.as_str()),
+                    ("redirect_uri", app.redirect_uris[0].as_str()),
+                    ("client_id", app.client_id()),
+                    ("code_verifier", verifier),
+                ])
+                .send()
+        };
+        let wrong = token("not-the-verifier-that-made-the-challenge-at-all")
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
+        let body: Value = wrong.json().await.unwrap();
+        assert_eq!(body["error"], "invalid_grant");
+        let right = token(verifier).await.unwrap();
+        assert_eq!(right.status(), StatusCode::OK);
+        let tokens: Value = right.json().await.unwrap();
+        let access = tokens["access_token"].as_str().unwrap();
+        let accounts = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", access)
+            .await;
+        assert!(accounts["total"].as_u64().unwrap() >= 3, "{accounts}");
         server
     })
     .await;

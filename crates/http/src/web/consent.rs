@@ -103,7 +103,11 @@ pub(super) async fn decide(
                 oauth::issue_code(conn, &app, user_id, &uri, challenge, now).map_err(|err| {
                     match err {
                         oauth::OAuthError::Storage(err) => err.into(),
-                        other => PageError::internal(other),
+                        // The app changed its registration meanwhile.
+                        other => PageError::bad_request(format!(
+                            "{} cannot receive your consent: {other}.",
+                            app.name
+                        )),
                     }
                 })?,
             )
