@@ -605,3 +605,19 @@ async fn a_public_app_completes_the_flow_with_pkce() {
     })
     .await;
 }
+
+#[actix_web::test]
+async fn a_form_missing_a_field_gets_a_page_naming_it() {
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        sign_in(&browser, &outbox, &server.app_a, "fields@example.com").await;
+        let page = browser
+            .post("/connect/banks/sandbox", &[("username", "user_good")])
+            .await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST);
+        page.assert_shows("missing field `csrf`");
+        page.assert_shows("<h1>");
+        server
+    })
+    .await;
+}

@@ -28,6 +28,23 @@ pub use session::SESSION_COOKIE;
 /// that follows a form post, and consent redirects to the app's own site.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors 'none'";
 
+/// A form that does not parse (a field missing or malformed) is answered
+/// with a page naming the field, like every other refusal.
+fn form_config() -> web::FormConfig {
+    web::FormConfig::default().error_handler(|err, _req| {
+        page::PageError::bad_request(format!(
+            "The form could not be read ({err}). Go back, reload the page and try again."
+        ))
+        .into()
+    })
+}
+
+fn query_config() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|err, _req| {
+        page::PageError::bad_request(format!("The address could not be read ({err}).")).into()
+    })
+}
+
 fn security_headers() -> DefaultHeaders {
     DefaultHeaders::new()
         .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
@@ -56,6 +73,8 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::scope("/connect")
+            .app_data(form_config())
+            .app_data(query_config())
             .wrap(security_headers())
             .route("/sign-in", web::get().to(sign_in::form))
             .route("/sign-in", web::post().to(sign_in::send_code))
@@ -95,6 +114,7 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::scope("/checkout/test")
+            .app_data(form_config())
             .wrap(security_headers())
             .route("/{id}", web::get().to(checkout::test_page_get))
             .route("/{id}", web::post().to(checkout::test_pay)),
