@@ -5,7 +5,7 @@
 
 use super::page::{PageError, render, see_other};
 use super::session::{self, Session, with_conn};
-use super::sign_in::next_step;
+use super::sign_in::{NextStep, next_step};
 use crate::state::{AppState, Engine};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -85,7 +85,7 @@ pub(super) async fn connecting_session(
 ) -> Result<Session, PageError> {
     let session = session::load(req, state).await?;
     session.user()?;
-    if next_step(&session) != "/connect/banks" {
+    if next_step(&session) != NextStep::Banks {
         return Err(PageError::new(
             StatusCode::PAYMENT_REQUIRED,
             "Subscribe first",
@@ -250,8 +250,8 @@ pub(super) async fn list(
 ) -> Result<HttpResponse, PageError> {
     let session = session::load(&req, &state).await?;
     let user_id = session.user()?.id;
-    if next_step(&session) != "/connect/banks" {
-        return Ok(see_other(next_step(&session)));
+    if next_step(&session) != NextStep::Banks {
+        return Ok(see_other(next_step(&session).path()));
     }
     let holdings = holdings(&state, user_id).await?;
     let needle = search.q.trim().to_lowercase();

@@ -5,7 +5,7 @@
 
 use super::page::{PageError, render_with, see_other};
 use super::session::{self, CsrfForm, Session, with_conn};
-use super::sign_in::next_step;
+use super::sign_in::{NextStep, next_step};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -87,8 +87,8 @@ pub(super) async fn page(
 ) -> Result<HttpResponse, PageError> {
     let session = session::load(&req, &state).await?;
     session.user()?;
-    if next_step(&session) != "/connect/checkout" {
-        return Ok(see_other(next_step(&session)));
+    if next_step(&session) != NextStep::Checkout {
+        return Ok(see_other(next_step(&session).path()));
     }
     checkout_page(&session, None, StatusCode::OK)
 }
@@ -180,7 +180,7 @@ pub(super) async fn come_back(
             if let Some(user) = session.user.as_mut() {
                 user.subscribed_at = Some(now);
             }
-            Ok(see_other(next_step(&session)))
+            Ok(see_other(next_step(&session).path()))
         }
         Ok(CheckoutState::Declined) => checkout_page(
             &session,

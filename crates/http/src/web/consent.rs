@@ -7,7 +7,7 @@ use super::authorize::redirect_with;
 use super::banks::user_lines;
 use super::page::{PageError, found, render, see_other};
 use super::session::{self, Session, removal, with_conn};
-use super::sign_in::next_step;
+use super::sign_in::{NextStep, next_step};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -51,8 +51,8 @@ pub(super) async fn page(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let session = consenting_session(&req, &state).await?;
-    if next_step(&session) != "/connect/banks" {
-        return Ok(see_other(next_step(&session)));
+    if next_step(&session) != NextStep::Banks {
+        return Ok(see_other(next_step(&session).path()));
     }
     let user = session.user()?;
     let connections = user_lines(&state, user.id).await?;
@@ -82,7 +82,7 @@ pub(super) async fn decide(
         "deny" => false,
         _ => return Err(PageError::bad_request("Choose Allow or Deny.")),
     };
-    if approve && next_step(&session) != "/connect/banks" {
+    if approve && next_step(&session) != NextStep::Banks {
         return Err(PageError::new(
             StatusCode::PAYMENT_REQUIRED,
             "Subscribe first",

@@ -48,17 +48,33 @@ pub(super) struct CodeForm {
     code: String,
 }
 
-/// Where a signed-in person goes next: checkout when the app's users pay
-/// and this one has not, else the bank list.
-pub(super) fn next_step(session: &Session) -> &'static str {
+/// Where a signed-in person goes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NextStep {
+    /// The app's users pay, and this one has not yet.
+    Checkout,
+    /// Connect banks (and, in the authorization flow, consent).
+    Banks,
+}
+
+impl NextStep {
+    pub fn path(self) -> &'static str {
+        match self {
+            NextStep::Checkout => "/connect/checkout",
+            NextStep::Banks => "/connect/banks",
+        }
+    }
+}
+
+pub(super) fn next_step(session: &Session) -> NextStep {
     let paid = session
         .user
         .as_ref()
         .is_some_and(|u| u.subscribed_at.is_some());
     if session.app.billing_model == BillingModel::User && !paid {
-        "/connect/checkout"
+        NextStep::Checkout
     } else {
-        "/connect/banks"
+        NextStep::Banks
     }
 }
 
@@ -86,7 +102,7 @@ pub(super) async fn form(
 ) -> Result<HttpResponse, PageError> {
     let session = session::load(&req, &state).await?;
     if session.user.is_some() {
-        return Ok(see_other(next_step(&session)));
+        return Ok(see_other(next_step(&session).path()));
     }
     let hint = session.record.login_hint.clone().unwrap_or_default();
     sign_in_page(&session, &hint, None, StatusCode::OK)
@@ -220,7 +236,7 @@ pub(super) async fn verify(
     match outcome {
         Ok(user) => {
             session.user = Some(user);
-            Ok(see_other(next_step(&session)))
+            Ok(see_other(next_step(&session).path()))
         }
         Err((message, email)) => render_with(
             StatusCode::BAD_REQUEST,
