@@ -227,8 +227,8 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     let (db, seed, worker, pages_engine) = web::block(move || -> anyhow::Result<_> {
         let db = open_database(&setup_config)?;
         let engine = sync_engine(&setup_config, &db, setup_clock.clone())?;
-        // The browser pages connect banks with their own clone.
-        let pages_engine = engine.clone();
+        // The browser pages (Platform only) connect banks with their own clone.
+        let pages_engine = (interface == Interface::Platform).then(|| engine.clone());
         let seed = if interface == Interface::Personal && setup_config.seed_demo {
             demo::seed_if_empty(&db, &engine, setup_clock.as_ref())?
         } else {
@@ -246,12 +246,15 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
     })
     .await??;
 
-    let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
-        .with_engine(pages_engine)
-        .with_mailer(mailer(&config)?);
-    state.behind_proxy = config.behind_proxy;
-    if let Some(payments) = payments(&config, &db) {
-        state = state.with_payments(payments);
+    let mut state = AppState::new(db.clone(), clock, config.public_url.clone());
+    // Mail, payments and bank connections serve the browser pages, which
+    // only the Platform interface has.
+    if let Some(engine) = pages_engine {
+        state = state.with_engine(engine).with_mailer(mailer(&config)?);
+        state.behind_proxy = config.behind_proxy;
+        if let Some(payments) = payments(&config, &db) {
+            state = state.with_payments(payments);
+        }
     }
     let (server, addrs) = bind(state, interface, &config.bind)?;
     let shutdown = shutdown_on_signal(server.handle())?;
