@@ -213,14 +213,6 @@ pub fn sign_in_codes_sent_since(
     Ok((to_email, from_ip))
 }
 
-/// How many accounts the user has.
-pub fn count_accounts(conn: &mut AnyConnection, user_id: i64) -> StorageResult<i64> {
-    Ok(accounts::table
-        .filter(accounts::user_id.eq(user_id))
-        .count()
-        .get_result(conn)?)
-}
-
 /// Erases one of the user's connections and, through the foreign keys, its
 /// accounts, transactions, balances, holdings and jobs. `false` when the
 /// user has no such connection.
