@@ -515,3 +515,76 @@ fn foreign_keys_are_enforced() {
         assert!(matches!(err, StorageError::Query(_)), "{err}");
     });
 }
+
+#[test]
+fn a_connection_is_erased_only_by_its_owner_and_takes_its_data_along() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (owner, connection) =
+            user_with_connection(conn, "owner@example.com", Provider::Sandbox);
+        let (other, _) = user_with_connection(conn, "other@example.com", Provider::Sandbox);
+        let snap = snapshot(vec![account("a", vec![transaction("t1", 2, "-5.00")])]);
+        sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
+        assert_eq!(crate::web::account_summaries(conn, owner).unwrap().len(), 1);
+
+        assert!(!crate::web::delete_connection(conn, other, connection).unwrap());
+        let kept = crate::web::account_summaries(conn, owner).unwrap();
+        assert_eq!(kept.len(), 1, "another user's delete changes nothing");
+        assert_eq!(kept[0].connection_id, connection);
+        assert_eq!(kept[0].kind, "checking");
+
+        assert!(crate::web::delete_connection(conn, owner, connection).unwrap());
+        assert!(
+            crate::web::account_summaries(conn, owner)
+                .unwrap()
+                .is_empty()
+        );
+        let account_id = kept[0].id;
+        assert!(
+            read::find_account(conn, &Viewer::whole_user(owner), account_id)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            connections::list_connections(conn, Some(owner))
+                .unwrap()
+                .is_empty()
+        );
+    });
+}
+
+#[test]
+fn checkouts_and_subscriptions_are_recorded_on_the_user() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let user = users::create_personal_user(conn, "payer@example.com", now()).unwrap();
+        assert_eq!(user.subscribed_at, None);
+        crate::web::insert_checkout(conn, user.id, "stripe", "cs_1", now()).unwrap();
+        crate::web::insert_checkout(conn, user.id, "stripe", "cs_2", now()).unwrap();
+        let duplicate = crate::web::insert_checkout(conn, user.id, "stripe", "cs_2", now());
+        assert!(
+            duplicate.is_err(),
+            "a processor's checkout id is recorded once"
+        );
+        let latest = crate::web::latest_checkout(conn, user.id).unwrap().unwrap();
+        assert_eq!(
+            (latest.external_id.as_str(), latest.status.as_str()),
+            ("cs_2", "open")
+        );
+        crate::web::set_checkout_status(conn, latest.id, "paid", Some("sub_9"), now()).unwrap();
+        crate::web::record_subscription(conn, user.id, "stripe", "sub_9", now()).unwrap();
+        let found = crate::web::find_checkout(conn, "stripe", "cs_2")
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.subscription_reference.as_deref(), Some("sub_9"));
+        assert!(
+            crate::web::find_checkout(conn, "test", "cs_2")
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            users::get_user(conn, user.id).unwrap().subscribed_at,
+            Some(now())
+        );
+    });
+}
