@@ -617,6 +617,9 @@ async fn a_form_missing_a_field_gets_a_page_naming_it() {
         assert_eq!(page.status, StatusCode::BAD_REQUEST);
         page.assert_shows("missing field `csrf`");
         page.assert_shows("<h1>");
+        let unknown = browser.get("/connect/nowhere").await;
+        assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+        unknown.assert_shows("<h1>Not found</h1>");
         server
     })
     .await;

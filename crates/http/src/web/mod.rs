@@ -73,6 +73,7 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::scope("/connect")
+            .default_service(web::to(no_page))
             .app_data(form_config())
             .app_data(query_config())
             .wrap(security_headers())
@@ -114,6 +115,7 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::scope("/checkout/test")
+            .default_service(web::to(no_page))
             .app_data(form_config())
             .wrap(security_headers())
             .route("/{id}", web::get().to(checkout::test_page_get))
@@ -121,10 +123,16 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::scope("/portal")
+            .default_service(web::to(no_page))
             .wrap(security_headers())
             .route("", web::get().to(portal::home))
             .route("/{token}", web::get().to(portal::open)),
     );
+}
+
+/// Unknown addresses among the pages get a page, not the API's JSON.
+async fn no_page() -> Result<HttpResponse, page::PageError> {
+    Err(page::PageError::not_found())
 }
 
 async fn stylesheet() -> HttpResponse {
