@@ -18,6 +18,11 @@ pub const WEB_SESSION_TTL: Duration = Duration::hours(1);
 pub const PURPOSE_AUTHORIZE: &str = "authorize";
 pub const PURPOSE_PORTAL: &str = "portal";
 
+/// Authorization sessions one IP address may start per hour: far more
+/// than people behind one address sign in, few enough that nobody fills
+/// the table.
+pub const MAX_STARTS_PER_IP: i64 = 300;
+
 /// What an authorization request asked for, kept until consent.
 #[derive(Debug, Clone, Default)]
 pub struct AuthorizationRequest<'a> {
@@ -25,6 +30,16 @@ pub struct AuthorizationRequest<'a> {
     pub state: Option<&'a str>,
     pub code_challenge: Option<(&'a str, &'a str)>,
     pub login_hint: Option<&'a str>,
+    /// The browser's IP address.
+    pub ip: &'a str,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("Too many sign-ins were started from your network in the last hour. Try again later.")]
+    RateLimited,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
 }
 
 /// Sign-in codes, with the address and IP they name, are kept this long:
@@ -38,8 +53,12 @@ pub fn start_authorization(
     app_id: i64,
     request: &AuthorizationRequest<'_>,
     now: NaiveDateTime,
-) -> Result<String, StorageError> {
+) -> Result<String, StartError> {
     web::purge_expired(conn, now, now - SIGN_IN_CODE_RETENTION)?;
+    if web::sessions_started_since(conn, request.ip, now - Duration::hours(1))? >= MAX_STARTS_PER_IP
+    {
+        return Err(StartError::RateLimited);
+    }
     let token = secret::generate(WEB_SESSION_PREFIX);
     web::insert_session(
         conn,
@@ -52,6 +71,7 @@ pub fn start_authorization(
             code_challenge: request.code_challenge.map(|(c, _)| c),
             code_challenge_method: request.code_challenge.map(|(_, m)| m),
             login_hint: request.login_hint,
+            ip: Some(request.ip),
             expires_at: now + WEB_SESSION_TTL,
             now,
             ..NewWebSession::default()

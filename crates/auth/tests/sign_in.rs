@@ -40,6 +40,7 @@ fn session(conn: &mut AnyConnection) -> (String, i64) {
         &AuthorizationRequest {
             redirect_uri: "https://app.example/cb",
             state: Some("s"),
+            ip: "10.9.9.9",
             ..AuthorizationRequest::default()
         },
         noon(),
@@ -196,6 +197,7 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
             app_id,
             &AuthorizationRequest {
                 redirect_uri: "https://app.example/cb",
+                ip: "10.9.9.9",
                 ..AuthorizationRequest::default()
             },
             later,
@@ -216,5 +218,39 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
         )
         .unwrap();
         assert_eq!(to_address, 0);
+    });
+}
+
+#[test]
+fn one_ip_address_may_start_only_so_many_authorizations_an_hour() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (token, _) = session(&mut conn);
+        let app_id = web_session::find(&mut conn, &token, noon())
+            .unwrap()
+            .unwrap()
+            .app_id;
+        let start = |conn: &mut AnyConnection, ip: &str, at: NaiveDateTime| {
+            web_session::start_authorization(
+                conn,
+                app_id,
+                &AuthorizationRequest {
+                    redirect_uri: "https://app.example/cb",
+                    ip,
+                    ..AuthorizationRequest::default()
+                },
+                at,
+            )
+        };
+        // `session` started one from 10.9.9.9 already.
+        for _ in 1..web_session::MAX_STARTS_PER_IP {
+            start(&mut conn, "10.9.9.9", noon()).unwrap();
+        }
+        assert!(matches!(
+            start(&mut conn, "10.9.9.9", noon()),
+            Err(web_session::StartError::RateLimited)
+        ));
+        start(&mut conn, "10.9.9.10", noon()).unwrap();
+        start(&mut conn, "10.9.9.9", noon() + Duration::hours(1)).unwrap();
     });
 }

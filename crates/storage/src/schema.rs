@@ -237,6 +237,7 @@ diesel::table! {
         code_challenge_method -> Nullable<Text>,
         login_hint -> Nullable<Text>,
         pending_connection_id -> Nullable<BigInt>,
+        ip -> Nullable<Text>,
         expires_at -> Timestamp,
         created_at -> Timestamp,
     }

@@ -24,6 +24,7 @@ pub struct WebSessionRecord {
     pub code_challenge_method: Option<String>,
     pub login_hint: Option<String>,
     pub pending_connection_id: Option<i64>,
+    pub ip: Option<String>,
     pub expires_at: NaiveDateTime,
     pub created_at: NaiveDateTime,
 }
@@ -39,6 +40,7 @@ pub struct NewWebSession<'a> {
     pub code_challenge: Option<&'a str>,
     pub code_challenge_method: Option<&'a str>,
     pub login_hint: Option<&'a str>,
+    pub ip: Option<&'a str>,
     pub expires_at: NaiveDateTime,
     pub now: NaiveDateTime,
 }
@@ -55,11 +57,25 @@ pub fn insert_session(conn: &mut AnyConnection, new: &NewWebSession<'_>) -> Stor
             web_sessions::code_challenge.eq(new.code_challenge),
             web_sessions::code_challenge_method.eq(new.code_challenge_method),
             web_sessions::login_hint.eq(new.login_hint),
+            web_sessions::ip.eq(new.ip),
             web_sessions::expires_at.eq(new.expires_at),
             web_sessions::created_at.eq(new.now),
         ))
         .execute(conn)?;
     Ok(())
+}
+
+/// Sessions started from `ip` after `since`.
+pub fn sessions_started_since(
+    conn: &mut AnyConnection,
+    ip: &str,
+    since: NaiveDateTime,
+) -> StorageResult<i64> {
+    Ok(web_sessions::table
+        .filter(web_sessions::ip.eq(ip))
+        .filter(web_sessions::created_at.gt(since))
+        .count()
+        .get_result(conn)?)
 }
 
 pub fn find_session(

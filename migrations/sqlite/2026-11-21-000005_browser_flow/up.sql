@@ -18,11 +18,15 @@ CREATE TABLE web_sessions (
     login_hint TEXT,
     -- A connection waiting for the person to come back from their bank.
     pending_connection_id BIGINT REFERENCES connections(id) ON DELETE SET NULL,
+    -- Where an authorization session was started from: starts are limited
+    -- per IP address.
+    ip TEXT,
     expires_at TIMESTAMP NOT NULL,
     created_at TIMESTAMP NOT NULL
 );
 -- Ended sessions are purged as new ones start.
 CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
+CREATE INDEX web_sessions_ip ON web_sessions (ip, created_at);
 
 CREATE TABLE sign_in_codes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

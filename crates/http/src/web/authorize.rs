@@ -8,10 +8,10 @@ use super::page::{PageError, found, see_other};
 use super::session::{cookie, with_conn};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use std::collections::HashMap;
 use tributary_auth::oauth::{self, OAuthStore as _};
-use tributary_auth::web_session::{self, AuthorizationRequest};
+use tributary_auth::web_session::{self, AuthorizationRequest, StartError};
 
 /// `redirect_uri` with `pairs` added to its query (what it had is kept).
 pub(super) fn redirect_with(redirect_uri: &str, pairs: &[(&str, &str)]) -> String {
@@ -45,6 +45,7 @@ fn error_redirect(
 }
 
 pub(super) async fn start(
+    req: HttpRequest,
     state: web::Data<AppState>,
     query: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, PageError> {
@@ -135,11 +136,12 @@ pub(super) async fn start(
         client_state.to_owned(),
         challenge.map(|(c, m)| (c.to_owned(), m.to_owned())),
         param("email").map(str::to_owned),
+        state.client_ip(&req),
     );
     let now = state.clock.now().naive_utc();
     let token = with_conn(&state, move |conn| {
-        let (redirect_uri, client_state, challenge, login_hint) = &request;
-        Ok(web_session::start_authorization(
+        let (redirect_uri, client_state, challenge, login_hint, ip) = &request;
+        web_session::start_authorization(
             conn,
             app.id,
             &AuthorizationRequest {
@@ -147,9 +149,18 @@ pub(super) async fn start(
                 state: Some(client_state),
                 code_challenge: challenge.as_ref().map(|(c, m)| (c.as_str(), m.as_str())),
                 login_hint: login_hint.as_deref(),
+                ip,
             },
             now,
-        )?)
+        )
+        .map_err(|err| match err {
+            StartError::Storage(err) => err.into(),
+            limited @ StartError::RateLimited => PageError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many sign-ins",
+                limited.to_string(),
+            ),
+        })
     })
     .await?;
     let mut response = see_other("/connect/sign-in");
