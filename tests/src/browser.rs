@@ -59,6 +59,38 @@ impl Page {
             self.body
         );
     }
+
+    /// Every field a person fills has an id and a `<label for>` naming it,
+    /// and the page says its language: what screen readers and keyboard
+    /// users need of a form.
+    pub fn assert_accessible(&self) {
+        if self.body.is_empty() {
+            return;
+        }
+        assert!(
+            self.body.contains("<html lang=\"en\">"),
+            "{}: no lang",
+            self.location
+        );
+        for tag in ["<input", "<textarea", "<select"] {
+            for (at, _) in self.body.match_indices(tag) {
+                let element = &self.body[at..at + self.body[at..].find('>').unwrap_or(0)];
+                if element.contains("type=\"hidden\"") {
+                    continue;
+                }
+                let id = element
+                    .split("id=\"")
+                    .nth(1)
+                    .and_then(|rest| rest.split('"').next())
+                    .unwrap_or_else(|| panic!("{}: a field without id: {element}", self.location));
+                assert!(
+                    self.body.contains(&format!("<label for=\"{id}\"")),
+                    "{}: field `{id}` has no label",
+                    self.location
+                );
+            }
+        }
+    }
 }
 
 impl Browser {
@@ -77,11 +109,20 @@ impl Browser {
         loop {
             if !response.status().is_redirection() {
                 let status = response.status();
-                return Page {
+                let html = response
+                    .headers()
+                    .get("content-type")
+                    .is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
+                let page = Page {
                     status,
                     location,
                     body: response.text().await.unwrap(),
                 };
+                // Every page any test sees is checked for labelled fields.
+                if html {
+                    page.assert_accessible();
+                }
+                return page;
             }
             let next = response.headers()[LOCATION].to_str().unwrap().to_owned();
             if !next.starts_with('/') {
