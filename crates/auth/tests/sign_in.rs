@@ -166,7 +166,10 @@ fn sessions_end_after_an_hour_and_only_their_token_opens_them() {
                 .unwrap()
                 .is_none()
         );
-        let forged = format!("{}A", &token[..token.len() - 1]);
+        // The same token with its last character changed (to another one).
+        let (head, last) = token.split_at(token.len() - 1);
+        let forged = format!("{head}{}", if last == "A" { "B" } else { "A" });
+        assert_ne!(forged, token);
         assert!(
             web_session::find(&mut conn, &forged, noon())
                 .unwrap()
