@@ -5,6 +5,8 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use chrono::{TimeZone, Utc};
 use serde_json::Value;
 use std::sync::Arc;
@@ -16,7 +18,6 @@ use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_providers::{ConnectRequest, ConnectorError, Registry};
 use tributary_storage::read::{self, TransactionFilter};
-use tributary_storage::testing::TestDatabase;
 use tributary_storage::{Database, connections, users};
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -142,15 +143,7 @@ fn counts(db: &Database, user: i64) -> (i64, i64) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn link_sync_quota_and_every_failure() {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        for database in TestDatabase::all() {
-            eprintln!("-- on {:?}", database.backend());
-            scenario(&rt, database.db().clone());
-        }
-    })
-    .await
-    .unwrap();
+    common::on_every_backend_blocking(scenario).await;
 }
 
 fn scenario(rt: &tokio::runtime::Handle, db: Database) {

@@ -4,6 +4,8 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use base64::Engine as _;
 use chrono::{TimeZone, Utc};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{ConnectRequest, ConnectorError, Registry};
 use tributary_storage::read::{self, TransactionFilter};
-use tributary_storage::testing::{TestDatabase, dump};
+use tributary_storage::testing::dump;
 use tributary_storage::{Database, connections, users};
 use wiremock::matchers::{header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -49,15 +51,7 @@ fn counts(db: &Database, user: i64) -> (i64, usize) {
 /// through `rt`.
 #[tokio::test(flavor = "multi_thread")]
 async fn connect_sync_and_every_failure() {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        for database in TestDatabase::all() {
-            eprintln!("-- on {:?}", database.backend());
-            scenario(&rt, database.db().clone());
-        }
-    })
-    .await
-    .unwrap();
+    common::on_every_backend_blocking(scenario).await;
 }
 
 /// A fake SimpleFIN whose setup token claims once, an engine with a fresh
@@ -310,15 +304,7 @@ fn window(transactions: &[(&str, u32, &str, &str, bool)]) -> ResponseTemplate {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn overlapping_windows_in_any_order_never_duplicate() {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        for database in TestDatabase::all() {
-            eprintln!("-- on {:?}", database.backend());
-            overlapping_windows(&rt, database.db().clone());
-        }
-    })
-    .await
-    .unwrap();
+    common::on_every_backend_blocking(overlapping_windows).await;
 }
 
 fn overlapping_windows(rt: &tokio::runtime::Handle, db: Database) {
