@@ -97,6 +97,7 @@ fn create_app(
     clock: &dyn Clock,
     name: &str,
     public: bool,
+    billing_model: BillingModel,
     max_accounts: Option<i32>,
 ) -> TestApp {
     let secret = (!public).then(new_client_secret);
@@ -110,7 +111,7 @@ fn create_app(
             client_id: &new_client_id(),
             name,
             client_secret_hash: secret.as_ref().map(|(_, hash)| hash.as_str()),
-            billing_model: BillingModel::Integrator,
+            billing_model,
             default_max_accounts: max_accounts,
             redirect_uris: &redirect_uris,
             now: clock.now().naive_utc(),
@@ -124,18 +125,44 @@ fn create_app(
     }
 }
 
+/// Apps A (confidential, integrator pays, 6 accounts), B (confidential,
+/// `app_b_billing`) and P (public).
+fn seed_apps(
+    database: &TestDatabase,
+    clock: &dyn Clock,
+    app_b_billing: BillingModel,
+) -> [TestApp; 3] {
+    [
+        create_app(
+            database,
+            clock,
+            "app-a",
+            false,
+            BillingModel::Integrator,
+            Some(6),
+        ),
+        create_app(database, clock, "app-b", false, app_b_billing, None),
+        create_app(
+            database,
+            clock,
+            "app-p",
+            true,
+            BillingModel::Integrator,
+            None,
+        ),
+    ]
+}
+
 /// Seeds the apps and serves the real Platform API on a free port.
 pub fn start_platform(database: TestDatabase) -> PlatformServer {
     let clock = clock();
-    let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
-    let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
-    let public_app = create_app(&database, clock.as_ref(), "app-p", true, None);
+    let apps = seed_apps(&database, clock.as_ref(), BillingModel::Integrator);
     let state = AppState::new(
         database.db().clone(),
         clock.clone(),
         Some("https://tributary.example".into()),
     );
-    serve(database, clock, state, [app_a, app_b, public_app])
+    serve(database, clock, state, apps)
 }
 
 /// The browser flow's server: the Platform API with the sandbox bank, the
@@ -155,15 +182,7 @@ pub fn start_platform_with_pages_and(
     customize: impl FnOnce(AppState) -> AppState,
 ) -> (PlatformServer, DevOutbox) {
     let clock = clock();
-    let app_a = create_app(&database, clock.as_ref(), "app-a", false, Some(6));
-    let app_b = create_app(&database, clock.as_ref(), "app-b", false, None);
-    let public_app = create_app(&database, clock.as_ref(), "app-p", true, None);
-    apps::set_billing_model(
-        &mut database.db().conn().expect("connection"),
-        app_b.record.id,
-        BillingModel::User,
-    )
-    .expect("user pays");
+    let apps = seed_apps(&database, clock.as_ref(), BillingModel::User);
     let mut registry = Registry::default();
     registry.register(Arc::new(SandboxConnector::default()));
     for connector in connectors {
@@ -177,15 +196,7 @@ pub fn start_platform_with_pages_and(
         .with_engine(engine)
         .with_mailer(Arc::new(outbox.clone()))
         .with_payments(Arc::new(TestProcessor::new(database.db().clone())));
-    (
-        serve(
-            database,
-            clock,
-            customize(state),
-            [app_a, app_b, public_app],
-        ),
-        outbox,
-    )
+    (serve(database, clock, customize(state), apps), outbox)
 }
 
 fn serve(

@@ -260,17 +260,6 @@ pub fn delete_user(conn: &mut AnyConnection, user_id: i64) -> StorageResult<bool
     Ok(diesel::delete(users::table.find(user_id)).execute(conn)? > 0)
 }
 
-pub fn set_billing_model(
-    conn: &mut AnyConnection,
-    id: i64,
-    billing_model: BillingModel,
-) -> StorageResult<()> {
-    diesel::update(apps::table.find(id))
-        .set(apps::billing_model.eq(billing_model.as_str()))
-        .execute(conn)?;
-    Ok(())
-}
-
 /// The number of accounts a user may have, when limited: their own limit,
 /// else their app's default when the integrator pays.
 pub fn account_limit(conn: &mut AnyConnection, user_id: i64) -> StorageResult<Option<i32>> {

@@ -66,8 +66,16 @@ pub(super) async fn progress(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, None).await?;
-    let connection_id = connection.id;
+    // Polled every second while a sync runs: the user's connections and
+    // accounts are read once, and the connection is found among them.
+    let session = session::load(&req, &state).await?;
+    let connection_id: i64 = path.parse().map_err(|_| PageError::not_found())?;
+    let holdings = holdings(&state, session.user()?.id).await?;
+    let connection = holdings
+        .connections
+        .iter()
+        .find(|c| c.id == connection_id)
+        .ok_or_else(PageError::not_found)?;
     let job_running = with_conn(&state, move |conn| {
         Ok(sync_jobs::active_job(conn, connection_id)?.is_some())
     })
@@ -79,7 +87,7 @@ pub(super) async fn progress(
             || (connection.status == ConnectionStatus::Active
                 && connection.last_synced_at.is_none()
                 && connection.consecutive_failures == 0));
-    let line = lines(&holdings(&state, session.user()?.id).await?)
+    let line = lines(&holdings)
         .into_iter()
         .find(|l| l.id == connection_id)
         .ok_or_else(PageError::not_found)?;
