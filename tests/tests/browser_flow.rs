@@ -507,6 +507,45 @@ async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothi
 }
 
 #[actix_web::test]
+async fn a_crafted_upload_from_the_browser_is_refused_and_the_server_keeps_serving() {
+    use tributary_providers::import::hostile;
+    on_every_backend(|server, outbox| async move {
+        let browser = Browser::new(&server);
+        sign_in(&browser, &outbox, &server.app_a, "deep@example.com").await;
+        for (name, bytes) in [
+            ("deep.ofx", hostile::deep_ofx_sgml(50_000)),
+            ("deep.xml", hostile::deep_camt(50_000)),
+        ] {
+            let form = browser.get("/connect/banks/upload").await;
+            let multipart = reqwest::multipart::Form::new()
+                .text("csrf", form.csrf())
+                .part(
+                    "files",
+                    reqwest::multipart::Part::bytes(bytes).file_name(name),
+                );
+            let response = browser
+                .client
+                .post(format!("{}/connect/banks/upload", browser.base))
+                .multipart(multipart)
+                .send()
+                .await
+                .unwrap();
+            let page = browser
+                .follow(response, "/connect/banks/upload".into())
+                .await;
+            assert_eq!(page.status, StatusCode::BAD_REQUEST);
+            page.assert_shows(&format!("{name} does not read as a statement"));
+            page.assert_shows("deeper than 100 levels");
+        }
+        // The server is still up and the person can go on.
+        let banks = browser.get("/connect/banks").await;
+        assert_eq!(banks.status, StatusCode::OK);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
 async fn one_person_cannot_see_or_touch_another_persons_connection() {
     on_every_backend(|server, outbox| async move {
         let alice = Browser::new(&server);

@@ -800,3 +800,64 @@ async fn statements_uploaded_over_http_are_served_and_a_bad_file_changes_nothing
     })
     .await;
 }
+
+#[actix_web::test]
+async fn crafted_statement_files_are_refused_and_the_server_keeps_serving() {
+    use tributary_providers::import::hostile;
+    on_every_backend(|server| async move {
+        let key = server.world.bob_key.clone();
+        let before = get_json(&server, "/api/v1/accounts", &key).await;
+        let refused = [
+            // The review's crash: 50,000 nested <OFX> (250 KB).
+            (
+                "deep.ofx",
+                hostile::deep_ofx_sgml(50_000),
+                "deeper than 100 levels",
+            ),
+            (
+                "deep2.ofx",
+                hostile::deep_ofx_xml(50_000),
+                "deeper than 100 levels",
+            ),
+            (
+                "deep.xml",
+                hostile::deep_camt(50_000),
+                "deeper than 100 levels",
+            ),
+            (
+                "flat.ofx",
+                hostile::flat_ofx(1_000_000),
+                "holds no statement",
+            ),
+            ("flat.xml", hostile::flat_camt(1_000_000), "no camt"),
+            (
+                "wide.csv",
+                hostile::csv_wide_header(1_000_000),
+                "not recognised",
+            ),
+        ];
+        for (name, bytes, reason) in refused {
+            let response = upload(&server, &key, &[(name, bytes)]).await;
+            let body = expect_error(response, StatusCode::BAD_REQUEST, "FILE_UNREADABLE").await;
+            let message = body["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("{name}: ")) && message.contains(reason),
+                "{message}"
+            );
+            // Still serving, and nothing was stored.
+            assert_eq!(get_json(&server, "/api/v1/accounts", &key).await, before);
+        }
+        // Long lines and endless continuations are read, not refused.
+        let read = [
+            ("long.sta", hostile::mt940_long_line(4 << 20)),
+            ("wrapped.sta", hostile::mt940_wrapped_details(200_000)),
+            ("long.csv", hostile::csv_long_field(4 << 20)),
+        ];
+        for (name, bytes) in read {
+            let response = upload(&server, &key, &[(name, bytes)]).await;
+            assert_eq!(response.status(), StatusCode::OK, "{name}");
+        }
+        server
+    })
+    .await;
+}

@@ -196,6 +196,73 @@ async fn an_integrator_registers_reads_refreshes_and_reads_again_with_the_oauth2
     .await;
 }
 
+/// Whether every token given is revoked in the database.
+fn all_revoked(server: &PlatformServer, tokens: &[&str]) -> bool {
+    let mut conn = server.database.db().conn().unwrap();
+    tokens.iter().all(|token| {
+        tributary_storage::oauth::find_token(&mut conn, &tributary_auth::secret::hash(token))
+            .unwrap()
+            .is_some_and(|record| record.revoked_at.is_some())
+    })
+}
+
+#[actix_web::test]
+async fn concurrent_refreshes_of_one_token_leave_every_token_of_the_family_revoked() {
+    on_every_backend(|server| async move {
+        for round in 0..10 {
+            let (status, body) =
+                register(&server, &server.app_a, &format!("race{round}@example.com")).await;
+            assert_eq!(status, StatusCode::CREATED);
+            let access = body["access_token"].as_str().unwrap().to_owned();
+            let refresh = body["refresh_token"].as_str().unwrap().to_owned();
+            let form = [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh.as_str()),
+            ];
+            let requests = (0..20).map(|_| token_request(&server, &form, Some(&server.app_a)));
+            let answers = futures_util::future::join_all(requests).await;
+            let winners: Vec<&Value> = answers
+                .iter()
+                .filter(|(status, _, _)| *status == StatusCode::OK)
+                .map(|(_, body, _)| body)
+                .collect();
+            assert_eq!(winners.len(), 1, "round {round}: exactly one rotation wins");
+            for (status, body, _) in &answers {
+                assert!(
+                    *status == StatusCode::OK || body["error"] == "invalid_grant",
+                    "round {round}: {status} {body}"
+                );
+            }
+            let (new_access, new_refresh) = (
+                winners[0]["access_token"].as_str().unwrap(),
+                winners[0]["refresh_token"].as_str().unwrap(),
+            );
+            assert!(
+                all_revoked(&server, &[&access, &refresh, new_access, new_refresh]),
+                "round {round}: the replay revoked the whole family, the winner's new pair included"
+            );
+            let (status, _, _) = token_request(
+                &server,
+                &[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", new_refresh),
+                ],
+                Some(&server.app_a),
+            )
+            .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "round {round}");
+            assert_eq!(
+                get_with(&server, "/api/platform/v1/accounts", new_access)
+                    .await
+                    .status(),
+                StatusCode::UNAUTHORIZED
+            );
+        }
+        server
+    })
+    .await;
+}
+
 #[actix_web::test]
 async fn code_reuse_revokes_what_the_first_redemption_issued() {
     on_every_backend(|server| async move {

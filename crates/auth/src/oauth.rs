@@ -32,10 +32,20 @@ const REFRESH: &str = "refresh";
 
 /// Where OAuth state lives; implemented over storage for `AnyConnection`.
 pub trait OAuthStore {
+    /// Runs `work` as one database transaction: all of its writes or none.
+    /// A rotation (mark the old token used, issue the new pair) must be one
+    /// unit, so that a concurrent replay's family revocation, which runs
+    /// after the rotation's row lock is released, sees the new pair too.
+    fn atomically<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError>;
     fn find_app(&mut self, client_id: &str) -> Result<Option<AppRecord>, StorageError>;
     fn redirect_uris(&mut self, app_id: i64) -> Result<Vec<String>, StorageError>;
     fn insert_token(&mut self, token: &NewToken<'_>) -> Result<(), StorageError>;
     fn find_token(&mut self, token_hash: &str) -> Result<Option<TokenRecord>, StorageError>;
+    /// The token, read under a lock that serialises its rotations.
+    fn lock_token(&mut self, id: i64) -> Result<Option<TokenRecord>, StorageError>;
     fn mark_token_used(&mut self, id: i64, now: NaiveDateTime) -> Result<bool, StorageError>;
     fn revoke_family(&mut self, family: &str, now: NaiveDateTime) -> Result<usize, StorageError>;
     fn revoke_token(&mut self, id: i64, now: NaiveDateTime) -> Result<(), StorageError>;
@@ -67,6 +77,12 @@ pub trait OAuthStore {
 }
 
 impl OAuthStore for AnyConnection {
+    fn atomically<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        AnyConnection::atomically(self, work)
+    }
     fn find_app(&mut self, client_id: &str) -> Result<Option<AppRecord>, StorageError> {
         apps::find_by_client_id(self, client_id)
     }
@@ -78,6 +94,9 @@ impl OAuthStore for AnyConnection {
     }
     fn find_token(&mut self, token_hash: &str) -> Result<Option<TokenRecord>, StorageError> {
         store::find_token(self, token_hash)
+    }
+    fn lock_token(&mut self, id: i64) -> Result<Option<TokenRecord>, StorageError> {
+        store::lock_token(self, id)
     }
     fn mark_token_used(&mut self, id: i64, now: NaiveDateTime) -> Result<bool, StorageError> {
         store::mark_token_used(self, id, now)
@@ -331,22 +350,38 @@ pub fn refresh(
     if record.revoked_at.is_some() {
         return Err(invalid("the refresh token was revoked"));
     }
-    if record.used_at.is_some() || !store.mark_token_used(record.id, now)? {
-        store.revoke_family(&record.family, now)?;
-        return Err(invalid(
-            "the refresh token was already used; every token of its grant is now revoked",
-        ));
-    }
-    if now >= record.expires_at {
+    if record.used_at.is_none() && now >= record.expires_at {
         return Err(invalid("the refresh token has expired"));
     }
-    Ok(issue_pair(
-        store,
-        app.id,
-        record.user_id,
-        &record.family,
-        now,
-    )?)
+    // One transaction, serialised on the token's row: the first rotation
+    // marks it used and issues the successors; every concurrent or later
+    // one then finds it used, with those successors committed, and revokes
+    // the whole family. The revocation commits though the request fails.
+    let rotation = store.atomically(|store| {
+        let current = store.lock_token(record.id)?;
+        let Some(current) = current.filter(|t| t.revoked_at.is_none()) else {
+            return Ok(Rotation::Revoked);
+        };
+        if current.used_at.is_some() || !store.mark_token_used(record.id, now)? {
+            store.revoke_family(&record.family, now)?;
+            return Ok(Rotation::Replayed);
+        }
+        issue_pair(store, app.id, record.user_id, &record.family, now).map(Rotation::Rotated)
+    })?;
+    match rotation {
+        Rotation::Rotated(pair) => Ok(pair),
+        Rotation::Revoked => Err(invalid("the refresh token was revoked")),
+        Rotation::Replayed => Err(invalid(
+            "the refresh token was already used; every token of its grant is now revoked",
+        )),
+    }
+}
+
+/// What one `refresh_token` grant did.
+enum Rotation {
+    Rotated(TokenPair),
+    Revoked,
+    Replayed,
 }
 
 /// PKCE methods: only S256 (`plain` would let an eavesdropper redeem).
@@ -478,17 +513,20 @@ pub fn redeem_code(
         (None, None) if app.is_public => return Err(invalid("public clients must use PKCE")),
         (None, None) => {}
     }
+    // Consuming the code and issuing its tokens commit together: a failure
+    // in between burns nothing, and a concurrent second redemption (which
+    // waits for the first's row lock) finds the tokens it must revoke.
     let family = new_family();
-    if !store.mark_code_redeemed(record.id, &family, now)? {
-        // Redeemed concurrently: treat as the reuse it is.
-        if let Some(first) = store.find_code(&record.code_hash)?.and_then(|c| c.family) {
-            store.revoke_family(&first, now)?;
+    let issued = store.atomically(|store| {
+        if !store.mark_code_redeemed(record.id, &family, now)? {
+            if let Some(first) = store.find_code(&record.code_hash)?.and_then(|c| c.family) {
+                store.revoke_family(&first, now)?;
+            }
+            return Ok(None);
         }
-        return Err(invalid(
-            "the code was already used; the tokens it issued are now revoked",
-        ));
-    }
-    Ok(issue_pair(store, app.id, record.user_id, &family, now)?)
+        issue_pair(store, app.id, record.user_id, &family, now).map(Some)
+    })?;
+    issued.ok_or_else(|| invalid("the code was already used; the tokens it issued are now revoked"))
 }
 
 /// RFC 7009: revokes a token of `app` (a refresh token takes its whole

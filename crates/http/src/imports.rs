@@ -98,6 +98,33 @@ pub(crate) async fn read_upload(payload: &mut Multipart) -> Result<Upload, Uploa
     Ok(upload)
 }
 
+/// A file of an upload that does not read: its name and why.
+#[derive(Debug)]
+pub(crate) struct UnreadableFile {
+    pub name: String,
+    pub reason: String,
+}
+
+/// Reads every uploaded file, first to last, stopping at the first that
+/// does not read. Parsing is CPU work on up to 20 MiB, so it runs on a
+/// blocking thread, never on the server's event loop.
+pub(crate) async fn read_statements(
+    files: Vec<(String, Vec<u8>)>,
+    format: Option<Format>,
+) -> Result<Result<Vec<import::Statement>, UnreadableFile>, actix_web::error::BlockingError> {
+    web::block(move || {
+        let mut statements = Vec::new();
+        for (name, bytes) in files {
+            match import::parse(&bytes, format) {
+                Ok(read) => statements.extend(read),
+                Err(reason) => return Err(UnreadableFile { name, reason }),
+            }
+        }
+        Ok(statements)
+    })
+    .await
+}
+
 async fn upload<A: Authenticated>(
     auth: A,
     state: web::Data<AppState>,
@@ -135,16 +162,12 @@ async fn upload<A: Authenticated>(
         ));
     }
     let file_count = files.len();
-    let mut statements = Vec::new();
-    for (name, bytes) in &files {
-        let read = import::parse(bytes, format).map_err(|err| {
-            ApiError::bad_request(
-                "FILE_UNREADABLE",
-                format!("{name}: {err}. Nothing was imported."),
-            )
-        })?;
-        statements.extend(read);
-    }
+    let statements = read_statements(files, format).await?.map_err(|file| {
+        ApiError::bad_request(
+            "FILE_UNREADABLE",
+            format!("{}: {}. Nothing was imported.", file.name, file.reason),
+        )
+    })?;
     let user = auth.viewer().user_id;
     let now = state.clock.now().naive_utc();
     let summary = with_conn(&state, move |conn| {

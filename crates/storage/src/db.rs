@@ -27,6 +27,38 @@ pub enum AnyConnection {
     Sqlite(SqliteConnection),
 }
 
+impl AnyConnection {
+    /// Runs `work` in one transaction (a savepoint when one is open): every
+    /// write of it commits, or none. For callers above storage that must
+    /// join several repository calls into one unit. On SQLite the
+    /// outermost transaction is `BEGIN IMMEDIATE`: it takes the write lock
+    /// up front (waiting up to the busy timeout), so a unit that reads
+    /// before it writes cannot fail with "database is locked" halfway.
+    pub fn atomically<T>(
+        &mut self,
+        work: impl FnOnce(&mut AnyConnection) -> StorageResult<T>,
+    ) -> StorageResult<T> {
+        use diesel::connection::{AnsiTransactionManager, TransactionManager};
+        let AnyConnection::Sqlite(sqlite) = self else {
+            return self.transaction(work);
+        };
+        match AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE") {
+            Err(diesel::result::Error::AlreadyInTransaction) => return self.transaction(work),
+            begun => begun?,
+        }
+        match work(self) {
+            Ok(value) => {
+                <Self as Connection>::TransactionManager::commit_transaction(self)?;
+                Ok(value)
+            }
+            Err(err) => {
+                <Self as Connection>::TransactionManager::rollback_transaction(self)?;
+                Err(err)
+            }
+        }
+    }
+}
+
 impl fmt::Debug for AnyConnection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

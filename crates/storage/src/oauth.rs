@@ -62,7 +62,28 @@ pub fn find_token(
         .optional()?)
 }
 
-/// Marks a refresh token used; `false` if it already was (a replay).
+/// A token read under a row lock (PostgreSQL `FOR UPDATE`; on SQLite the
+/// write transaction it must run in already excludes other writers): every
+/// rotation of one refresh token queues here, so exactly one finds it
+/// unused, and the others find it used with the winner's pair committed.
+pub fn lock_token(conn: &mut AnyConnection, id: i64) -> StorageResult<Option<TokenRecord>> {
+    let token = oauth_tokens::table.find(id);
+    Ok(match conn {
+        AnyConnection::Postgresql(pg) => token
+            .select(TokenRecord::as_select())
+            .for_update()
+            .first(pg)
+            .optional()?,
+        AnyConnection::Sqlite(sqlite) => token
+            .select(TokenRecord::as_select())
+            .first(sqlite)
+            .optional()?,
+    })
+}
+
+/// Marks a refresh token used; `false` if it already was (a replay) or was
+/// revoked meanwhile. On PostgreSQL the update waits for a concurrent
+/// rotation of the same token to commit, then finds it used.
 pub fn mark_token_used(
     conn: &mut AnyConnection,
     id: i64,
@@ -71,25 +92,36 @@ pub fn mark_token_used(
     let updated = diesel::update(
         oauth_tokens::table
             .find(id)
-            .filter(oauth_tokens::used_at.is_null()),
+            .filter(oauth_tokens::used_at.is_null())
+            .filter(oauth_tokens::revoked_at.is_null()),
     )
     .set(oauth_tokens::used_at.eq(now))
     .execute(conn)?;
     Ok(updated == 1)
 }
 
+/// Revokes every live token of a family. Rows are locked in id order, so two
+/// revocations of one family (a replay and an RFC 7009 request, say) queue
+/// instead of deadlocking on PostgreSQL.
 pub fn revoke_family(
     conn: &mut AnyConnection,
     family: &str,
     now: NaiveDateTime,
 ) -> StorageResult<usize> {
-    Ok(diesel::update(
-        oauth_tokens::table
-            .filter(oauth_tokens::family.eq(family))
-            .filter(oauth_tokens::revoked_at.is_null()),
+    let live = oauth_tokens::table
+        .filter(oauth_tokens::family.eq(family))
+        .filter(oauth_tokens::revoked_at.is_null())
+        .order(oauth_tokens::id)
+        .select(oauth_tokens::id);
+    let ids: Vec<i64> = match conn {
+        AnyConnection::Postgresql(pg) => live.for_update().load(pg)?,
+        AnyConnection::Sqlite(sqlite) => live.load(sqlite)?,
+    };
+    Ok(
+        diesel::update(oauth_tokens::table.filter(oauth_tokens::id.eq_any(&ids)))
+            .set(oauth_tokens::revoked_at.eq(now))
+            .execute(conn)?,
     )
-    .set(oauth_tokens::revoked_at.eq(now))
-    .execute(conn)?)
 }
 
 pub fn revoke_token(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<()> {

@@ -5,7 +5,7 @@
 use super::banks::{Bank, GOCARDLESS, UPLOAD, connecting_session, engine, find_bank, holdings};
 use super::page::{PageError, render, render_with, see_other};
 use super::session::{Session, with_conn};
-use crate::imports::{UploadError, read_upload};
+use crate::imports::{UploadError, read_statements, read_upload};
 use crate::state::AppState;
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
@@ -405,24 +405,23 @@ pub(super) async fn upload(
             StatusCode::BAD_REQUEST,
         );
     }
-    let mut statements = Vec::new();
-    for (name, bytes) in &upload.files {
-        match import::parse(bytes, None) {
-            Ok(read) => statements.extend(read),
-            Err(err) => {
-                let message =
-                    format!("{name} does not read as a statement: {err}. Nothing was imported.");
-                return bank_form(
-                    &session,
-                    &UPLOAD,
-                    action,
-                    "",
-                    Some(&message),
-                    StatusCode::BAD_REQUEST,
-                );
-            }
+    let statements = match read_statements(upload.files, None).await? {
+        Ok(statements) => statements,
+        Err(file) => {
+            let message = format!(
+                "{} does not read as a statement: {}. Nothing was imported.",
+                file.name, file.reason
+            );
+            return bank_form(
+                &session,
+                &UPLOAD,
+                action,
+                "",
+                Some(&message),
+                StatusCode::BAD_REQUEST,
+            );
         }
-    }
+    };
     let user_id = session.user()?.id;
     let now = state.clock.now().naive_utc();
     let connection_id = with_conn(&state, move |conn| {

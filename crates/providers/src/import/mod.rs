@@ -5,6 +5,8 @@
 
 pub mod camt;
 pub mod csv;
+#[cfg(any(test, feature = "testing"))]
+pub mod hostile;
 pub mod mt940;
 pub mod ofx;
 mod xml;
@@ -14,6 +16,20 @@ use std::collections::HashMap;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::*;
+
+/// How deep the elements of an XML (camt) or OFX file may nest. Real
+/// statements nest about a dozen levels; the limit keeps a crafted file from
+/// exhausting a thread's stack (trees are built iteratively, but dropped and
+/// searched recursively) while leaving room for any real layout.
+pub const MAX_NESTING: usize = 100;
+
+/// The reason a file nesting deeper than [`MAX_NESTING`] is refused.
+pub(crate) fn too_deep(position: usize) -> String {
+    format!(
+        "byte {position}: elements nest deeper than {MAX_NESTING} levels, the most Tributary reads \
+         (statements nest about a dozen)"
+    )
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

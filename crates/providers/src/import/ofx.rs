@@ -10,7 +10,7 @@
 use super::xml::Element;
 use super::{Statement, unique_ids};
 use chrono::NaiveDate;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
@@ -53,6 +53,7 @@ fn unescape(text: &str) -> String {
 /// Builds the element tree of the `<OFX>` body. An element followed by text
 /// is a leaf, closed by the next tag whether or not its end tag follows
 /// (SGML); end tags close everything opened since their start tag.
+/// Elements may nest at most [`super::MAX_NESTING`] levels.
 fn tree(text: &str) -> Result<Element, String> {
     let start = text
         .find("<OFX>")
@@ -116,6 +117,10 @@ fn tree(text: &str) -> Result<Element, String> {
                         parent.children.push(element);
                     }
                 } else {
+                    // The stack's first entry is the document, not an element.
+                    if stack.len() > super::MAX_NESTING {
+                        return Err(super::too_deep(start + position));
+                    }
                     stack.push(element);
                 }
             }
@@ -223,13 +228,13 @@ fn transactions(
 ) -> Result<Vec<SnapshotTransaction>, String> {
     let mut records: Vec<(Option<String>, SnapshotTransaction)> = Vec::new();
     let mut references = Vec::new();
-    let mut corrections: Vec<(String, bool)> = Vec::new();
+    // FITIDs that a later record corrects (replaces or deletes).
+    let mut corrected: HashSet<String> = HashSet::new();
     for (n, item) in list.iter().enumerate() {
         let at = format!("{place}, transaction {}", n + 1);
-        if let Some(corrected) = item.text_at("CORRECTFITID") {
-            let delete = item.text_at("CORRECTACTION") == Some("DELETE");
-            corrections.push((corrected.to_owned(), delete));
-            if delete {
+        if let Some(corrected_fitid) = item.text_at("CORRECTFITID") {
+            corrected.insert(corrected_fitid.to_owned());
+            if item.text_at("CORRECTACTION") == Some("DELETE") {
                 continue;
             }
         }
@@ -285,9 +290,7 @@ fn transactions(
     let mut out: Vec<SnapshotTransaction> = Vec::with_capacity(records.len());
     for ((fitid, mut record), id) in records.into_iter().zip(ids) {
         record.provider_id = id;
-        let corrected_away = fitid
-            .as_deref()
-            .is_some_and(|f| corrections.iter().any(|(c, _)| c == f));
+        let corrected_away = fitid.as_deref().is_some_and(|f| corrected.contains(f));
         if !corrected_away {
             out.push(record);
         }

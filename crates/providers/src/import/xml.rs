@@ -83,6 +83,7 @@ pub fn decode(bytes: &[u8]) -> String {
 }
 
 /// Parses a whole document; an error says where (byte offset) and why.
+/// Elements may nest at most [`super::MAX_NESTING`] levels.
 pub fn parse(text: &str) -> Result<Element, String> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(true);
@@ -91,7 +92,13 @@ pub fn parse(text: &str) -> Result<Element, String> {
         let position = reader.buffer_position();
         let fail = |err: &dyn std::fmt::Display| format!("byte {position}: {err}");
         match reader.read_event().map_err(|err| fail(&err))? {
-            Event::Start(start) => stack.push(element(&start, position)?),
+            Event::Start(start) => {
+                // The stack's first entry is the document, not an element.
+                if stack.len() > super::MAX_NESTING {
+                    return Err(super::too_deep(position as usize));
+                }
+                stack.push(element(&start, position)?)
+            }
             Event::Empty(start) => {
                 let done = element(&start, position)?;
                 stack
