@@ -592,6 +592,10 @@ fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow:
             );
             bail!("connection {connection_id}: sync taken over")
         }
+        Ok(SyncOutcome::GaveUp { reason, .. }) => {
+            println!("Connection {connection_id}: failed, now ERROR: {reason}");
+            bail!("connection {connection_id} failed to sync")
+        }
         Err(err) => {
             println!("Connection {connection_id}: {err}");
             Err(err.into())

@@ -46,6 +46,9 @@ pub fn seed_if_empty(
         }
         SyncOutcome::Deferred { .. } => anyhow::bail!("the demo sandbox sync was deferred"),
         SyncOutcome::LeaseLost { .. } => anyhow::bail!("another worker took over the demo sync"),
+        SyncOutcome::GaveUp { reason, .. } => {
+            anyhow::bail!("the demo sandbox sync failed: {reason}")
+        }
     };
     let key = api_keys::issue(&mut *db.conn()?, user.id, "demo", None, clock.now())?;
     Ok(Some(DemoSeed {

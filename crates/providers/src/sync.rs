@@ -70,6 +70,13 @@ pub enum SyncOutcome {
         job_id: i64,
         until: NaiveDateTime,
     },
+    /// The job was claimed more often than the policy allows (its workers
+    /// stopped or lost it before storing anything): it failed for good with
+    /// `reason`, which the connection shows.
+    GaveUp {
+        job_id: i64,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -337,6 +344,27 @@ impl SyncEngine {
 
     /// Runs a claimed job to its end.
     pub fn run_job(&self, job: &ClaimedJob) -> Result<SyncOutcome, SyncError> {
+        // Every claim counts an attempt, takeovers of an expired lease too:
+        // a job that never gets to store its result stops cycling here.
+        if job.attempts > self.policy.max_attempts {
+            let reason = format!(
+                "the sync did not finish in {} attempts: each time, its worker stopped or lost \
+                 the job before storing the result",
+                self.policy.max_attempts
+            );
+            log::warn!("job {}: {reason}", job.id);
+            fail_job(
+                &mut *self.db.conn()?,
+                job,
+                ConnectionStatus::Error,
+                &reason,
+                self.clock.now().naive_utc(),
+            )?;
+            return Ok(SyncOutcome::GaveUp {
+                job_id: job.id,
+                reason,
+            });
+        }
         let connection = connections::get_connection(&mut *self.db.conn()?, job.connection_id)?;
         let credentials = match self.open_credentials(&connection) {
             Ok(credentials) => credentials,
@@ -384,11 +412,13 @@ impl SyncEngine {
             }
         }
         let fetched = match self.registry.get(connection.provider) {
-            Some(connector) => connector.fetch(&FetchContext {
-                now: self.clock.now(),
-                settings: &connection.settings,
-                credentials: credentials.as_deref(),
-                last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
+            Some(connector) => self.with_heartbeat(job, || {
+                connector.fetch(&FetchContext {
+                    now: self.clock.now(),
+                    settings: &connection.settings,
+                    credentials: credentials.as_deref(),
+                    last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
+                })
             }),
             None => Err(ConnectorError::Misconfigured(format!(
                 "no connector is configured for provider `{}`",
@@ -512,6 +542,44 @@ impl SyncEngine {
                 })
             }
         }
+    }
+}
+
+impl SyncEngine {
+    /// Runs `work` (a provider fetch, which may take longer than a lease)
+    /// while a heartbeat renews `job`'s lease every third of the lease, so
+    /// no other worker takes over a job that is still being worked on. The
+    /// heartbeat stops when `work` returns or when the lease turns out lost.
+    fn with_heartbeat<T>(&self, job: &ClaimedJob, work: impl FnOnce() -> T) -> T {
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let interval = self.policy.lease / 3;
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                // Wakes every `interval` until `done` is dropped.
+                while finished
+                    .recv_timeout(interval)
+                    .is_err_and(|e| e == std::sync::mpsc::RecvTimeoutError::Timeout)
+                {
+                    let lease_until = at(self.clock.now(), self.policy.lease);
+                    let renewed = self
+                        .db
+                        .conn()
+                        .and_then(|mut conn| sync_jobs::renew_lease(&mut conn, job, lease_until));
+                    match renewed {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            log::warn!("job {}: lease lost while the provider was asked", job.id);
+                            break;
+                        }
+                        // The next beat tries again; the store fences anyway.
+                        Err(err) => log::warn!("job {}: renewing the lease failed: {err}", job.id),
+                    }
+                }
+            });
+            let result = work();
+            drop(done);
+            result
+        })
     }
 }
 

@@ -286,3 +286,118 @@ fn a_worker_that_does_not_hold_the_job_stores_nothing() {
         );
     });
 }
+
+/// The sandbox with `user_slow` taking `delay`, counting fetches per seed.
+fn slow_sandbox(delay: std::time::Duration) -> Arc<CountingSandbox> {
+    Arc::new(CountingSandbox {
+        inner: SandboxConnector::with_pause(delay, std::thread::sleep),
+        fetches: Mutex::default(),
+    })
+}
+
+#[test]
+fn a_sync_longer_than_the_lease_finishes_once_with_two_workers() {
+    use tributary_domain::clock::SystemClock;
+    use tributary_domain::schedule::SyncPolicy;
+    on_every_backend(|db| {
+        // Real time: the provider takes 4 s, the lease is 3 s. Without a
+        // heartbeat the other worker takes each job over mid-fetch.
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let counting = slow_sandbox(std::time::Duration::from_secs(4));
+        let mut registry = Registry::default();
+        registry.register(counting.clone());
+        let policy = SyncPolicy {
+            lease: std::time::Duration::from_secs(3),
+            ..SyncPolicy::default()
+        };
+        let engine = SyncEngine::with_policy(db.clone(), registry, clock.clone(), policy);
+        let ids: Vec<i64> = (0..3)
+            .map(|i| {
+                let email = format!("slow{i}@example.com");
+                let user = users::create_personal_user(
+                    &mut db.conn().unwrap(),
+                    &email,
+                    clock.now().naive_utc(),
+                )
+                .unwrap();
+                let request = sandbox::connect_request(&email, sandbox::USER_SLOW);
+                engine
+                    .connect(user.id, Provider::Sandbox, &request)
+                    .unwrap()
+                    .id
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let stop = StopSignal::default();
+        std::thread::scope(|scope| {
+            for n in 0..2 {
+                let worker = Worker::new(
+                    engine.clone(),
+                    format!("worker-{n}"),
+                    std::time::Duration::ZERO,
+                );
+                let stop = stop.clone();
+                scope.spawn(move || worker.run_due(&stop));
+            }
+        });
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        let fetches = counting.fetches.lock().unwrap();
+        assert_eq!(fetches.len(), 3);
+        assert!(
+            fetches.values().all(|n| *n == 1),
+            "fetched twice: {fetches:?}"
+        );
+        let conn = &mut *db.conn().unwrap();
+        for id in ids {
+            let jobs = sync_jobs::jobs_of_connection(conn, id).unwrap();
+            assert_eq!(
+                jobs.iter()
+                    .map(|j| (j.status.as_str(), j.attempts))
+                    .collect::<Vec<_>>(),
+                [("succeeded", 1)]
+            );
+            let record = connections::get_connection(conn, id).unwrap();
+            assert_eq!(record.status, ConnectionStatus::Active);
+        }
+    });
+}
+
+#[test]
+fn a_job_taken_over_too_often_fails_with_a_reason_instead_of_cycling() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let connection = new_connection(&engine, db, clock.as_ref(), "cycle@example.com");
+        engine
+            .request_sync(connection, SyncJobKind::OnDemand)
+            .unwrap();
+        let lease = Duration::from_std(engine.policy().lease).unwrap() + Duration::seconds(1);
+        let max = engine.policy().max_attempts;
+        // Each worker claims the job and dies before storing anything.
+        for attempt in 1..=max {
+            let job = engine
+                .claim_next(&format!("dies-{attempt}"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(job.attempts, attempt);
+            clock.advance(lease);
+        }
+        let last = engine.claim_next("survivor").unwrap().unwrap();
+        let outcome = engine.run_job(&last).unwrap();
+        let SyncOutcome::GaveUp { reason, .. } = outcome else {
+            panic!("expected GaveUp, got {outcome:?}")
+        };
+        assert!(
+            reason.contains(&format!("did not finish in {max} attempts")),
+            "{reason}"
+        );
+        let conn = &mut *db.conn().unwrap();
+        let record = connections::get_connection(conn, connection).unwrap();
+        assert_eq!(record.status, ConnectionStatus::Error);
+        assert_eq!(record.status_reason.as_deref(), Some(reason.as_str()));
+        assert!(
+            engine.claim_next("another").unwrap().is_none(),
+            "the job is over"
+        );
+    });
+}
