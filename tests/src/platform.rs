@@ -153,6 +153,9 @@ fn seed_apps(
     ]
 }
 
+/// The `TRIBUTARY_PUBLIC_URL` of the Platform API test server.
+pub const PUBLIC_URL: &str = "https://tributary.example";
+
 /// Seeds the apps and serves the real Platform API on a free port.
 pub fn start_platform(database: TestDatabase) -> PlatformServer {
     let clock = clock();
@@ -160,7 +163,7 @@ pub fn start_platform(database: TestDatabase) -> PlatformServer {
     let state = AppState::new(
         database.db().clone(),
         clock.clone(),
-        Some("https://tributary.example".into()),
+        Some(PUBLIC_URL.into()),
     );
     serve(database, clock, state, apps)
 }

@@ -861,3 +861,70 @@ async fn crafted_statement_files_are_refused_and_the_server_keeps_serving() {
     })
     .await;
 }
+
+#[actix_web::test]
+async fn wrong_methods_get_405_with_allow_and_head_answers_like_get() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let client = Client::new();
+        for (method, path, allow) in [
+            (reqwest::Method::POST, "/api/v1/accounts", "GET, HEAD"),
+            (
+                reqwest::Method::DELETE,
+                "/api/v1/accounts/1/transactions",
+                "GET, HEAD",
+            ),
+            (reqwest::Method::PUT, "/api/v1/connections", "GET, HEAD"),
+            (reqwest::Method::GET, "/api/v1/imports", "POST"),
+            (reqwest::Method::GET, "/api/v1/connections/1/sync", "POST"),
+            (reqwest::Method::POST, "/readyz", "GET, HEAD"),
+        ] {
+            let response = client
+                .request(method.clone(), server.url(path))
+                .header("x-api-key", &key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.headers()["allow"], allow, "{method} {path}");
+            expect_error(
+                response,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "METHOD_NOT_ALLOWED",
+            )
+            .await;
+        }
+        let account = server.world.alice_sandbox_accounts[0];
+        for path in [
+            "/api/v1/accounts".to_owned(),
+            format!("/api/v1/accounts/{account}/transactions"),
+            format!("/api/v1/accounts/{account}/balance"),
+            "/healthz".to_owned(),
+        ] {
+            let get = get(&server, &path, Some(&key)).await;
+            let head = client
+                .head(server.url(&path))
+                .header("x-api-key", &key)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(head.status(), get.status(), "{path}");
+            assert_eq!(
+                head.headers()["content-type"],
+                get.headers()["content-type"]
+            );
+            assert!(
+                head.bytes().await.unwrap().is_empty(),
+                "HEAD {path} has no body"
+            );
+        }
+        // HEAD is authenticated like GET.
+        let head = client
+            .head(server.url("/api/v1/accounts"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(head.status(), StatusCode::UNAUTHORIZED);
+        server
+    })
+    .await;
+}

@@ -1014,3 +1014,141 @@ async fn no_secret_token_or_code_is_stored_in_plain_text() {
     })
     .await;
 }
+
+#[actix_web::test]
+async fn authorization_server_metadata_follows_rfc_8414_and_its_endpoints_work() {
+    on_every_backend(|server| async move {
+        let response = Client::new()
+            .get(server.url("/.well-known/oauth-authorization-server"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json")
+        );
+        let metadata: Value = response.json().await.unwrap();
+        // §2: required members; §3.3: the issuer is the URL the document is
+        // published under (the public URL), minus the well-known suffix.
+        assert_eq!(metadata["issuer"], tributary_e2e::platform::PUBLIC_URL);
+        for member in [
+            "authorization_endpoint",
+            "token_endpoint",
+            "revocation_endpoint",
+        ] {
+            let url = url::Url::parse(metadata[member].as_str().unwrap()).unwrap();
+            assert!(
+                url.query().is_none() && url.fragment().is_none(),
+                "{member}"
+            );
+        }
+        assert_eq!(
+            metadata["response_types_supported"],
+            serde_json::json!(["code"])
+        );
+        assert_eq!(
+            metadata["code_challenge_methods_supported"],
+            serde_json::json!(["S256"])
+        );
+        assert_eq!(
+            metadata["grant_types_supported"],
+            serde_json::json!(["authorization_code", "refresh_token"])
+        );
+        for method in ["client_secret_basic", "client_secret_post", "none"] {
+            assert!(
+                metadata["token_endpoint_auth_methods_supported"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m == method),
+                "{method}"
+            );
+        }
+        // A client configured from the document alone refreshes a token.
+        let (_, _, _, refresh) = user_with_bank(&server, "meta@example.com").await;
+        let client = BasicClient::new(ClientId::new(server.app_a.client_id().to_owned()))
+            .set_client_secret(ClientSecret::new(server.app_a.secret().to_owned()))
+            .set_token_uri(
+                TokenUrl::new(
+                    server.url(
+                        url::Url::parse(metadata["token_endpoint"].as_str().unwrap())
+                            .unwrap()
+                            .path(),
+                    ),
+                )
+                .unwrap(),
+            );
+        let http = oauth2::reqwest::ClientBuilder::new()
+            .redirect(oauth2::reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        client
+            .exchange_refresh_token(&RefreshToken::new(refresh))
+            .request_async(&http)
+            .await
+            .unwrap();
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn bearer_401s_say_invalid_token_only_when_a_token_was_sent_and_wrong_methods_get_405() {
+    on_every_backend(|server| async move {
+        let challenge = |response: &reqwest::Response| {
+            response.headers()["www-authenticate"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        };
+        let unknown = get_with(&server, "/api/platform/v1/accounts", "tat_not-a-real-token").await;
+        assert_eq!(unknown.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            challenge(&unknown),
+            r#"Bearer realm="tributary", error="invalid_token""#
+        );
+        let none = Client::new()
+            .get(server.url("/api/platform/v1/accounts"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            challenge(&none),
+            r#"Bearer realm="tributary""#,
+            "RFC 6750 §3.1: no error code without a token"
+        );
+        for (method, path, allow) in [
+            (reqwest::Method::GET, "/api/platform/oauth/token", "POST"),
+            (
+                reqwest::Method::POST,
+                "/api/platform/v1/users/usr_x",
+                "PUT, DELETE",
+            ),
+            (
+                reqwest::Method::DELETE,
+                "/api/platform/v1/accounts",
+                "GET, HEAD",
+            ),
+        ] {
+            let response = Client::new()
+                .request(method.clone(), server.url(path))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {path}"
+            );
+            assert_eq!(response.headers()["allow"], allow);
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["code"], "METHOD_NOT_ALLOWED");
+        }
+        server
+    })
+    .await;
+}

@@ -123,7 +123,7 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
         })?
         .to_str()
         .map_err(|_| {
-            ApiError::unauthorized(
+            ApiError::invalid_token(
                 "INVALID_ACCESS_TOKEN",
                 "The Authorization header is not valid text.",
             )
@@ -158,10 +158,11 @@ impl FromRequest for BearerViewer {
             })
             .await?
             .map_err(|err| match err {
-                AccessError::Malformed | AccessError::Unknown => {
-                    ApiError::unauthorized("INVALID_ACCESS_TOKEN", "The access token is not valid.")
-                }
-                AccessError::Expired => ApiError::unauthorized(
+                AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
+                    "INVALID_ACCESS_TOKEN",
+                    "The access token is not valid.",
+                ),
+                AccessError::Expired => ApiError::invalid_token(
                     "ACCESS_TOKEN_EXPIRED",
                     "The access token has expired; get a new one with the refresh token.",
                 ),

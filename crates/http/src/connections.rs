@@ -6,6 +6,7 @@
 use crate::auth::Authenticated;
 use crate::data::with_conn;
 use crate::error::ApiError;
+use crate::routes;
 use crate::state::AppState;
 use actix_web::{HttpResponse, web};
 use chrono::NaiveDateTime;
@@ -16,10 +17,12 @@ use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
 
 pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
-    cfg.route("/connections", web::get().to(list::<A>)).route(
-        "/connections/{connectionId}/sync",
-        web::post().to(request_sync::<A>),
-    );
+    cfg.service(routes::get("/connections", list::<A>))
+        .service(routes::one(
+            "/connections/{connectionId}/sync",
+            "POST",
+            web::post().to(request_sync::<A>),
+        ));
 }
 
 fn rfc3339(at: Option<NaiveDateTime>) -> Option<String> {

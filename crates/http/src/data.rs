@@ -8,6 +8,7 @@
 
 use crate::auth::Authenticated;
 use crate::error::ApiError;
+use crate::routes;
 use crate::state::AppState;
 use crate::wire;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -26,19 +27,19 @@ pub const MAX_LIMIT: i64 = 1000;
 pub const DEFAULT_LIMIT: i64 = 100;
 
 pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
-    cfg.route("/accounts", web::get().to(list_accounts::<A>))
-        .route(
+    cfg.service(routes::get("/accounts", list_accounts::<A>))
+        .service(routes::get(
             "/accounts/{accountId}/transactions",
-            web::get().to(list_transactions::<A>),
-        )
-        .route(
+            list_transactions::<A>,
+        ))
+        .service(routes::get(
             "/accounts/{accountId}/balance",
-            web::get().to(get_balance::<A>),
-        )
-        .route(
+            get_balance::<A>,
+        ))
+        .service(routes::get(
             "/accounts/{accountId}/holdings",
-            web::get().to(get_holdings::<A>),
-        );
+            get_holdings::<A>,
+        ));
 }
 
 /// Runs blocking database work off the async runtime.

@@ -22,9 +22,14 @@ pub struct ApiError {
     retry_after: Option<u64>,
     /// The `WWW-Authenticate` challenge of a 401.
     challenge: &'static str,
+    /// The methods a 405's resource serves, for its `Allow` header.
+    allow: Option<&'static str>,
 }
 
 const BEARER_CHALLENGE: &str = r#"Bearer realm="tributary""#;
+/// RFC 6750 §3.1: a token was sent and is not valid (unknown, expired,
+/// revoked, malformed).
+const INVALID_TOKEN_CHALLENGE: &str = r#"Bearer realm="tributary", error="invalid_token""#;
 const BASIC_CHALLENGE: &str = r#"Basic realm="tributary", charset="UTF-8""#;
 
 #[derive(Serialize)]
@@ -44,6 +49,7 @@ impl ApiError {
             cause: None,
             retry_after: None,
             challenge: BEARER_CHALLENGE,
+            allow: None,
         }
     }
 
@@ -61,6 +67,28 @@ impl ApiError {
 
     pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
+    /// 401 for a bearer token that was sent but is not valid (RFC 6750
+    /// `error="invalid_token"`, which tells OAuth clients to refresh).
+    pub fn invalid_token(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            challenge: INVALID_TOKEN_CHALLENGE,
+            ..Self::unauthorized(code, message)
+        }
+    }
+
+    /// 405 for a method the resource does not serve; `allow` lists those it
+    /// does (`GET, HEAD`).
+    pub fn method_not_allowed(allow: &'static str) -> Self {
+        Self {
+            allow: Some(allow),
+            ..Self::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "METHOD_NOT_ALLOWED",
+                format!("This endpoint answers {allow} only."),
+            )
+        }
     }
 
     /// 401 asking for app credentials (HTTP Basic: client id and secret).
@@ -89,6 +117,7 @@ impl ApiError {
             cause: Some(cause.to_string()),
             retry_after: None,
             challenge: BEARER_CHALLENGE,
+            allow: None,
         }
     }
 
@@ -119,6 +148,7 @@ impl From<StorageError> for ApiError {
                 cause: Some(cause),
                 retry_after: Some(5),
                 challenge: BEARER_CHALLENGE,
+                allow: None,
             },
             err @ StorageError::AccountLimit { .. } => Self::new(
                 StatusCode::CONFLICT,
@@ -160,6 +190,9 @@ impl ResponseError for ApiError {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static(self.challenge),
             ));
+        }
+        if let Some(allow) = self.allow {
+            response.insert_header((header::ALLOW, allow));
         }
         if let Some(seconds) = self.retry_after {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));

@@ -1,12 +1,13 @@
 //! `/healthz`: the process answers. `/readyz`: it can reach its database.
 
 use crate::error::ApiError;
+use crate::routes;
 use crate::state::AppState;
 use actix_web::{HttpResponse, web};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(healthz))
-        .route("/readyz", web::get().to(readyz));
+    cfg.service(routes::get("/healthz", healthz))
+        .service(routes::get("/readyz", readyz));
 }
 
 async fn healthz() -> HttpResponse {

@@ -7,6 +7,7 @@
 use crate::auth::Authenticated;
 use crate::data::with_conn;
 use crate::error::ApiError;
+use crate::routes;
 use crate::state::AppState;
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
@@ -19,7 +20,7 @@ use tributary_providers::import::{self, Format};
 pub const MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
 
 pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
-    cfg.route("/imports", web::post().to(upload::<A>));
+    cfg.service(routes::one("/imports", "POST", web::post().to(upload::<A>)));
 }
 
 #[derive(Serialize)]

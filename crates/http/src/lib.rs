@@ -12,6 +12,7 @@ pub mod health;
 pub mod imports;
 pub mod platform;
 pub mod request_id;
+pub mod routes;
 pub mod server;
 pub mod state;
 pub mod web;

@@ -3,26 +3,48 @@
 //! user's data with bearer tokens through the same handlers as the Personal
 //! interface.
 
+mod metadata;
 mod oauth;
 mod portal;
 mod users;
 
 use crate::auth::BearerViewer;
-use crate::data;
+use crate::{data, routes};
 use actix_web::web;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(routes::get(metadata::PATH, metadata::metadata));
     cfg.service(
         web::scope("/api/platform")
-            .route("/oauth/token", web::post().to(oauth::token))
-            .route("/oauth/revoke", web::post().to(oauth::revoke))
+            .service(routes::one(
+                "/oauth/token",
+                "POST",
+                web::post().to(oauth::token),
+            ))
+            .service(routes::one(
+                "/oauth/revoke",
+                "POST",
+                web::post().to(oauth::revoke),
+            ))
             .service(web::scope("/oauth").configure(crate::web::configure_authorize))
             .service(
                 web::scope("/v1")
-                    .route("/users", web::post().to(users::create_or_get))
-                    .route("/users/{user_id}", web::put().to(users::update))
-                    .route("/users/{user_id}", web::delete().to(users::delete))
-                    .route("/portal_sessions", web::post().to(portal::create))
+                    .service(routes::one(
+                        "/users",
+                        "POST",
+                        web::post().to(users::create_or_get),
+                    ))
+                    .service(routes::only(
+                        web::resource("/users/{user_id}")
+                            .route(web::put().to(users::update))
+                            .route(web::delete().to(users::delete)),
+                        "PUT, DELETE",
+                    ))
+                    .service(routes::one(
+                        "/portal_sessions",
+                        "POST",
+                        web::post().to(portal::create),
+                    ))
                     .configure(data::configure::<BearerViewer>),
             ),
     );

@@ -1,0 +1,47 @@
+//! RFC 8414 OAuth 2.0 Authorization Server Metadata, at
+//! `/.well-known/oauth-authorization-server`, so that standard client
+//! libraries configure themselves. The issuer is the server's origin
+//! (`TRIBUTARY_PUBLIC_URL`, else the request's scheme and host), so the
+//! well-known path has no suffix (RFC 8414 §3).
+
+use crate::state::AppState;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Serialize;
+
+pub const PATH: &str = "/.well-known/oauth-authorization-server";
+
+#[derive(Serialize)]
+struct Metadata {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    revocation_endpoint: String,
+    response_types_supported: [&'static str; 1],
+    response_modes_supported: [&'static str; 1],
+    grant_types_supported: [&'static str; 2],
+    token_endpoint_auth_methods_supported: [&'static str; 3],
+    revocation_endpoint_auth_methods_supported: [&'static str; 3],
+    code_challenge_methods_supported: [&'static str; 1],
+}
+
+pub(super) async fn metadata(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let url = |path: &str| state.absolute_url(&req, path);
+    // Public apps authenticate with `none` (client_id only, PKCE required);
+    // confidential ones with their secret in the Basic header or the body.
+    let auth_methods = ["client_secret_basic", "client_secret_post", "none"];
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .json(Metadata {
+            issuer: url(""),
+            authorization_endpoint: url("/api/platform/oauth/authorize"),
+            token_endpoint: url("/api/platform/oauth/token"),
+            revocation_endpoint: url("/api/platform/oauth/revoke"),
+            response_types_supported: ["code"],
+            response_modes_supported: ["query"],
+            grant_types_supported: ["authorization_code", "refresh_token"],
+            token_endpoint_auth_methods_supported: auth_methods,
+            revocation_endpoint_auth_methods_supported: auth_methods,
+            code_challenge_methods_supported: ["S256"],
+        })
+}
