@@ -157,12 +157,25 @@ pub fn parse_with_profile(
                 .to_owned()
         })?,
     };
-    match format {
+    let statements = match format {
         Format::Camt => camt::parse(bytes),
         Format::Mt940 => mt940::parse(bytes),
         Format::Ofx => ofx::parse(bytes),
         Format::Csv => csv::parse(bytes, profile),
+    }?;
+    // A statement that states nothing (a CSV header with no rows, say)
+    // would only create an empty account.
+    let statements: Vec<Statement> = statements
+        .into_iter()
+        .filter(|s| !s.transactions.is_empty() || s.balance.is_some() || s.holdings.is_some())
+        .collect();
+    if statements.is_empty() {
+        return Err(
+            "the file holds no transaction, balance or holding: there is nothing to import"
+                .to_owned(),
+        );
     }
+    Ok(statements)
 }
 
 /// Stable provider ids for records: the file's own reference where it gives
