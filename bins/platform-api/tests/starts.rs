@@ -9,12 +9,14 @@ use std::process::{Command, Stdio};
 #[tokio::test]
 async fn starts_and_answers_health_checks() {
     let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::File::create(&log_path).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_platform-api"))
         .current_dir(dir.path())
         .env_remove("TRIBUTARY_DATABASE_URL")
         .env("TRIBUTARY_BIND", "127.0.0.1:0")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::from(log))
         .spawn()
         .expect("start platform-api");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
@@ -38,10 +40,25 @@ async fn starts_and_answers_health_checks() {
     );
     let body: serde_json::Value = missing.json().await.unwrap();
     assert_eq!(body["code"], "NOT_FOUND");
+    // The access log names neither a portal link's secret nor a query's
+    // values (the authorize link carries the user's e-mail address).
+    let secret_paths = [
+        "/portal/tps_SECRETportal0123456789",
+        "/api/platform/oauth/authorize?client_id=app_x&login_hint=ada%40example.com&state=SECRETstate",
+    ];
+    for path in secret_paths {
+        reqwest::get(format!("{url}{path}")).await.unwrap();
+    }
     Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
         .status()
         .unwrap();
     assert!(child.wait().unwrap().success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains(r#""GET /portal/tps_…""#), "{log}");
+    assert!(log.contains("/oauth/authorize?client_id=…&login_hint=…&state=…"), "{log}");
+    for secret in ["SECRET", "ada", "example.com"] {
+        assert!(!log.contains(secret), "`{secret}` in the log:\n{log}");
+    }
 }

@@ -2,6 +2,7 @@
 //! authentication extractors, the data endpoints (one implementation behind
 //! either authentication scheme), health checks and server start-up.
 
+pub mod access_log;
 pub mod auth;
 pub mod config;
 pub mod connections;

@@ -5,8 +5,8 @@ use crate::auth::ApiKeyViewer;
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
-use crate::{connections, data, demo, error, health, imports, platform, request_id};
-use actix_web::middleware::{Logger, from_fn};
+use crate::{access_log, connections, data, demo, error, health, imports, platform, request_id};
+use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context as _;
 use std::net::SocketAddr;
@@ -84,9 +84,7 @@ pub fn bind(
             .configure(configure.clone())
             .default_service(web::to(error::no_route))
             .wrap(from_fn(request_id::middleware))
-            // Request line, status, size, time and id: never headers, which
-            // carry credentials.
-            .wrap(Logger::new(r#"%a "%r" %s %b %Dms %{x-request-id}o"#))
+            .wrap(access_log::logger())
     })
     .shutdown_timeout(10)
     // `run` installs its own SIGINT/SIGTERM handling, before it says it
