@@ -257,3 +257,20 @@ pub fn start(database: TestDatabase) -> TestServer {
         handle,
     }
 }
+
+/// Asserts that two `dump_rows` outputs hold the same rows (in any order),
+/// naming only the rows that differ.
+pub fn assert_same_rows(after: &str, before: &str) {
+    let sorted = |dump: &str| {
+        let mut lines: Vec<String> = dump.lines().map(str::to_owned).collect();
+        lines.sort_unstable();
+        lines
+    };
+    let (after, before) = (sorted(after), sorted(before));
+    let added: Vec<&String> = after.iter().filter(|l| !before.contains(l)).collect();
+    let gone: Vec<&String> = before.iter().filter(|l| !after.contains(l)).collect();
+    assert!(
+        added.is_empty() && gone.is_empty(),
+        "rows changed.\nadded: {added:#?}\ngone: {gone:#?}"
+    );
+}

@@ -6,7 +6,7 @@
 
 use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
-use tributary_e2e::{EXACT_AMOUNTS, TestServer, start};
+use tributary_e2e::{EXACT_AMOUNTS, TestServer, assert_same_rows, start};
 use tributary_storage::testing::{TestDatabase, dump};
 
 /// Runs `scenario` against a fresh server on every backend.
@@ -924,6 +924,39 @@ async fn wrong_methods_get_405_with_allow_and_head_answers_like_get() {
             .await
             .unwrap();
         assert_eq!(head.status(), StatusCode::UNAUTHORIZED);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_full_disk_answers_503_on_every_write_and_changes_nothing() {
+    use tributary_storage::testing::{simulate_full_disk, testdata_bytes};
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let before = get_json(&server, "/api/v1/accounts", &key).await;
+        let rows_before = tributary_storage::testing::dump_rows(server.database.db());
+        simulate_full_disk(server.database.db());
+
+        let camt = testdata_bytes("genkgo-camt/data/camt053.v2.multi.statement.xml");
+        let import = upload(&server, &key, &[("statement.xml", camt)]).await;
+        assert_eq!(import.headers()["retry-after"], "60");
+        expect_error(import, StatusCode::SERVICE_UNAVAILABLE, "STORAGE_FULL").await;
+        let connection = server.world.alice_sandbox_connection;
+        let sync = post(
+            &server,
+            &format!("/api/v1/connections/{connection}/sync"),
+            &key,
+        )
+        .await;
+        expect_error(sync, StatusCode::SERVICE_UNAVAILABLE, "STORAGE_FULL").await;
+
+        // Reads go on, and nothing was half-written.
+        assert_eq!(get_json(&server, "/api/v1/accounts", &key).await, before);
+        assert_same_rows(
+            &tributary_storage::testing::dump_rows(server.database.db()),
+            &rows_before,
+        );
         server
     })
     .await;

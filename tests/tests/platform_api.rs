@@ -1152,3 +1152,44 @@ async fn bearer_401s_say_invalid_token_only_when_a_token_was_sent_and_wrong_meth
     })
     .await;
 }
+
+#[actix_web::test]
+async fn a_full_disk_answers_503_on_the_platforms_writes_too() {
+    use tributary_storage::testing::{dump_rows, simulate_full_disk};
+    on_every_backend(|server| async move {
+        let (_, _, access, refresh) = user_with_bank(&server, "full@example.com").await;
+        let rows_before = dump_rows(server.database.db());
+        simulate_full_disk(server.database.db());
+        let (status, body) = register(&server, &server.app_a, "new@example.com").await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("STORAGE_FULL")),
+            "{body}"
+        );
+        let (status, body, _) = token_request(
+            &server,
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+            Some(&server.app_a),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("server_error")),
+            "{body}"
+        );
+        let portal = Client::new()
+            .post(server.url("/api/platform/v1/portal_sessions"))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(portal.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            portal.json::<Value>().await.unwrap()["code"],
+            "STORAGE_FULL"
+        );
+        tributary_e2e::assert_same_rows(&dump_rows(server.database.db()), &rows_before);
+        server
+    })
+    .await;
+}

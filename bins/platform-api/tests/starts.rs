@@ -57,7 +57,10 @@ async fn starts_and_answers_health_checks() {
     assert!(child.wait().unwrap().success());
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains(r#""GET /portal/tps_…""#), "{log}");
-    assert!(log.contains("/oauth/authorize?client_id=…&login_hint=…&state=…"), "{log}");
+    assert!(
+        log.contains("/oauth/authorize?client_id=…&login_hint=…&state=…"),
+        "{log}"
+    );
     for secret in ["SECRET", "ada", "example.com"] {
         assert!(!log.contains(secret), "`{secret}` in the log:\n{log}");
     }

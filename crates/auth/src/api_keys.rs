@@ -80,7 +80,10 @@ pub fn authenticate(
         .last_used_at
         .is_none_or(|last| now_naive - last >= LAST_USED_RESOLUTION)
     {
-        store::touch_last_used(conn, record.id, now_naive)?;
+        // Bookkeeping: a failure (a full disk) must not turn reads away.
+        if let Err(err) = store::touch_last_used(conn, record.id, now_naive) {
+            log::warn!("API key {}: last use not recorded: {err}", record.id);
+        }
     }
     let viewer = Viewer {
         user_id: record.user_id,

@@ -150,6 +150,15 @@ impl From<StorageError> for ApiError {
                 challenge: BEARER_CHALLENGE,
                 allow: None,
             },
+            StorageError::Full(cause) => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                code: "STORAGE_FULL",
+                message: "The database has no room left: nothing was changed. Retry later.".into(),
+                cause: Some(cause),
+                retry_after: Some(60),
+                challenge: BEARER_CHALLENGE,
+                allow: None,
+            },
             err @ StorageError::AccountLimit { .. } => Self::new(
                 StatusCode::CONFLICT,
                 "ACCOUNT_LIMIT_REACHED",

@@ -8,6 +8,11 @@ pub enum StorageError {
     /// The database cannot be reached or no connection was free in time.
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// The database has no room for the write (SQLite "database or disk
+    /// is full", PostgreSQL "No space left on device"); the transaction
+    /// was rolled back whole.
+    #[error("database full: {0}")]
+    Full(String),
     #[error("not found")]
     NotFound,
     /// A uniqueness rule was hit, e.g. a user that already exists.
@@ -36,10 +41,33 @@ pub enum StorageError {
     Query(#[source] DieselError),
 }
 
+/// How each backend says it ran out of space: SQLite's SQLITE_FULL, and
+/// PostgreSQL's `disk_full` (53100) with the operating system's ENOSPC text.
+fn says_full(message: &str) -> bool {
+    [
+        "database or disk is full",
+        "No space left on device",
+        "could not extend file",
+    ]
+    .iter()
+    .any(|text| message.contains(text))
+}
+
+impl StorageError {
+    /// A condition that passes without anyone fixing the request: worth a
+    /// 503 with `Retry-After`, not a 500.
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, StorageError::Unavailable(_) | StorageError::Full(_))
+    }
+}
+
 impl From<DieselError> for StorageError {
     fn from(err: DieselError) -> Self {
         match err {
             DieselError::NotFound => StorageError::NotFound,
+            DieselError::DatabaseError(_, info) if says_full(info.message()) => {
+                StorageError::Full(info.message().to_owned())
+            }
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
                 StorageError::Conflict(info.message().to_owned())
             }

@@ -346,3 +346,61 @@ mod tests {
         );
     }
 }
+
+/// Makes every insert and update fail as a full disk does on each backend
+/// (SQLite: "database or disk is full"; PostgreSQL: SQLSTATE 53100
+/// `disk_full`, "No space left on device"), by a trigger on every table.
+/// Reads and deletes still work, as on a real full disk.
+pub fn simulate_full_disk(db: &Database) {
+    use crate::db::AnyConnection;
+    use diesel::RunQueryDsl;
+    use diesel::connection::SimpleConnection;
+    use diesel::sql_types::Text;
+
+    #[derive(diesel::QueryableByName)]
+    struct Table {
+        #[diesel(sql_type = Text)]
+        name: String,
+    }
+
+    let mut conn = db.conn().expect("connection");
+    match &mut *conn {
+        AnyConnection::Sqlite(c) => {
+            let tables: Vec<Table> = diesel::sql_query(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .load(c)
+            .expect("tables");
+            for Table { name } in tables {
+                for event in ["INSERT", "UPDATE"] {
+                    c.batch_execute(&format!(
+                        "CREATE TRIGGER full_{event}_{name} BEFORE {event} ON \"{name}\" \
+                         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;"
+                    ))
+                    .expect("trigger");
+                }
+            }
+        }
+        AnyConnection::Postgresql(c) => {
+            c.batch_execute(
+                "CREATE FUNCTION simulated_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$ \
+                 BEGIN RAISE EXCEPTION 'could not extend file \"base/1/2\": No space left on device' \
+                 USING ERRCODE = 'disk_full'; END $$;",
+            )
+            .expect("function");
+            let tables: Vec<Table> = diesel::sql_query(
+                "SELECT table_name::text AS name FROM information_schema.tables \
+                 WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+            )
+            .load(c)
+            .expect("tables");
+            for Table { name } in tables {
+                c.batch_execute(&format!(
+                    "CREATE TRIGGER simulated_disk_full BEFORE INSERT OR UPDATE ON \"{name}\" \
+                     FOR EACH ROW EXECUTE FUNCTION simulated_disk_full()"
+                ))
+                .expect("trigger");
+            }
+        }
+    }
+}

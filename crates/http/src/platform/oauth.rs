@@ -54,9 +54,7 @@ impl ResponseError for TokenError {
     fn status_code(&self) -> StatusCode {
         match &self.0 {
             OAuthError::InvalidClient(_) => StatusCode::UNAUTHORIZED,
-            OAuthError::Storage(tributary_storage::StorageError::Unavailable(_)) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            OAuthError::Storage(err) if err.is_temporary() => StatusCode::SERVICE_UNAVAILABLE,
             OAuthError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::BAD_REQUEST,
         }

@@ -127,6 +127,12 @@ impl From<tributary_storage::StorageError> for PageError {
                 message: "The service is busy. Try again in a moment.".into(),
                 cause: Some(cause),
             },
+            tributary_storage::StorageError::Full(cause) => Self {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                title: "Out of space",
+                message: "The service cannot store anything right now; nothing was changed. Try again later.".into(),
+                cause: Some(cause),
+            },
             other => Self::internal(other),
         }
     }
