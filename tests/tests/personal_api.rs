@@ -961,3 +961,51 @@ async fn a_full_disk_answers_503_on_every_write_and_changes_nothing() {
     })
     .await;
 }
+
+#[actix_web::test]
+async fn a_vanished_database_answers_503_at_once_and_service_resumes_by_itself() {
+    // PostgreSQL only: an embedded SQLite file cannot go away under a
+    // running server the way a database server can.
+    let Some(database) = TestDatabase::postgres() else {
+        return;
+    };
+    let server = start(database);
+    let key = server.world.alice_key.clone();
+    let before = get_json(&server, "/api/v1/accounts", &key).await;
+    server.database.set_postgres_accepting(false);
+    // The pool waits up to 10 s for a connection; a known-down database
+    // must not cost that much per request.
+    for path in [
+        "/api/v1/accounts",
+        "/readyz",
+        "/api/v1/connections",
+        "/readyz",
+    ] {
+        let started = std::time::Instant::now();
+        let response = get(&server, path, Some(&key)).await;
+        let elapsed = started.elapsed();
+        expect_error(
+            response,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "DATABASE_UNAVAILABLE",
+        )
+        .await;
+        assert!(
+            elapsed < std::time::Duration::from_secs(1),
+            "{path} took {elapsed:?}"
+        );
+    }
+    server.database.set_postgres_accepting(true);
+    // The pool reconnects in the background (retrying at most every 5 s);
+    // each failed look answers within a second, so 100 looks bound this.
+    let mut ready = false;
+    for _ in 0..100 {
+        if get(&server, "/readyz", None).await.status() == StatusCode::OK {
+            ready = true;
+            break;
+        }
+    }
+    assert!(ready, "service resumed without a restart");
+    assert_eq!(get_json(&server, "/api/v1/accounts", &key).await, before);
+    server.stop().await;
+}

@@ -14,6 +14,8 @@ use diesel::sqlite::SqliteConnection;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -167,15 +169,29 @@ impl DatabaseUrl {
 }
 
 /// r2d2 manager that opens the backend the URL names (and only that one).
+/// Whether the database answered the last connection attempt, shared by
+/// the pool's manager (which learns it) and checkouts (which act on it).
+#[derive(Debug, Default)]
+struct Health {
+    down: AtomicBool,
+}
+
 #[derive(Debug)]
-pub struct Manager(DatabaseUrl);
+pub struct Manager {
+    url: DatabaseUrl,
+    health: Arc<Health>,
+}
 
 impl ManageConnection for Manager {
     type Connection = AnyConnection;
     type Error = r2d2::Error;
 
     fn connect(&self) -> Result<AnyConnection, r2d2::Error> {
-        self.0.establish().map_err(|err| {
+        let connected = self.url.establish();
+        self.health
+            .down
+            .store(connected.is_err(), Ordering::Relaxed);
+        connected.map_err(|err| {
             r2d2::Error::ConnectionError(diesel::ConnectionError::BadConnection(err.to_string()))
         })
     }
@@ -246,7 +262,13 @@ pub type PooledConn = PooledConnection<Manager>;
 pub struct Database {
     pool: Pool<Manager>,
     url: DatabaseUrl,
+    health: Arc<Health>,
+    checkout_timeout: Duration,
 }
+
+/// How long a checkout waits at a time before it looks again whether the
+/// database has meanwhile been found down.
+const CHECKOUT_SLICE: Duration = Duration::from_millis(100);
 
 impl fmt::Debug for Database {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -284,12 +306,18 @@ impl Database {
                 busy_timeout: options.sqlite_busy_timeout,
             }));
         }
+        let health = Arc::new(Health::default());
         let pool = builder
-            .build(Manager(url.clone()))
+            .build(Manager {
+                url: url.clone(),
+                health: health.clone(),
+            })
             .map_err(|err| StorageError::Unavailable(err.to_string()))?;
         Ok(Self {
             pool,
             url: url.clone(),
+            health,
+            checkout_timeout: options.connection_timeout,
         })
     }
 
@@ -301,9 +329,26 @@ impl Database {
         &self.url
     }
 
-    /// A pooled connection; never hold one across an `.await`.
+    /// A pooled connection; never hold one across an `.await`. Waits up to
+    /// the pool's timeout for a free one, but no longer than one short
+    /// slice once a connection attempt has failed: while the database is
+    /// down every caller hears so at once, and each checkout still asks the
+    /// pool to connect, so service resumes by itself when it is back.
     pub fn conn(&self) -> StorageResult<PooledConn> {
-        Ok(self.pool.get()?)
+        let deadline = std::time::Instant::now() + self.checkout_timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.pool.get_timeout(left.min(CHECKOUT_SLICE)) {
+                Ok(conn) => return Ok(conn),
+                Err(err) if left <= CHECKOUT_SLICE || self.is_down() => return Err(err.into()),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Whether the last attempt to connect to the database failed.
+    pub fn is_down(&self) -> bool {
+        self.health.down.load(Ordering::Relaxed)
     }
 
     /// Applies every pending migration; returns the names applied.

@@ -90,6 +90,30 @@ impl TestDatabase {
         })
     }
 
+    /// PostgreSQL only: stops (`false`: existing sessions are ended, new
+    /// ones refused, as when the server goes away) or resumes accepting
+    /// connections to this database.
+    pub fn set_postgres_accepting(&self, accept: bool) {
+        let Cleanup::Postgres { admin_url, name } = &self.cleanup else {
+            panic!("set_postgres_accepting is for PostgreSQL test databases");
+        };
+        let mut admin = DatabaseUrl::parse(admin_url)
+            .and_then(|url| url.establish())
+            .expect("admin connection");
+        admin
+            .batch_execute(&format!(
+                "ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {accept}"
+            ))
+            .expect("alter database");
+        if !accept {
+            admin
+                .batch_execute(&format!(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
+                ))
+                .expect("end sessions");
+        }
+    }
+
     /// SQLite always, PostgreSQL when reachable (or required).
     pub fn all() -> Vec<TestDatabase> {
         let mut all = vec![TestDatabase::sqlite()];
