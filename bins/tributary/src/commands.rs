@@ -27,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         DatabaseUrl::parse(&cli.database_url).context("TRIBUTARY_DATABASE_URL / --database-url")?;
     let mut config = Config::from_env()?;
     config.database_url = url.clone();
+    config.pool = pool_for(&cli.command, config.pool);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     // Every command but `migrate` wants a migrated database.
     let open = || open_database(&config);
@@ -117,6 +118,22 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Connections a command may hold. `worker` runs jobs all day and keeps the
+/// configured pool; every other command does one thing and needs one
+/// connection, two while a sync's lease heartbeat beats beside it. (Eight
+/// per invocation let 40 parallel invocations exhaust PostgreSQL's 100.)
+fn pool_for(command: &Command, configured: PoolOptions) -> PoolOptions {
+    match command {
+        Command::Worker => configured,
+        _ => PoolOptions {
+            max_size: configured.max_size.min(ONE_SHOT_POOL_SIZE),
+            ..configured
+        },
+    }
+}
+
+const ONE_SHOT_POOL_SIZE: u32 = 2;
+
 /// The argument itself, or standard input's first line for "-".
 fn read_secret_argument(argument: &str) -> anyhow::Result<String> {
     if argument != "-" {
@@ -130,8 +147,11 @@ fn read_secret_argument(argument: &str) -> anyhow::Result<String> {
 }
 
 fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {
-    let db = Database::connect(url, &PoolOptions::default())
-        .with_context(|| format!("opening {url}"))?;
+    let options = PoolOptions {
+        max_size: 1,
+        ..PoolOptions::default()
+    };
+    let db = Database::connect(url, &options).with_context(|| format!("opening {url}"))?;
     let applied = db.migrate()?;
     if applied.is_empty() {
         println!("{url}: up to date, no migration pending.");
@@ -600,5 +620,31 @@ fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow:
             println!("Connection {connection_id}: {err}");
             Err(err.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_shot_commands_hold_at_most_two_connections_and_the_worker_its_pool() {
+        let configured = PoolOptions {
+            max_size: 8,
+            ..PoolOptions::default()
+        };
+        let one_shots = [
+            Command::Users(UsersCommand::List),
+            Command::Sync(crate::SyncArgs {
+                user: None,
+                connection: Some(1),
+                all: false,
+            }),
+            Command::Connections(ConnectionsCommand::List { user: None }),
+        ];
+        for command in &one_shots {
+            assert_eq!(pool_for(command, configured.clone()).max_size, 2);
+        }
+        assert_eq!(pool_for(&Command::Worker, configured).max_size, 8);
     }
 }
