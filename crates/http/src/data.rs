@@ -232,41 +232,45 @@ async fn list_transactions<A: Authenticated>(
     let account_id = parse_account_id(&path)?;
     let query = TransactionQuery::parse(req.query_string())?;
     let viewer = auth.viewer().clone();
+    // One snapshot for the page and its total: a sync committing between
+    // the two queries must not make them disagree.
     let response = with_conn(&state, move |conn| {
-        visible_account(conn, &viewer, account_id)?;
-        let Some(page) = query.page else {
-            let rows = read::list_transactions(conn, account_id, &query.filter, None, None)?;
-            return Ok(wire::TransactionList {
-                total: rows.len() as i64,
-                transactions: rows.into_iter().map(Into::into).collect(),
-                next_cursor: None,
-            });
-        };
-        // One row more than asked tells whether another page follows.
-        let mut rows = read::list_transactions(
-            conn,
-            account_id,
-            &query.filter,
-            Some(page.limit + 1),
-            page.after,
-        )?;
-        let more = rows.len() as i64 > page.limit;
-        rows.truncate(page.limit as usize);
-        let next_cursor = more
-            .then(|| {
-                rows.last().map(|last| {
-                    encode_cursor(TransactionPosition {
-                        date: last.date,
-                        id: last.id,
+        conn.read_snapshot(|conn| {
+            visible_account(conn, &viewer, account_id)?;
+            let Some(page) = query.page else {
+                let rows = read::list_transactions(conn, account_id, &query.filter, None, None)?;
+                return Ok(wire::TransactionList {
+                    total: rows.len() as i64,
+                    transactions: rows.into_iter().map(Into::into).collect(),
+                    next_cursor: None,
+                });
+            };
+            // One row more than asked tells whether another page follows.
+            let mut rows = read::list_transactions(
+                conn,
+                account_id,
+                &query.filter,
+                Some(page.limit + 1),
+                page.after,
+            )?;
+            let more = rows.len() as i64 > page.limit;
+            rows.truncate(page.limit as usize);
+            let next_cursor = more
+                .then(|| {
+                    rows.last().map(|last| {
+                        encode_cursor(TransactionPosition {
+                            date: last.date,
+                            id: last.id,
+                        })
                     })
                 })
+                .flatten();
+            let total = read::count_transactions(conn, account_id, &query.filter)?;
+            Ok(wire::TransactionList {
+                total,
+                transactions: rows.into_iter().map(Into::into).collect(),
+                next_cursor: Some(next_cursor),
             })
-            .flatten();
-        let total = read::count_transactions(conn, account_id, &query.filter)?;
-        Ok(wire::TransactionList {
-            total,
-            transactions: rows.into_iter().map(Into::into).collect(),
-            next_cursor: Some(next_cursor),
         })
     })
     .await?;

@@ -40,23 +40,82 @@ impl AnyConnection {
         &mut self,
         work: impl FnOnce(&mut AnyConnection) -> StorageResult<T>,
     ) -> StorageResult<T> {
+        self.transaction_begun_by("BEGIN", "BEGIN IMMEDIATE", work)
+    }
+
+    /// Runs `work`'s reads against one snapshot of the database, so that
+    /// several queries (a page and its total) agree even while writers
+    /// commit in between: PostgreSQL `REPEATABLE READ READ ONLY`; SQLite
+    /// (WAL) keeps a read transaction's snapshot until it ends.
+    pub fn read_snapshot<T, E: From<StorageError>>(
+        &mut self,
+        work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.transaction_begun_by(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            "BEGIN DEFERRED",
+            work,
+        )
+    }
+
+    /// A transaction opened by the backend's `BEGIN …` statement; inside an
+    /// open transaction, a savepoint (which keeps the outer one's mode).
+    fn transaction_begun_by<T, E: From<StorageError>>(
+        &mut self,
+        postgres_begin: &str,
+        sqlite_begin: &str,
+        work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+    ) -> Result<T, E> {
         use diesel::connection::{AnsiTransactionManager, TransactionManager};
-        let AnyConnection::Sqlite(sqlite) = self else {
-            return self.transaction(work);
+        let begun = match self {
+            AnyConnection::Postgresql(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, postgres_begin)
+            }
+            AnyConnection::Sqlite(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, sqlite_begin)
+            }
         };
-        match AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE") {
-            Err(diesel::result::Error::AlreadyInTransaction) => return self.transaction(work),
-            begun => begun?,
+        match begun {
+            Err(diesel::result::Error::AlreadyInTransaction) => {
+                return self
+                    .transaction(|conn| work(conn).map_err(Nested::Work))
+                    .map_err(Nested::into_inner);
+            }
+            begun => begun.map_err(|err| E::from(err.into()))?,
         }
         match work(self) {
             Ok(value) => {
-                <Self as Connection>::TransactionManager::commit_transaction(self)?;
+                <Self as Connection>::TransactionManager::commit_transaction(self)
+                    .map_err(|err| E::from(err.into()))?;
                 Ok(value)
             }
             Err(err) => {
-                <Self as Connection>::TransactionManager::rollback_transaction(self)?;
+                <Self as Connection>::TransactionManager::rollback_transaction(self)
+                    .map_err(|err| E::from(err.into()))?;
                 Err(err)
             }
+        }
+    }
+}
+
+/// `work`'s own error through diesel's `transaction`, which needs one that
+/// a diesel error converts into.
+enum Nested<E> {
+    Work(E),
+    Diesel(diesel::result::Error),
+}
+
+impl<E> From<diesel::result::Error> for Nested<E> {
+    fn from(err: diesel::result::Error) -> Self {
+        Nested::Diesel(err)
+    }
+}
+
+impl<E: From<StorageError>> Nested<E> {
+    fn into_inner(self) -> E {
+        match self {
+            Nested::Work(err) => err,
+            Nested::Diesel(err) => E::from(err.into()),
         }
     }
 }

@@ -588,3 +588,46 @@ fn checkouts_and_subscriptions_are_recorded_on_the_user() {
         );
     });
 }
+
+#[test]
+fn reads_in_one_snapshot_agree_while_a_writer_commits_between_them() {
+    on_every_backend(|db: &Database| {
+        let (account_id, connection) = {
+            let conn = &mut *db.conn().unwrap();
+            let (user, connection) =
+                user_with_connection(conn, "snapshot@example.com", Provider::Sandbox);
+            let first = snapshot(vec![account("a", vec![transaction("t1", 1, "-1.00")])]);
+            sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
+            let viewer = Viewer::whole_user(user);
+            (
+                read::list_accounts(conn, &viewer).unwrap()[0].id,
+                connection,
+            )
+        };
+        let all = TransactionFilter::default();
+        let reader = &mut *db.conn().unwrap();
+        let (listed, counted) = reader
+            .read_snapshot(|conn| {
+                let listed = read::list_transactions(conn, account_id, &all, Some(100), None)?;
+                // Another connection commits a sync between the two reads.
+                let writer = &mut *db.conn()?;
+                let second = snapshot(vec![account(
+                    "a",
+                    vec![transaction("t1", 1, "-1.00"), transaction("t2", 2, "-2.00")],
+                )]);
+                sync_apply::apply_snapshot(writer, connection, &second, now())?;
+                let counted = read::count_transactions(conn, account_id, &all)?;
+                Ok::<_, StorageError>((listed.len() as i64, counted))
+            })
+            .unwrap();
+        assert_eq!(
+            (listed, counted),
+            (1, 1),
+            "both reads see the same snapshot"
+        );
+        assert_eq!(
+            read::count_transactions(reader, account_id, &all).unwrap(),
+            2
+        );
+    });
+}
