@@ -12,7 +12,7 @@ const SECRET_PREFIXES: [&str; 6] = ["tps_", "tac_", "trb_", "tat_", "trt_", "tcs
 
 pub fn logger() -> Logger {
     Logger::new(r#"%a "%{request}xi" %s %b %Dms %{x-request-id}o"#)
-        .custom_request_replace("request", |req| request_line(req))
+        .custom_request_replace("request", request_line)
 }
 
 fn request_line(req: &ServiceRequest) -> String {

@@ -219,3 +219,48 @@ impl ResponseError for ApiError {
 pub async fn no_route() -> Result<HttpResponse, ApiError> {
     Err(ApiError::not_found("NOT_FOUND", "No such endpoint."))
 }
+
+/// Gives the envelope to error answers that actix's extractors made
+/// themselves on API paths (a body that does not read — a broken chunk —
+/// comes back as `text/plain`): every error under `/api/` is JSON.
+pub async fn envelope_framework_errors(
+    req: actix_web::dev::ServiceRequest,
+    next: actix_web::middleware::Next<impl actix_web::body::MessageBody + 'static>,
+) -> Result<actix_web::dev::ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let api = req.path().starts_with("/api/");
+    let response = next.call(req).await?.map_into_boxed_body();
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    // Redirects and the pages' HTML are answers of their own.
+    let is_html = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if !api || !(status.is_client_error() || status.is_server_error()) || is_json || is_html {
+        return Ok(response);
+    }
+    let (request, response) = response.into_parts();
+    let detail = actix_web::body::to_bytes_limited(response.into_body(), 1024)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .filter(|text| !text.is_empty());
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => "PAYLOAD_TOO_LARGE",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "UNSUPPORTED_MEDIA_TYPE",
+        s if s.is_server_error() => "INTERNAL_ERROR",
+        _ => "MALFORMED_REQUEST",
+    };
+    let message = match (status.is_server_error(), detail) {
+        (false, Some(detail)) => format!("The request could not be read: {detail}."),
+        _ => "The request could not be read.".to_owned(),
+    };
+    let envelope = ApiError::new(status, code, message).error_response();
+    Ok(actix_web::dev::ServiceResponse::new(request, envelope))
+}

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod error;
 pub mod health;
 pub mod imports;
+pub mod malformed;
 pub mod platform;
 pub mod request_id;
 pub mod routes;

@@ -23,7 +23,8 @@ pub fn current() -> Option<String> {
     CURRENT.try_with(Clone::clone).ok()
 }
 
-fn generate() -> String {
+/// A new id, for a request that brought none (or an unusable one).
+pub(crate) fn generate() -> String {
     let mut bytes = [0u8; 12];
     rand::rng().fill_bytes(&mut bytes);
     format!("req_{}", hex::encode(bytes))

@@ -5,9 +5,11 @@ use crate::auth::ApiKeyViewer;
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
-use crate::{access_log, connections, data, demo, error, health, imports, platform, request_id};
+use crate::{
+    access_log, connections, data, demo, error, health, imports, malformed, platform, request_id,
+};
 use actix_web::middleware::from_fn;
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 use anyhow::Context as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -71,29 +73,75 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
 
 /// Binds the server; returns it (a future to await or spawn) and the
 /// addresses it listens on (the real port when `bind` asked for port 0).
+///
+/// This is `actix_web::HttpServer` spelled out, for one difference: each
+/// connection is wrapped in [`malformed::Answering`], so that requests the
+/// HTTP codec refuses get the envelope (or the error page) too.
 pub fn bind(
     state: AppState,
     interface: Interface,
     bind: &str,
 ) -> anyhow::Result<(actix_web::dev::Server, Vec<SocketAddr>)> {
+    use actix_service::{ServiceFactoryExt as _, fn_service, map_config};
+    use actix_web::dev::AppConfig;
     let data = web::Data::new(state);
     let configure = routes(interface);
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(data.clone())
-            .configure(configure.clone())
-            .default_service(web::to(error::no_route))
-            .wrap(from_fn(request_id::middleware))
-            .wrap(access_log::logger())
-    })
-    .shutdown_timeout(10)
-    // `run` installs its own SIGINT/SIGTERM handling, before it says it
-    // listens; actix's would only be in place once the server is polled.
-    .disable_signals()
-    .bind(bind)
-    .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
-    let addrs = server.addrs();
-    Ok((server.run(), addrs))
+    let pages = interface == Interface::Platform;
+    let mut builder = actix_server::Server::build()
+        .shutdown_timeout(10)
+        // `run` installs its own SIGINT/SIGTERM handling, before it says it
+        // listens; actix's would only be in place once the server is polled.
+        .disable_signals();
+    let mut addrs = Vec::new();
+    let listeners: Vec<std::net::TcpListener> = bind
+        .to_socket_addrs_all()
+        .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
+    for listener in listeners {
+        let addr = listener.local_addr()?;
+        addrs.push(addr);
+        let (data, configure) = (data.clone(), configure.clone());
+        builder = builder
+            .listen(format!("tributary-{addr}"), listener, move || {
+                let app = App::new()
+                    .app_data(data.clone())
+                    .configure(configure.clone())
+                    .default_service(web::to(error::no_route))
+                    .wrap(from_fn(error::envelope_framework_errors))
+                    .wrap(from_fn(request_id::middleware))
+                    .wrap(access_log::logger());
+                let http = actix_http::HttpService::build()
+                    .local_addr(addr)
+                    // The app's fallback host when a request names none: HTTP/1.1
+                    // requests name one, and links use TRIBUTARY_PUBLIC_URL.
+                    .finish(map_config(app, |_| AppConfig::default()));
+                fn_service(move |io: actix_rt::net::TcpStream| {
+                    let peer = io.peer_addr().ok();
+                    let io = malformed::Answering::new(io, pages);
+                    std::future::ready(Ok::<_, actix_http::error::DispatchError>((
+                        io,
+                        actix_http::Protocol::Http1,
+                        peer,
+                    )))
+                })
+                .and_then(http)
+            })
+            .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
+    }
+    Ok((builder.run(), addrs))
+}
+
+/// `TcpListener`s for every address `bind` resolves to.
+trait BindAll {
+    fn to_socket_addrs_all(&self) -> std::io::Result<Vec<std::net::TcpListener>>;
+}
+
+impl BindAll for &str {
+    fn to_socket_addrs_all(&self) -> std::io::Result<Vec<std::net::TcpListener>> {
+        use std::net::ToSocketAddrs as _;
+        self.to_socket_addrs()?
+            .map(std::net::TcpListener::bind)
+            .collect()
+    }
 }
 
 /// The address a user on this machine would type: an unspecified bind

@@ -353,24 +353,6 @@ pub fn testdata(relative: &str) -> String {
         .unwrap_or_else(|_| panic!("test data {relative} is not UTF-8"))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn database_name_is_replaced_and_the_rest_kept() {
-        assert_eq!(
-            super::with_database_name(
-                "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-                "t1"
-            ),
-            "postgres://postgres@127.0.0.1:5432/t1?sslmode=disable"
-        );
-        assert_eq!(
-            super::with_database_name("postgres://h", "t1"),
-            "postgres://h/t1"
-        );
-    }
-}
-
 /// Makes every insert and update fail as a full disk does on each backend
 /// (SQLite: "database or disk is full"; PostgreSQL: SQLSTATE 53100
 /// `disk_full`, "No space left on device"), by a trigger on every table.
@@ -426,5 +408,23 @@ pub fn simulate_full_disk(db: &Database) {
                 .expect("trigger");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn database_name_is_replaced_and_the_rest_kept() {
+        assert_eq!(
+            super::with_database_name(
+                "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+                "t1"
+            ),
+            "postgres://postgres@127.0.0.1:5432/t1?sslmode=disable"
+        );
+        assert_eq!(
+            super::with_database_name("postgres://h", "t1"),
+            "postgres://h/t1"
+        );
     }
 }

@@ -15,6 +15,7 @@ mod connections;
 mod consent;
 pub mod mailer;
 mod page;
+pub(crate) use page::error_page_html;
 mod portal;
 mod session;
 mod sign_in;

@@ -45,6 +45,17 @@ struct ErrorPage<'a> {
     request_id: &'a str,
 }
 
+/// The error page's HTML, for answers written outside any route.
+pub(crate) fn error_page_html(title: &str, message: &str, request_id: &str) -> String {
+    ErrorPage {
+        title,
+        message,
+        request_id,
+    }
+    .render()
+    .unwrap_or_else(|_| format!("{title}: {message}"))
+}
+
 /// An error shown as a page: a title and plain words, never internals.
 #[derive(Debug)]
 pub(super) struct PageError {
