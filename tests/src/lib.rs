@@ -37,6 +37,7 @@ pub struct World {
     pub alice_scoped_key: String,
     pub alice_revoked_key: String,
     pub bob_key: String,
+    pub bob_user: i64,
     pub alice_sandbox_accounts: Vec<i64>,
     pub alice_brokerage: i64,
     /// A `csv` account (no holdings) with the exact amounts and one pending.
@@ -108,8 +109,8 @@ fn sandbox_user(
     )
 }
 
-/// A `csv` connection with one account; returns (connection id, account id).
-fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) -> (i64, i64) {
+/// A `csv` connection with one account (exact amounts, one pending); returns (connection id, account id).
+pub fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) -> (i64, i64) {
     let conn = &mut *database.db().conn().unwrap();
     let institution = SnapshotInstitution {
         provider_institution_id: "statement".into(),
@@ -230,6 +231,7 @@ pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
         alice_scoped_key,
         alice_revoked_key: revoked.plain_text,
         bob_key,
+        bob_user: bob,
         alice_sandbox_accounts,
         alice_brokerage: brokerage,
         alice_imported,

@@ -305,7 +305,13 @@ async fn balance_and_holdings_match_the_wire_format() {
             Some(key),
         )
         .await;
-        expect_error(response, StatusCode::BAD_REQUEST, "HOLDINGS_NOT_SUPPORTED").await;
+        // 501 exactly: clients map it to "not supported" (400 fails their sync).
+        expect_error(
+            response,
+            StatusCode::NOT_IMPLEMENTED,
+            "HOLDINGS_NOT_SUPPORTED",
+        )
+        .await;
         server
     })
     .await;
@@ -638,7 +644,15 @@ async fn a_sync_can_be_asked_for_once_a_minute() {
         server.clock.advance(chrono::Duration::seconds(20));
         let limited = post(&server, &path, &key).await;
         assert_eq!(limited.headers()["retry-after"], "40");
-        expect_error(limited, StatusCode::TOO_MANY_REQUESTS, "SYNC_RATE_LIMITED").await;
+        let body = expect_error(limited, StatusCode::TOO_MANY_REQUESTS, "SYNC_RATE_LIMITED").await;
+        // Some clients read the wait from the text, as "try again in N seconds".
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .ends_with("try again in 40 seconds."),
+            "{body}"
+        );
         server.clock.advance(chrono::Duration::seconds(41));
         assert_eq!(
             post(&server, &path, &key).await.status(),
@@ -1008,4 +1022,200 @@ async fn a_vanished_database_answers_503_at_once_and_service_resumes_by_itself()
     assert!(ready, "service resumed without a restart");
     assert_eq!(get_json(&server, "/api/v1/accounts", &key).await, before);
     server.stop().await;
+}
+
+#[actix_web::test]
+async fn start_date_and_end_date_filter_like_from_and_to() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let account = server.world.alice_sandbox_accounts[0];
+        let path = format!("/api/v1/accounts/{account}/transactions");
+        let whole = get_json(&server, &path, &key).await;
+        let by_from_to = get_json(
+            &server,
+            &format!("{path}?from=2026-10-01&to=2026-10-31"),
+            &key,
+        )
+        .await;
+        // What a client of the hosted service sends.
+        let by_start_end = get_json(
+            &server,
+            &format!("{path}?start_date=2026-10-01&end_date=2026-10-31"),
+            &key,
+        )
+        .await;
+        assert_eq!(by_start_end, by_from_to);
+        assert!(by_start_end["total"].as_i64().unwrap() < whole["total"].as_i64().unwrap());
+        for t in by_start_end["transactions"].as_array().unwrap() {
+            let date = t["date"].as_str().unwrap();
+            assert!(("2026-10-01"..="2026-10-31").contains(&date), "{date}");
+        }
+        let mixed = get_json(
+            &server,
+            &format!("{path}?start_date=2026-10-01&to=2026-10-31"),
+            &key,
+        )
+        .await;
+        assert_eq!(mixed, by_from_to);
+        let same = get_json(
+            &server,
+            &format!("{path}?from=2026-10-01&start_date=2026-10-01"),
+            &key,
+        )
+        .await;
+        assert_eq!(
+            same["total"],
+            get_json(&server, &format!("{path}?from=2026-10-01"), &key).await["total"]
+        );
+        let differ = get(
+            &server,
+            &format!("{path}?from=2026-10-01&start_date=2026-09-01"),
+            Some(&key),
+        )
+        .await;
+        let body = expect_error(differ, StatusCode::BAD_REQUEST, "INVALID_PARAMETER").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("`from`") && message.contains("`start_date`"),
+            "{message}"
+        );
+        let bad = get(&server, &format!("{path}?end_date=31.10.2026"), Some(&key)).await;
+        let body = expect_error(bad, StatusCode::BAD_REQUEST, "INVALID_DATE").await;
+        assert!(body["message"].as_str().unwrap().contains("`end_date`"));
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn merchant_is_null_only_for_records_without_any_text_for_every_provider() {
+    use tributary_domain::clock::Clock as _;
+    use tributary_domain::model::{AccountKind, Provider};
+    use tributary_domain::snapshot::*;
+    use tributary_storage::{connections, sync_apply};
+    on_every_backend(|server| async move {
+        // The sandbox as synced: every record with text has a merchant.
+        let key = server.world.alice_key.clone();
+        for account in &server.world.alice_sandbox_accounts {
+            let list = get_json(
+                &server,
+                &format!("/api/v1/accounts/{account}/transactions?include_pending=true"),
+                &key,
+            )
+            .await;
+            for t in list["transactions"].as_array().unwrap() {
+                assert!(
+                    t["merchant"].is_string() || t["description"].is_null(),
+                    "{t}"
+                );
+            }
+        }
+        // Every provider's records, stored as its connector stores them.
+        let user = server.world.bob_user;
+        let record =
+            |id: &str, merchant: Option<&str>, description: Option<&str>| SnapshotTransaction {
+                provider_id: id.into(),
+                pending_provider_id: None,
+                is_pending: id == "pending",
+                date: chrono::NaiveDate::from_ymd_opt(2026, 11, 2).unwrap(),
+                amount: tributary_domain::money::parse_decimal("-4.20").unwrap(),
+                currency: "EUR".into(),
+                merchant: merchant.map(str::to_owned),
+                description: description.map(str::to_owned),
+            };
+        for provider in Provider::ALL {
+            let conn = &mut *server.database.db().conn().unwrap();
+            let institution = SnapshotInstitution {
+                provider_institution_id: format!("bank-{provider}"),
+                name: "Bank".into(),
+                logo_url: None,
+            };
+            let connection = connections::create_connection(
+                conn,
+                &connections::NewConnection {
+                    user_id: user,
+                    provider: *provider,
+                    institution: &institution,
+                    settings: &serde_json::json!({}),
+                    sealed_credentials: None,
+                    consent_expires_at: None,
+                    now: server.clock.now().naive_utc(),
+                },
+            )
+            .unwrap();
+            let snapshot = ProviderSnapshot {
+                institution,
+                accounts: vec![SnapshotAccount {
+                    provider_account_id: format!("acct-{provider}"),
+                    name: format!("{provider} account"),
+                    kind: AccountKind::Checking,
+                    currency: "EUR".into(),
+                    mask: None,
+                    balance: None,
+                    transactions: vec![
+                        record("named", Some("Corner Bakery"), Some("Card payment 4411")),
+                        record(
+                            "pending",
+                            None,
+                            Some(
+                                "  POS PURCHASE   CORNER BAKERY BERLIN 12/11 CARD 4411 CONTACTLESS",
+                            ),
+                        ),
+                        record("silent", None, None),
+                    ],
+                    holdings: None,
+                }],
+                notices: Vec::new(),
+                pending_match: None,
+                complete: true,
+            };
+            sync_apply::apply_snapshot(
+                conn,
+                connection.id,
+                &snapshot,
+                server.clock.now().naive_utc(),
+            )
+            .unwrap();
+        }
+        let bob = server.world.bob_key.clone();
+        let accounts = get_json(&server, "/api/v1/accounts", &bob).await;
+        for provider in Provider::ALL {
+            let account = accounts["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["name"] == format!("{provider} account"))
+                .unwrap();
+            let list = get_json(
+                &server,
+                &format!(
+                    "/api/v1/accounts/{}/transactions?include_pending=true",
+                    account["id"]
+                ),
+                &bob,
+            )
+            .await;
+            let merchants: Vec<&Value> = list["transactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| &t["merchant"])
+                .collect();
+            assert!(
+                merchants.contains(&&Value::from("Corner Bakery")),
+                "{provider}: {merchants:?}"
+            );
+            assert!(
+                merchants.contains(&&Value::from("POS PURCHASE CORNER BAKERY BERLIN 12/11")),
+                "{provider}: {merchants:?}"
+            );
+            assert_eq!(
+                merchants.iter().filter(|m| m.is_null()).count(),
+                1,
+                "{provider}: only the record without text"
+            );
+        }
+        server
+    })
+    .await;
 }

@@ -1193,3 +1193,83 @@ async fn a_full_disk_answers_503_on_the_platforms_writes_too() {
     })
     .await;
 }
+
+#[actix_web::test]
+async fn bearer_reads_answer_501_for_holdings_accept_start_and_end_dates_and_name_merchants() {
+    on_every_backend(|server| async move {
+        let (_, user, access, _) = user_with_bank(&server, "wire@example.com").await;
+        let (_, statement_account) =
+            tributary_e2e::imported_account(&server.database, server.clock.as_ref(), user);
+        let holdings = get_with(
+            &server,
+            &format!("/api/platform/v1/accounts/{statement_account}/holdings"),
+            &access,
+        )
+        .await;
+        assert_eq!(holdings.status(), StatusCode::NOT_IMPLEMENTED);
+        let body: Value = holdings.json().await.unwrap();
+        assert_eq!(
+            (body["error"].as_str(), body["code"].as_str()),
+            (Some("Not Implemented"), Some("HOLDINGS_NOT_SUPPORTED"))
+        );
+
+        let accounts: Value = get_with(&server, "/api/platform/v1/accounts", &access)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let sandbox = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["provider"] == "sandbox")
+            .unwrap()["id"]
+            .clone();
+        let path = format!("/api/platform/v1/accounts/{sandbox}/transactions");
+        let by_from_to: Value = get_with(
+            &server,
+            &format!("{path}?from=2026-10-01&to=2026-10-31"),
+            &access,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        let by_start_end: Value = get_with(
+            &server,
+            &format!("{path}?start_date=2026-10-01&end_date=2026-10-31"),
+            &access,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(by_start_end, by_from_to);
+        assert!(by_start_end["total"].as_i64().unwrap() > 0);
+        let differ = get_with(
+            &server,
+            &format!("{path}?to=2026-10-31&end_date=2026-11-30"),
+            &access,
+        )
+        .await;
+        assert_eq!(differ.status(), StatusCode::BAD_REQUEST);
+
+        let imported: Value = get_with(
+            &server,
+            &format!("/api/platform/v1/accounts/{statement_account}/transactions"),
+            &access,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+        for t in imported["transactions"].as_array().unwrap() {
+            assert!(
+                t["merchant"].is_string(),
+                "a record with text has a merchant: {t}"
+            );
+        }
+        server
+    })
+    .await;
+}

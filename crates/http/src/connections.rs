@@ -139,11 +139,9 @@ async fn request_sync<A: Authenticated>(
         if let Some(wait) = on_demand_wait(sync_jobs::last_on_demand_at(conn, id)?, now) {
             return Err(ApiError::too_many_requests(
                 "SYNC_RATE_LIMITED",
-                format!(
-                    "This connection was synced on request less than a minute ago; retry in {} s.",
-                    wait.as_secs().max(1)
-                ),
-                wait.as_secs(),
+                "This connection was synced on request less than a minute ago",
+                // Rounded up: asking again after the whole seconds succeeds.
+                wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
             ));
         }
         let enqueued = sync_jobs::enqueue(conn, id, SyncJobKind::OnDemand, now, now)?;

@@ -121,6 +121,33 @@ fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
     NaiveDate::parse_from_str(raw, "%Y-%m-%d").map_err(|_| invalid())
 }
 
+/// A date given as `name` or as `alias` (the spelling existing clients of
+/// the hosted service send); both given and different is an error naming
+/// both.
+fn date_parameter(
+    params: &HashMap<String, String>,
+    name: &'static str,
+    alias: &'static str,
+) -> Result<Option<NaiveDate>, ApiError> {
+    let value = params
+        .get(name)
+        .map(|raw| parse_date(name, raw))
+        .transpose()?;
+    let aliased = params
+        .get(alias)
+        .map(|raw| parse_date(alias, raw))
+        .transpose()?;
+    match (value, aliased) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::bad_request(
+            "INVALID_PARAMETER",
+            format!(
+                "`{name}` ({a}) and `{alias}` ({b}) are the same parameter and differ: send one."
+            ),
+        )),
+        (value, aliased) => Ok(value.or(aliased)),
+    }
+}
+
 fn encode_cursor(position: TransactionPosition) -> String {
     URL_SAFE_NO_PAD.encode(format!(
         "v1:{}:{}",
@@ -172,14 +199,8 @@ impl TransactionQuery {
                 ));
             }
         };
-        let from = params
-            .get("from")
-            .map(|raw| parse_date("from", raw))
-            .transpose()?;
-        let to = params
-            .get("to")
-            .map(|raw| parse_date("to", raw))
-            .transpose()?;
+        let from = date_parameter(&params, "from", "start_date")?;
+        let to = date_parameter(&params, "to", "end_date")?;
         if let (Some(from), Some(to)) = (from, to)
             && from > to
         {
@@ -309,7 +330,9 @@ async fn get_holdings<A: Authenticated>(
     let (account, holdings) = with_conn(&state, move |conn| {
         let account = visible_account(conn, &viewer, account_id)?;
         if !account.provider.supports_holdings() {
-            return Err(ApiError::bad_request(
+            // 501, as the hosted service answers: clients map exactly this
+            // status to "not supported" (a 400 fails their whole sync).
+            return Err(ApiError::not_implemented(
                 "HOLDINGS_NOT_SUPPORTED",
                 format!("Account {account_id} comes from provider `{}`, which does not report holdings.", account.provider),
             ));

@@ -53,16 +53,24 @@ impl ApiError {
         }
     }
 
-    /// 429 with `Retry-After`.
-    pub fn too_many_requests(
-        code: &'static str,
-        message: impl Into<String>,
-        retry_after_secs: u64,
-    ) -> Self {
+    /// 429 with `Retry-After`; the message ends "try again in N seconds"
+    /// with the same N, for clients that read the wait from the text.
+    pub fn too_many_requests(code: &'static str, reason: &str, retry_after_secs: u64) -> Self {
+        let seconds = retry_after_secs.max(1);
         Self {
-            retry_after: Some(retry_after_secs.max(1)),
-            ..Self::new(StatusCode::TOO_MANY_REQUESTS, code, message)
+            retry_after: Some(seconds),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                code,
+                format!("{reason}; try again in {seconds} seconds."),
+            )
         }
+    }
+
+    /// 501: the endpoint exists, but not for this object (holdings of an
+    /// account whose provider reports none).
+    pub fn not_implemented(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_IMPLEMENTED, code, message)
     }
 
     pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {

@@ -67,6 +67,32 @@ pub struct Transaction {
     pub is_pending: bool,
 }
 
+/// The longest merchant label made from a description, in characters.
+const MERCHANT_LABEL_CHARS: usize = 40;
+
+/// A short label from a description, for a record that names no
+/// counterparty: `merchant` is null only when a record has no text at all,
+/// because existing clients read it as the payee and fail on null. Whole
+/// words up to [`MERCHANT_LABEL_CHARS`] (a first word that is longer is
+/// cut).
+pub fn merchant_label(description: &str) -> Option<String> {
+    let mut label = String::new();
+    for word in description.split_whitespace() {
+        let separator = usize::from(!label.is_empty());
+        if label.chars().count() + separator + word.chars().count() > MERCHANT_LABEL_CHARS {
+            if label.is_empty() {
+                label = word.chars().take(MERCHANT_LABEL_CHARS).collect();
+            }
+            break;
+        }
+        if separator == 1 {
+            label.push(' ');
+        }
+        label.push_str(word);
+    }
+    (!label.is_empty()).then_some(label)
+}
+
 impl From<TransactionRecord> for Transaction {
     fn from(record: TransactionRecord) -> Self {
         Transaction {
@@ -75,7 +101,9 @@ impl From<TransactionRecord> for Transaction {
             amount: record.amount,
             currency: record.currency,
             date: record.date.format("%Y-%m-%d").to_string(),
-            merchant: record.merchant,
+            merchant: record
+                .merchant
+                .or_else(|| record.description.as_deref().and_then(merchant_label)),
             description: record.description,
             is_pending: record.is_pending,
         }
@@ -173,5 +201,25 @@ impl From<HoldingView> for Holding {
             currency: view.currency,
             raw: view.raw,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merchant_label;
+
+    #[test]
+    fn merchant_labels_are_whole_words_from_the_description() {
+        assert_eq!(
+            merchant_label("  Transfer to   Holiday Fund ").as_deref(),
+            Some("Transfer to Holiday Fund")
+        );
+        assert_eq!(
+            merchant_label("SEPA Überweisung an Stadtwerke München GmbH Abschlag November")
+                .as_deref(),
+            Some("SEPA Überweisung an Stadtwerke München")
+        );
+        assert_eq!(merchant_label(&"x".repeat(60)).map(|l| l.len()), Some(40));
+        assert_eq!(merchant_label(" \n "), None);
     }
 }
