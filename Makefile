@@ -1,6 +1,6 @@
 # Shortcuts; each target is one plain cargo command you can run yourself.
 
-.PHONY: run test lint fmt ci
+.PHONY: run test lint fmt ci soak
 
 # The Personal API on ./tributary.db, with demo data on first start.
 run:
@@ -21,3 +21,7 @@ fmt:
 # What CI runs, PostgreSQL required.
 ci:
 	bash .ci/run
+
+# 10 minutes of mixed load on both servers (not part of the tests).
+soak:
+	python3 bench/soak.py
