@@ -11,7 +11,9 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotTransaction};
+use tributary_domain::snapshot::{
+    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
+};
 
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
@@ -71,6 +73,49 @@ pub fn apply_snapshot(
     })
 }
 
+/// A provider sync appends its balance to the history (one row a sync). A
+/// statement file (`complete == false`) states the balance at a date: the
+/// history keeps one row per account and date, so importing a file again
+/// adds none, and a statement imported later for the same date replaces
+/// the earlier one's figures.
+fn record_balance(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    balance: &SnapshotBalance,
+    complete: bool,
+    now: NaiveDateTime,
+    summary: &mut SyncSummary,
+) -> StorageResult<()> {
+    let values = (
+        balances::amount.eq(balance.current.to_string()),
+        balances::available.eq(balance.available.map(|a| a.to_string())),
+        balances::currency.eq(&balance.currency),
+    );
+    let as_of = balance.as_of.naive_utc();
+    if !complete {
+        let same_date = balances::table
+            .filter(balances::account_id.eq(account_id))
+            .filter(balances::as_of.eq(as_of));
+        let existing: Option<i64> = same_date.select(balances::id).first(conn).optional()?;
+        if let Some(id) = existing {
+            diesel::update(balances::table.find(id))
+                .set(values)
+                .execute(conn)?;
+            return Ok(());
+        }
+    }
+    diesel::insert_into(balances::table)
+        .values((
+            balances::account_id.eq(account_id),
+            values,
+            balances::as_of.eq(as_of),
+            balances::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    summary.balances_recorded += 1;
+    Ok(())
+}
+
 fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
@@ -110,17 +155,7 @@ fn apply_account(
     backend::insert_transactions(conn, account_id, &changes.insert, now)?;
 
     if let Some(balance) = &account.balance {
-        diesel::insert_into(balances::table)
-            .values((
-                balances::account_id.eq(account_id),
-                balances::amount.eq(balance.current.to_string()),
-                balances::available.eq(balance.available.map(|a| a.to_string())),
-                balances::currency.eq(&balance.currency),
-                balances::as_of.eq(balance.as_of.naive_utc()),
-                balances::created_at.eq(now),
-            ))
-            .execute(conn)?;
-        summary.balances_recorded += 1;
+        record_balance(conn, account_id, balance, complete, now, summary)?;
     }
 
     if let Some(positions) = &account.holdings {

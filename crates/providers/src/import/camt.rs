@@ -3,7 +3,7 @@
 //! notification), versions .001.01 to .001.08, several statements per file.
 
 use super::xml::{self, Element};
-use super::{Statement, unique_ids};
+use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -156,7 +156,7 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         .and_then(|t| NaiveDate::parse_from_str(t.get(..10)?, "%Y-%m-%d").ok());
 
     let mut parsed = Vec::with_capacity(entries.len());
-    let mut references = Vec::with_capacity(entries.len());
+    let mut identities = Vec::with_capacity(entries.len());
     for (n, entry) in entries.iter().enumerate() {
         let at = format!("{place}, entry {}", n + 1);
         let (amount, entry_currency) = signed_amount(entry, &at)?;
@@ -170,21 +170,23 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         let Some(booked) = booked else {
             return Err(format!("{at}: no booking or value date"));
         };
-        let reference = entry
-            .text_at("AcctSvcrRef")
-            .or_else(|| entry.text_at("NtryRef"))
-            .or_else(|| entry.text_at("NtryDtls/TxDtls/Refs/AcctSvcrRef"))
-            .map(str::to_owned);
         let description = description(entry);
         let merchant = counterparty(entry, amount.is_sign_negative());
-        references.push((
-            reference,
-            format!(
-                "{booked}|{amount}|{}|{}",
-                description.as_deref().unwrap_or(""),
-                merchant.as_deref().unwrap_or("")
-            ),
-        ));
+        // Only the entry's own AcctSvcrRef is unique per account (ISO 20022:
+        // "unambiguously identify the entry"); NtryRef and the transaction
+        // references are not, so they only add to the text.
+        identities.push(EntryIdentity {
+            reference: entry.text_at("AcctSvcrRef").map(str::to_owned),
+            date: booked,
+            amount,
+            text: identity_text(&[
+                entry.text_at("NtryRef"),
+                entry.text_at("NtryDtls/TxDtls/Refs/AcctSvcrRef"),
+                entry.text_at("NtryDtls/TxDtls/Refs/EndToEndId"),
+                description.as_deref(),
+                merchant.as_deref(),
+            ]),
+        });
         parsed.push(SnapshotTransaction {
             provider_id: String::new(),
             pending_provider_id: None,
@@ -200,7 +202,8 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
             description,
         });
     }
-    for (transaction, id) in parsed.iter_mut().zip(unique_ids(&references, "")) {
+    let account_key = given_id.as_deref().unwrap_or(&currency);
+    for (transaction, id) in parsed.iter_mut().zip(entry_ids(account_key, &identities, "")) {
         transaction.provider_id = id;
     }
     let closing = find(&["CLBD", "ITBD"]);

@@ -4,8 +4,8 @@
 //! bank exports) is recognised and the date format and decimal separator
 //! are detected from the values. An error names the row and column.
 
-use super::{Statement, unique_ids};
-use chrono::NaiveDate;
+use super::{EntryIdentity, Statement, entry_ids, identity_text};
+use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -60,8 +60,21 @@ pub struct CsvProfile {
     /// The account's IBAN or number, since CSV files rarely say.
     #[serde(default)]
     pub account: Option<String>,
+    /// The currency of rows that state none (no currency column, no
+    /// symbol, no `Amount (USD)` header).
     #[serde(default = "euro")]
     pub currency: String,
+    /// A column with each row's currency code.
+    #[serde(default)]
+    pub currency_column: Option<Column>,
+    /// A column saying `debit` or `credit` (`DR`/`CR`, `Soll`/`Haben`…):
+    /// the amount is then unsigned and takes its sign from it.
+    #[serde(default)]
+    pub debit_credit: Option<Column>,
+    /// Lines before the header (a bank's preamble); blank lines are not
+    /// counted. Detected when absent.
+    #[serde(default)]
+    pub skip_rows: Option<usize>,
 }
 
 fn yes() -> bool {
@@ -73,30 +86,98 @@ fn euro() -> String {
 }
 
 /// Header names of common layouts, lower-cased.
+/// (English, German, Dutch, French, Spanish, Italian exports.)
 const DATE_NAMES: &[&str] = &[
     "date",
     "transaction date",
     "posted date",
+    "posting date",
     "booking date",
+    "value date",
     "buchungstag",
     "buchungsdatum",
+    "valutadatum",
+    "wertstellung",
     "datum",
+    "boekdatum",
+    "transactiedatum",
     "date opération",
     "date operation",
+    "date de comptabilisation",
+    "date de valeur",
+    "fecha",
+    "fecha operación",
+    "fecha valor",
+    "data",
+    "data operazione",
+    "data contabile",
+    "data valuta",
 ];
 const AMOUNT_NAMES: &[&str] = &[
     "amount",
+    "transaction amount",
     "betrag",
+    "umsatz",
     "bedrag",
     "montant",
-    "umsatz",
-    "transaction amount",
+    "importe",
+    "importo",
 ];
-const DEBIT_NAMES: &[&str] = &["debit", "withdrawal", "money out", "soll", "af", "débit"];
-const CREDIT_NAMES: &[&str] = &["credit", "deposit", "money in", "haben", "bij", "crédit"];
+const DEBIT_NAMES: &[&str] = &[
+    "debit",
+    "debit amount",
+    "withdrawal",
+    "withdrawals",
+    "paid out",
+    "money out",
+    "soll",
+    "lastschrift",
+    "af",
+    "débit",
+    "cargo",
+    "cargos",
+    "dare",
+    "uscite",
+];
+const CREDIT_NAMES: &[&str] = &[
+    "credit",
+    "credit amount",
+    "deposit",
+    "deposits",
+    "paid in",
+    "money in",
+    "haben",
+    "gutschrift",
+    "bij",
+    "crédit",
+    "abono",
+    "abonos",
+    "avere",
+    "entrate",
+];
+const CURRENCY_NAMES: &[&str] = &[
+    "currency",
+    "ccy",
+    "währung",
+    "waehrung",
+    "valuta",
+    "munt",
+    "devise",
+    "monnaie",
+    "monn.",
+    "moneda",
+    "divisa",
+];
+const DEBIT_CREDIT_NAMES: &[&str] = &["transaction type", "debit/credit", "soll/haben", "af bij", "af/bij", "cd", "dr/cr"];
 const DESCRIPTION_NAMES: &[&str] = &[
     "description",
+    "description 1",
+    "payment reference",
     "memo",
+    "concepto",
+    "descripción",
+    "causale",
+    "descrizione",
     "verwendungszweck",
     "omschrijving",
     "libellé",
@@ -108,23 +189,49 @@ const PAYEE_NAMES: &[&str] = &[
     "payee",
     "name",
     "merchant",
+    "merchant name",
+    "partner name",
+    "counterparty",
     "beguenstigter/zahlungspflichtiger",
     "empfänger",
     "naam / omschrijving",
     "tegenpartij",
 ];
-const ID_NAMES: &[&str] = &["id", "transaction id", "reference number"];
+const ID_NAMES: &[&str] = &[
+    "id",
+    "transaction id",
+    "reference number",
+    "n° de transaction",
+];
+/// Tried in order; the first that reads the first 20 rows (with years from
+/// 1900 to 2199) wins.
 const DATE_FORMATS: &[&str] = &[
     "%Y-%m-%d", "%d.%m.%Y", "%d/%m/%Y", "%m/%d/%Y", "%Y/%m/%d", "%d-%m-%Y", "%Y%m%d", "%d.%m.%y",
+    "%d/%m/%y", "%m/%d/%y",
 ];
+
+/// A header cell as compared with the names above: trimmed, lower-case,
+/// with a trailing `(EUR)` unit taken off and returned.
+fn header_name(cell: &str) -> (String, Option<String>) {
+    let lower = cell.trim().trim_matches('"').trim().to_lowercase();
+    if let Some(open) = lower.rfind(" (")
+        && let Some(unit) = lower[open + 2..].strip_suffix(')')
+        && unit.len() == 3
+        && unit.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        return (lower[..open].trim().to_owned(), Some(unit.to_ascii_uppercase()));
+    }
+    (lower, None)
+}
 
 impl CsvProfile {
     /// A profile from a header row of a known layout.
     fn detect(header: &[String]) -> Option<CsvProfile> {
-        let find = |names: &[&str]| {
-            header
+        let names: Vec<(String, Option<String>)> = header.iter().map(|h| header_name(h)).collect();
+        let find = |wanted: &[&str]| {
+            names
                 .iter()
-                .position(|h| names.contains(&h.trim().to_lowercase().as_str()))
+                .position(|(name, _)| wanted.contains(&name.as_str()))
                 .map(Column::Index)
         };
         let date = find(DATE_NAMES)?;
@@ -133,6 +240,11 @@ impl CsvProfile {
         if amount.is_none() && (debit.is_none() || credit.is_none()) {
             return None;
         }
+        // `Amount (USD)`: the header names the currency.
+        let unit = [&amount, &debit, &credit].into_iter().find_map(|c| match c {
+            Some(Column::Index(i)) => names[*i].1.clone(),
+            _ => None,
+        });
         Some(CsvProfile {
             delimiter: None,
             has_header: true,
@@ -148,7 +260,10 @@ impl CsvProfile {
             money_out_positive: false,
             encoding: None,
             account: None,
-            currency: euro(),
+            currency: unit.unwrap_or_else(euro),
+            currency_column: find(CURRENCY_NAMES),
+            debit_credit: find(DEBIT_CREDIT_NAMES),
+            skip_rows: None,
         })
     }
 }
@@ -159,7 +274,7 @@ fn column_index(column: &Column, header: Option<&[String]>, what: &str) -> Resul
         Column::Name(name) => header
             .and_then(|h| {
                 h.iter()
-                    .position(|c| c.trim().eq_ignore_ascii_case(name.trim()))
+                    .position(|c| header_name(c).0 == header_name(name).0)
             })
             .ok_or_else(|| format!("the profile's {what} column `{name}` is not in the header")),
     }
@@ -215,6 +330,33 @@ fn amount(text: &str, decimal_comma: Option<bool>) -> Option<Decimal> {
     Some(if negative { -value } else { value })
 }
 
+/// The currency a symbol in an amount stands for.
+fn symbol_currency(text: &str) -> Option<&'static str> {
+    [('€', "EUR"), ('$', "USD"), ('£', "GBP"), ('¥', "JPY")]
+        .into_iter()
+        .find(|(symbol, _)| text.contains(*symbol))
+        .map(|(_, code)| code)
+}
+
+/// Whether a debit/credit column's value means money out (`Some(true)`),
+/// money in (`Some(false)`), or neither.
+fn is_debit(text: &str) -> Option<bool> {
+    match text.trim().to_lowercase().as_str() {
+        "debit" | "dr" | "d" | "db" | "soll" | "s" | "af" | "débit" | "cargo" | "dare" => Some(true),
+        "credit" | "cr" | "c" | "haben" | "h" | "bij" | "crédit" | "abono" | "avere" => Some(false),
+        _ => None,
+    }
+}
+
+/// How many leading rows are a preamble: the first row (of the first 20)
+/// that reads as a known header starts the table.
+fn detect_header(rows: &[Vec<String>]) -> Option<(usize, CsvProfile)> {
+    rows.iter()
+        .take(20)
+        .enumerate()
+        .find_map(|(n, row)| CsvProfile::detect(row).map(|profile| (n, profile)))
+}
+
 pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, String> {
     let text = decode(bytes, profile.and_then(|p| p.encoding.as_deref()))?;
     let text = text.trim_start_matches('\u{feff}');
@@ -226,18 +368,24 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    // (line number, cells) of every row that is not blank.
+    let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     for (n, record) in reader.records().enumerate() {
         let record = record.map_err(|err| format!("row {}: {err}", n + 1))?;
-        rows.push(record.iter().map(str::to_owned).collect());
+        if record.iter().any(|cell| !cell.trim().is_empty()) {
+            let line = record.position().map_or(n + 1, |p| p.line() as usize);
+            rows.push((line, record.iter().map(str::to_owned).collect()));
+        }
     }
-    let header_row = rows.first().cloned().unwrap_or_default();
-    let profile = match profile {
-        Some(profile) => profile.clone(),
-        None => CsvProfile::detect(&header_row).ok_or(
+    let cells: Vec<Vec<String>> = rows.iter().map(|(_, row)| row.clone()).collect();
+    let (skip, profile) = match profile {
+        Some(profile) => (profile.skip_rows.unwrap_or(0), profile.clone()),
+        None => detect_header(&cells).ok_or(
             "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): give a --profile",
         )?,
     };
+    let rows = rows.get(skip..).unwrap_or_default();
+    let header_row = rows.first().map(|(_, row)| row.clone()).unwrap_or_default();
     let header = profile.has_header.then_some(header_row.as_slice());
     let index = |column: &Option<Column>, what: &str| {
         column
@@ -261,12 +409,17 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
         index(&profile.payee, "payee")?,
         index(&profile.id, "id")?,
     );
+    let (currency_col, debit_credit_col) = (
+        index(&profile.currency_column, "currency")?,
+        index(&profile.debit_credit, "debit/credit")?,
+    );
+    // Rows below the header, without repeats of the header (files joined
+    // from several exports repeat it).
     let data: Vec<(usize, &Vec<String>)> = rows
         .iter()
-        .enumerate()
         .skip(usize::from(profile.has_header))
-        .filter(|(_, row)| row.iter().any(|cell| !cell.trim().is_empty()))
-        .map(|(n, row)| (n + 1, row))
+        .filter(|(_, row)| header != Some(row.as_slice()))
+        .map(|(line, row)| (*line, row))
         .collect();
     let column_name = |i: usize| {
         header.and_then(|h| h.get(i)).map_or_else(
@@ -276,17 +429,22 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
     };
     let cell =
         |row: &Vec<String>, i: usize| row.get(i).map(|c| c.trim().to_owned()).unwrap_or_default();
+    let plausible = |date: NaiveDate| (1900..2200).contains(&date.year());
     let date_format = match &profile.date_format {
         Some(format) => format.clone(),
         None => DATE_FORMATS
             .iter()
-            .find(|f| data.iter().take(20).all(|(_, row)| NaiveDate::parse_from_str(&cell(row, date_col), f).is_ok()))
+            .find(|f| {
+                data.iter().take(20).all(|(_, row)| {
+                    NaiveDate::parse_from_str(&cell(row, date_col), f).is_ok_and(plausible)
+                })
+            })
             .map(|f| (*f).to_owned())
             .ok_or_else(|| format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col)))?,
     };
 
     let mut records = Vec::new();
-    let mut references = Vec::new();
+    let mut identities = Vec::new();
     for (row_number, row) in &data {
         let date_text = cell(row, date_col);
         let date = NaiveDate::parse_from_str(&date_text, &date_format)
@@ -319,50 +477,62 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
             }
             _ => unreachable!("checked above: an amount column or both debit and credit"),
         };
-        let value = if profile.money_out_positive && amount_col.is_some() {
-            -value
-        } else {
-            value
+        let value = match debit_credit_col.and_then(|i| is_debit(&cell(row, i))) {
+            Some(true) => -value.abs(),
+            Some(false) => value.abs(),
+            None if profile.money_out_positive && amount_col.is_some() => -value,
+            None => value,
         };
+        let amount_text = [amount_col, debit_col, credit_col]
+            .into_iter()
+            .flatten()
+            .map(|i| cell(row, i))
+            .collect::<String>();
+        let currency = currency_col
+            .map(|i| cell(row, i).to_ascii_uppercase())
+            .filter(|c| c.len() == 3 && c.chars().all(|ch| ch.is_ascii_alphabetic()))
+            .or_else(|| symbol_currency(&amount_text).map(str::to_owned))
+            .unwrap_or_else(|| profile.currency.clone());
         let description = description_col
             .map(|i| cell(row, i))
             .filter(|s| !s.is_empty());
         let payee = payee_col.map(|i| cell(row, i)).filter(|s| !s.is_empty());
         let reference = id_col.map(|i| cell(row, i)).filter(|s| !s.is_empty());
-        references.push((
+        identities.push(EntryIdentity {
             reference,
-            format!(
-                "{date}|{value}|{}|{}",
-                description.as_deref().unwrap_or(""),
-                payee.as_deref().unwrap_or("")
-            ),
-        ));
+            date,
+            amount: value,
+            text: identity_text(&[description.as_deref(), payee.as_deref(), Some(&currency)]),
+        });
         records.push(SnapshotTransaction {
             provider_id: String::new(),
             pending_provider_id: None,
             is_pending: false,
             date,
             amount: value,
-            currency: profile.currency.clone(),
+            currency,
             merchant: payee,
             description,
         });
     }
-    for (record, id) in records.iter_mut().zip(unique_ids(&references, "csv:")) {
+    // The account's currency: its rows' (the first row's), else the
+    // profile's.
+    let currency = records
+        .first()
+        .map_or_else(|| profile.currency.clone(), |r| r.currency.clone());
+    let account_key = profile.account.clone().unwrap_or_else(|| format!("unidentified-{currency}"));
+    for (record, id) in records.iter_mut().zip(entry_ids(&account_key, &identities, "csv:")) {
         record.provider_id = id;
     }
     let account_name = profile
         .account
         .is_none()
-        .then(|| format!("Imported {} account (CSV)", profile.currency));
+        .then(|| format!("Imported {currency} account (CSV)"));
     Ok(vec![Statement {
-        account_id: profile
-            .account
-            .clone()
-            .unwrap_or_else(|| format!("unidentified-{}", profile.currency)),
+        account_id: account_key,
         account_name,
         kind: AccountKind::Checking,
-        currency: profile.currency.clone(),
+        currency,
         transactions: records,
         opening_booked: None,
         closing_booked: None,

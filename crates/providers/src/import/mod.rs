@@ -99,7 +99,20 @@ pub struct Statement {
     pub holdings: Option<Vec<SnapshotHolding>>,
 }
 
+/// The account id of a statement that names no account (one per currency).
+const UNIDENTIFIED: &str = "unidentified-";
+
 impl Statement {
+    /// Whether the file names the account (IBAN, number) this statement is of.
+    pub fn names_account(&self) -> bool {
+        !self.account_id.starts_with(UNIDENTIFIED)
+    }
+
+    /// Whether it states no transaction, balance or holding.
+    pub fn is_empty(&self) -> bool {
+        self.transactions.is_empty() && self.balance.is_none() && self.holdings.is_none()
+    }
+
     /// The statement as a snapshot of the `file` connection.
     pub fn into_snapshot(self) -> ProviderSnapshot {
         let digits: String = self
@@ -163,46 +176,81 @@ pub fn parse_with_profile(
         Format::Ofx => ofx::parse(bytes),
         Format::Csv => csv::parse(bytes, profile),
     }?;
-    // A statement that states nothing (a CSV header with no rows, say)
-    // would only create an empty account.
+    // A statement that states nothing about an account it does not name (a
+    // CSV header with no rows, say) would only create an empty account.
     let statements: Vec<Statement> = statements
         .into_iter()
-        .filter(|s| !s.transactions.is_empty() || s.balance.is_some() || s.holdings.is_some())
+        .filter(|s| s.names_account() || !s.is_empty())
         .collect();
     if statements.is_empty() {
         return Err(
-            "the file holds no transaction, balance or holding: there is nothing to import"
+            "the file holds no transaction, balance or holding, and names no account: there is nothing to import"
                 .to_owned(),
         );
     }
     Ok(statements)
 }
 
-/// Stable provider ids for records: the file's own reference where it gives
-/// one that is unique, else a hash of the record's content; identical
-/// records that repeat are numbered.
-pub(crate) fn unique_ids(records: &[(Option<String>, String)], prefix: &str) -> Vec<String> {
+/// What identifies one entry of a statement, for its provider id.
+#[derive(Debug, Clone)]
+pub(crate) struct EntryIdentity {
+    /// A reference the format guarantees unique within the account for the
+    /// account's life: camt's entry `AcctSvcrRef`, OFX's `FITID`, a CSV
+    /// profile's bank id column. MT940 references are not (banks reuse
+    /// them across statements), and neither are placeholders.
+    pub reference: Option<String>,
+    pub date: chrono::NaiveDate,
+    pub amount: Decimal,
+    /// Everything else the entry says: counterparty, texts, references
+    /// that are not unique.
+    pub text: String,
+}
+
+/// References that stand for "none" (SWIFT's `NONREF`, SEPA's
+/// `NOTPROVIDED`, a bare `EREF` key): never an identity.
+fn is_placeholder(reference: &str) -> bool {
+    let reference = reference.trim();
+    reference.is_empty()
+        || reference.chars().all(|c| c == '0')
+        || ["NONREF", "NOTPROVIDED", "NOT PROVIDED", "EREF", "NONE", "N/A"]
+            .iter()
+            .any(|p| reference.eq_ignore_ascii_case(p))
+}
+
+/// Provider ids for a statement's entries, unique within the account and
+/// the same on every import of the same statement:
+///
+/// - an entry with a guaranteed-unique reference (given once in the
+///   statement) is that reference with its date and amount, so a reference
+///   that comes back with another date or amount is another transaction,
+///   never an overwrite;
+/// - any other entry is a hash of account, date, amount and text, numbered
+///   by its position among identical twins (`#2`, `#3`…), so two real twins
+///   stay two and a re-import finds both again.
+pub(crate) fn entry_ids(account: &str, entries: &[EntryIdentity], prefix: &str) -> Vec<String> {
+    fn usable(entry: &EntryIdentity) -> Option<&str> {
+        entry.reference.as_deref().filter(|r| !is_placeholder(r))
+    }
     let mut given: HashMap<&str, usize> = HashMap::new();
-    for (reference, _) in records {
-        if let Some(reference) = reference {
-            *given.entry(reference).or_default() += 1;
-        }
+    for reference in entries.iter().filter_map(usable) {
+        *given.entry(reference).or_default() += 1;
     }
     let mut seen: HashMap<String, usize> = HashMap::new();
-    records
+    entries
         .iter()
-        .map(|(reference, content)| {
-            let base = match reference {
-                Some(r) if given.get(r.as_str()) == Some(&1) => format!("{prefix}{r}"),
+        .map(|entry| {
+            let base = match usable(entry) {
+                Some(r) if given.get(r) == Some(&1) => {
+                    format!("{prefix}{r}@{}/{}", entry.date, entry.amount)
+                }
                 _ => {
+                    let content = format!(
+                        "{account}\u{1f}{}\u{1f}{}\u{1f}{}",
+                        entry.date, entry.amount, entry.text
+                    );
                     let digest = Sha256::digest(content.as_bytes());
-                    format!(
-                        "{prefix}h:{}",
-                        digest[..12]
-                            .iter()
-                            .map(|b| format!("{b:02x}"))
-                            .collect::<String>()
-                    )
+                    let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+                    format!("{prefix}h:{hex}")
                 }
             };
             let n = seen.entry(base.clone()).or_default();
@@ -210,6 +258,15 @@ pub(crate) fn unique_ids(records: &[(Option<String>, String)], prefix: &str) -> 
             if *n == 1 { base } else { format!("{base}#{n}") }
         })
         .collect()
+}
+
+/// The text part of an entry's identity: its parts that are present.
+pub(crate) fn identity_text(parts: &[Option<&str>]) -> String {
+    parts
+        .iter()
+        .map(|p| p.unwrap_or_default().trim())
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
 }
 
 /// What an import changed.

@@ -5,7 +5,7 @@
 //! Structured `:86:` details are read in the German (`?20`…`?29`, `?32`)
 //! and Dutch (`/NAME/…/REMI/…`) styles; anything else is kept as text.
 
-use super::{Statement, unique_ids};
+use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::{Datelike, NaiveDate};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -355,7 +355,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         .unwrap_or_else(|| "XXX".to_owned());
 
     let mut records = Vec::new();
-    let mut references = Vec::new();
+    let mut identities = Vec::new();
     for (index, field) in fields.iter().enumerate() {
         if field.tag != "61" {
             continue;
@@ -369,17 +369,19 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         let (merchant, description) = details(detail);
         let description = description.or(line.supplementary.clone());
         let day = line.entry_date.unwrap_or(line.value_date);
-        references.push((
-            line.bank_reference
-                .clone()
-                .or(line.customer_reference.clone()),
-            format!(
-                "{day}|{}|{}|{}",
-                line.amount,
-                description.as_deref().unwrap_or(""),
-                merchant.as_deref().unwrap_or("")
-            ),
-        ));
+        // MT940 references are the bank's or the customer's, unique within
+        // neither a statement nor an account: they only add to the text.
+        identities.push(EntryIdentity {
+            reference: None,
+            date: day,
+            amount: line.amount,
+            text: identity_text(&[
+                line.customer_reference.as_deref(),
+                line.bank_reference.as_deref(),
+                line.supplementary.as_deref(),
+                Some(detail),
+            ]),
+        });
         records.push(SnapshotTransaction {
             provider_id: String::new(),
             pending_provider_id: None,
@@ -391,7 +393,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
             description,
         });
     }
-    for (record, id) in records.iter_mut().zip(unique_ids(&references, "")) {
+    for (record, id) in records.iter_mut().zip(entry_ids(&account, &identities, "")) {
         record.provider_id = id;
     }
     let closing_for_balance = closing.as_ref().or(available.as_ref());

@@ -8,7 +8,7 @@
 //! `20150909084609.717[-6:MDT]` (the date is their first eight digits).
 
 use super::xml::Element;
-use super::{Statement, unique_ids};
+use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use std::collections::{HashMap, HashSet};
 use tributary_domain::model::AccountKind;
@@ -222,12 +222,13 @@ fn account_kind(code: Option<&str>) -> AccountKind {
 /// `STMTTRN` records with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
 /// removes the corrected record, `REPLACE` puts this one in its place.
 fn transactions(
+    account: &str,
     list: &[&Element],
     currency: &str,
     place: &str,
 ) -> Result<Vec<SnapshotTransaction>, String> {
     let mut records: Vec<(Option<String>, SnapshotTransaction)> = Vec::new();
-    let mut references = Vec::new();
+    let mut identities = Vec::new();
     // FITIDs that a later record corrects (replaces or deletes).
     let mut corrected: HashSet<String> = HashSet::new();
     for (n, item) in list.iter().enumerate() {
@@ -261,14 +262,12 @@ fn transactions(
         let memo = item.text_at("MEMO").map(str::to_owned);
         let fitid = item.text_at("FITID").map(str::to_owned);
         let day = date(posted, &at)?;
-        references.push((
-            fitid.clone(),
-            format!(
-                "{day}|{value}|{}|{}",
-                name.as_deref().unwrap_or(""),
-                memo.as_deref().unwrap_or("")
-            ),
-        ));
+        identities.push(EntryIdentity {
+            reference: fitid.clone(),
+            date: day,
+            amount: value,
+            text: identity_text(&[name.as_deref(), memo.as_deref()]),
+        });
         records.push((
             fitid,
             SnapshotTransaction {
@@ -286,7 +285,7 @@ fn transactions(
             },
         ));
     }
-    let ids = unique_ids(&references, "");
+    let ids = entry_ids(account, &identities, "");
     let mut out: Vec<SnapshotTransaction> = Vec::with_capacity(records.len());
     for ((fitid, mut record), id) in records.into_iter().zip(ids) {
         record.provider_id = id;
@@ -354,6 +353,7 @@ fn cash_statement(
         .is_none()
         .then(|| format!("Imported {currency} account (the file names no account)"));
     let account_id = given_id.unwrap_or_else(|| format!("unidentified-{currency}"));
+    let account_key = account_id.clone();
     let list: Vec<&Element> = statement
         .child("BANKTRANLIST")
         .map(|l| l.children("STMTTRN").collect())
@@ -368,7 +368,7 @@ fn cash_statement(
             account_kind(account.text_at("ACCTTYPE"))
         },
         currency: currency.clone(),
-        transactions: transactions(&list, &currency, &place)?,
+        transactions: transactions(&account_key, &list, &currency, &place)?,
         opening_booked: None,
         closing_booked: ledger
             .and_then(|l| l.text_at("BALAMT"))
@@ -430,8 +430,8 @@ fn investment_statement(
             }
         }
     }
-    let mut records = transactions(&cash, &currency, &place)?;
-    let mut references = Vec::new();
+    let mut records = transactions(&account_id, &cash, &currency, &place)?;
+    let mut identities = Vec::new();
     let mut trade_records = Vec::new();
     for (n, trade) in trades.iter().enumerate() {
         let at = format!("{place}, trade {}", n + 1);
@@ -469,7 +469,12 @@ fn investment_statement(
         .collect::<Vec<_>>()
         .join(" ");
         let fitid = invtran.text_at("FITID").map(str::to_owned);
-        references.push((fitid, format!("{day}|{value}|{description}")));
+        identities.push(EntryIdentity {
+            reference: fitid,
+            date: day,
+            amount: value,
+            text: description.clone(),
+        });
         trade_records.push(SnapshotTransaction {
             provider_id: String::new(),
             pending_provider_id: None,
@@ -483,7 +488,7 @@ fn investment_statement(
     }
     for (record, id) in trade_records
         .iter_mut()
-        .zip(unique_ids(&references, "trade:"))
+        .zip(entry_ids(&account_id, &identities, "trade:"))
     {
         record.provider_id = id;
     }
@@ -693,7 +698,8 @@ mod tests {
             .iter()
             .map(|t| (t.provider_id.as_str(), t.amount.to_string()))
             .collect();
-        assert_eq!(ids, vec![("A2", "-12.00".to_owned())]);
+        // An id is the FITID with its date and amount (docs/imports.md, identity).
+        assert_eq!(ids, vec![("A2@2024-01-01/-12.00", "-12.00".to_owned())]);
         assert_eq!(
             statements[0].balance.as_ref().unwrap().current.to_string(),
             "100.00"
