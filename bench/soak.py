@@ -3,10 +3,12 @@
 only) under mixed traffic for a bounded time, then a verdict.
 
 - Personal API (demo data): readers list accounts, pages and full lists of
-  transactions and balances; an importer uploads a new small OFX statement
-  each round (the database grows as it would).
-- Platform API: an app's user rotates its refresh token and reads with each
-  new access token.
+  transactions and balances; an importer uploads a year of monthly-sized
+  OFX statements (60 of them, 20 entries each) again and again, as a
+  person re-importing their files would: the first round stores, later
+  rounds find everything already there.
+- Platform API: two apps' users read with their access token and rotate
+  their refresh token every 25 reads (a client refreshing often).
 
 Reports requests and errors per kind and each server's RSS after warm-up
 and at the end. Fails (exit 1) on any error or an RSS growth of 10% or
@@ -33,6 +35,10 @@ import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "target" / "release"
+# Distinct statements the importer cycles through.
+STATEMENTS = 60
+# Bearer reads between two refreshes of a Platform user's token.
+READS_PER_REFRESH = 25
 
 
 class Stats:
@@ -154,10 +160,11 @@ def personal_importer(url, key, stats, until, cap):
     n = 0
     while time.time() < until and stats.total() < cap:
         boundary = f"soak{n}"
+        number = n % STATEMENTS
         body = (
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"soak{n}.ofx\"\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"soak{number}.ofx\"\r\n"
             "Content-Type: application/octet-stream\r\n\r\n"
-        ).encode() + statement(n) + f"\r\n--{boundary}--\r\n".encode()
+        ).encode() + statement(number) + f"\r\n--{boundary}--\r\n".encode()
         headers = {"x-api-key": key, "Content-Type": f"multipart/form-data; boundary={boundary}"}
         status, answer = client.request("POST", "/api/v1/imports", body=body, headers=headers)
         stats.count("import", status == 200, f"{status} {answer[:200]!r}")
@@ -189,10 +196,11 @@ def platform_refresher(url, client_id, secret, email, stats, until, cap):
             return
         answer = json.loads(body)
         refresh = answer["refresh_token"]
-        status, body = client.request(
-            "GET", "/api/platform/v1/accounts", headers={"Authorization": f"Bearer {answer['access_token']}"}
-        )
-        stats.count("bearer read", status == 200, f"{status} {body[:200]!r}")
+        for _ in range(READS_PER_REFRESH):
+            status, body = client.request(
+                "GET", "/api/platform/v1/accounts", headers={"Authorization": f"Bearer {answer['access_token']}"}
+            )
+            stats.count("bearer read", status == 200, f"{status} {body[:200]!r}")
 
 
 def main():
@@ -246,6 +254,10 @@ def main():
             for process in (personal, platform):
                 process.terminate()
                 process.wait(timeout=30)
+            # The servers' logs outlive the temporary databases.
+            for name, directory in (("personal-api", personal_dir), ("platform-api", platform_dir)):
+                kept = ROOT / "target" / f"soak-{name}.log"
+                kept.write_text((directory / "server.log").read_text())
     total = sum(stats.requests.values())
     errors = sum(stats.errors.values())
     print(f"\nSoak: {args.seconds} s, {total} requests ({total / args.seconds:.0f}/s), {errors} errors")
@@ -253,6 +265,7 @@ def main():
         print(f"  {kind:<12} {stats.requests[kind]:>9} requests  {stats.errors.get(kind, 0)} errors")
     for sample in stats.samples:
         print(f"  error: {sample}")
+    print("  server logs: target/soak-personal-api.log, target/soak-platform-api.log")
     growth_ok = True
     for name in baseline:
         growth = (final[name] - baseline[name]) / baseline[name] * 100

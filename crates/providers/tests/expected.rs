@@ -90,7 +90,11 @@ fn every_expected_row_imports_with_its_figures_or_is_refused_clearly() {
                 match parsed {
                     Err(reason) if !reason.is_empty() => {}
                     Err(_) => wrong.push(format!("{}: refused without a reason", row.file)),
-                    Ok(statements) => wrong.push(format!("{}: read {} statements, expected a refusal", row.file, statements.len())),
+                    Ok(statements) => wrong.push(format!(
+                        "{}: read {} statements, expected a refusal",
+                        row.file,
+                        statements.len()
+                    )),
                 }
                 continue;
             }
@@ -101,9 +105,13 @@ fn every_expected_row_imports_with_its_figures_or_is_refused_clearly() {
                     continue;
                 }
             };
-            let user = users::create_personal_user(&mut db.conn().unwrap(), &format!("row{n}@example.com"), now())
-                .unwrap()
-                .id;
+            let user = users::create_personal_user(
+                &mut db.conn().unwrap(),
+                &format!("row{n}@example.com"),
+                now(),
+            )
+            .unwrap()
+            .id;
             import::store(&mut db.conn().unwrap(), user, statements.clone(), now()).unwrap();
             let first = stored(db, user);
             if (first.0, first.1) != (row.transactions, row.sum) {
@@ -115,9 +123,18 @@ fn every_expected_row_imports_with_its_figures_or_is_refused_clearly() {
             import::store(&mut db.conn().unwrap(), user, statements, now()).unwrap();
             let again = stored(db, user);
             if again != first {
-                wrong.push(format!("{}: importing again changed {first:?} to {again:?}", row.file));
+                wrong.push(format!(
+                    "{}: importing again changed {first:?} to {again:?}",
+                    row.file
+                ));
             }
         }
-        assert!(wrong.is_empty(), "{} of {} rows disagree:\n{}", wrong.len(), rows.len(), wrong.join("\n"));
+        assert!(
+            wrong.is_empty(),
+            "{} of {} rows disagree:\n{}",
+            wrong.len(),
+            rows.len(),
+            wrong.join("\n")
+        );
     });
 }

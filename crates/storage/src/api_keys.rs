@@ -37,7 +37,7 @@ pub fn insert_api_key(
     conn: &mut AnyConnection,
     key: &NewApiKey<'_>,
 ) -> StorageResult<ApiKeyRecord> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         if let Some(scope) = key.account_scope {
             let owned: Vec<i64> = accounts::table
                 .filter(accounts::user_id.eq(key.user_id))
@@ -147,7 +147,7 @@ pub fn revoke(
     key_id: i64,
     now: NaiveDateTime,
 ) -> StorageResult<ApiKeyRecord> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         diesel::update(
             api_keys::table
                 .find(key_id)

@@ -63,7 +63,7 @@ pub struct NewApp<'a> {
 }
 
 pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<AppRecord> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         let id: i64 = diesel::insert_into(apps::table)
             .values((
                 apps::client_id.eq(new.client_id),
@@ -227,7 +227,7 @@ pub fn update_app_user(
     changes: &AppUserChanges<'_>,
     now: NaiveDateTime,
 ) -> StorageResult<UserRecord> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         if let Some(email) = changes.email {
             diesel::update(users::table.find(user_id))
                 .set(users::email.eq(email))

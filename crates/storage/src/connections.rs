@@ -102,7 +102,7 @@ pub fn create_connection(
     conn: &mut AnyConnection,
     new: &NewConnection<'_>,
 ) -> StorageResult<ConnectionRecord> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         let institution_id = upsert_institution(conn, new.provider, new.institution)?;
         let id: i64 = diesel::insert_into(connections::table)
             .values((
@@ -355,7 +355,7 @@ pub fn take_daily_quota(
     today: chrono::NaiveDate,
     limit: i32,
 ) -> StorageResult<bool> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         let (day, used): (Option<chrono::NaiveDate>, i32) = connections::table
             .find(id)
             .select((connections::quota_day, connections::quota_used))

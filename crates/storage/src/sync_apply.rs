@@ -21,7 +21,7 @@ pub fn apply_snapshot(
     snapshot: &ProviderSnapshot,
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         let connection = connections::get_connection(conn, connection_id)?;
         upsert_institution(conn, connection.provider, &snapshot.institution)?;
         let known_accounts: HashSet<String> = accounts::table
@@ -262,7 +262,7 @@ pub fn apply_for_job(
     next_sync_at: NaiveDateTime,
 ) -> StorageResult<Option<SyncSummary>> {
     use crate::sync_jobs;
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         if !sync_jobs::renew_lease(conn, job, lease_until)? {
             return Ok(None);
         }
@@ -289,7 +289,7 @@ pub fn apply_all(
     snapshots: &[ProviderSnapshot],
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {
-    conn.transaction(|conn| {
+    conn.atomically(|conn| {
         let mut total = SyncSummary::default();
         for snapshot in snapshots {
             total += apply_snapshot(conn, connection_id, snapshot, now)?;

@@ -7,7 +7,7 @@ use crate::read::{self, TransactionFilter, TransactionPosition};
 use crate::testing::on_every_backend;
 use crate::{AnyConnection, Database, StorageError, sync_apply, users};
 use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
-use diesel::connection::{Connection, Instrumentation, InstrumentationEvent};
+use diesel::connection::{Connection, Instrumentation, InstrumentationEvent, SimpleConnection};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tributary_domain::access::Viewer;
@@ -630,4 +630,26 @@ fn reads_in_one_snapshot_agree_while_a_writer_commits_between_them() {
             2
         );
     });
+}
+
+#[test]
+fn on_sqlite_a_unit_of_work_holds_the_write_lock_from_its_first_read() {
+    // A deferred SQLite transaction that reads, then writes after another
+    // connection committed, fails at once with "database is locked" (no
+    // busy wait): a sync or an import racing an API key's last-use update
+    // answered 500. `atomically` begins IMMEDIATE, so no writer can slip in
+    // between. (PostgreSQL has no such failure: writers take row locks.)
+    let database = crate::testing::TestDatabase::sqlite();
+    let db = database.db();
+    let conn = &mut *db.conn().unwrap();
+    let (_, connection) = user_with_connection(conn, "lock@example.com", Provider::Sandbox);
+    conn.atomically(|conn| {
+        connections::get_connection(conn, connection)?;
+        let other = &mut *db.conn().unwrap();
+        other.batch_execute("PRAGMA busy_timeout = 0").unwrap();
+        let err = other.batch_execute("BEGIN IMMEDIATE").unwrap_err();
+        assert!(err.to_string().contains("locked"), "{err}");
+        Ok(())
+    })
+    .unwrap();
 }

@@ -203,7 +203,10 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         });
     }
     let account_key = given_id.as_deref().unwrap_or(&currency);
-    for (transaction, id) in parsed.iter_mut().zip(entry_ids(account_key, &identities, "")) {
+    for (transaction, id) in parsed
+        .iter_mut()
+        .zip(entry_ids(account_key, &identities, ""))
+    {
         transaction.provider_id = id;
     }
     let closing = find(&["CLBD", "ITBD"]);

@@ -156,19 +156,18 @@ const CREDIT_NAMES: &[&str] = &[
     "entrate",
 ];
 const CURRENCY_NAMES: &[&str] = &[
-    "currency",
-    "ccy",
-    "währung",
-    "waehrung",
-    "valuta",
-    "munt",
-    "devise",
-    "monnaie",
-    "monn.",
-    "moneda",
-    "divisa",
+    "currency", "ccy", "währung", "waehrung", "valuta", "munt", "devise", "monnaie", "monn.",
+    "moneda", "divisa",
 ];
-const DEBIT_CREDIT_NAMES: &[&str] = &["transaction type", "debit/credit", "soll/haben", "af bij", "af/bij", "cd", "dr/cr"];
+const DEBIT_CREDIT_NAMES: &[&str] = &[
+    "transaction type",
+    "debit/credit",
+    "soll/haben",
+    "af bij",
+    "af/bij",
+    "cd",
+    "dr/cr",
+];
 const DESCRIPTION_NAMES: &[&str] = &[
     "description",
     "description 1",
@@ -219,7 +218,10 @@ fn header_name(cell: &str) -> (String, Option<String>) {
         && unit.len() == 3
         && unit.chars().all(|c| c.is_ascii_alphabetic())
     {
-        return (lower[..open].trim().to_owned(), Some(unit.to_ascii_uppercase()));
+        return (
+            lower[..open].trim().to_owned(),
+            Some(unit.to_ascii_uppercase()),
+        );
     }
     (lower, None)
 }
@@ -241,10 +243,12 @@ impl CsvProfile {
             return None;
         }
         // `Amount (USD)`: the header names the currency.
-        let unit = [&amount, &debit, &credit].into_iter().find_map(|c| match c {
-            Some(Column::Index(i)) => names[*i].1.clone(),
-            _ => None,
-        });
+        let unit = [&amount, &debit, &credit]
+            .into_iter()
+            .find_map(|c| match c {
+                Some(Column::Index(i)) => names[*i].1.clone(),
+                _ => None,
+            });
         Some(CsvProfile {
             delimiter: None,
             has_header: true,
@@ -342,8 +346,12 @@ fn symbol_currency(text: &str) -> Option<&'static str> {
 /// money in (`Some(false)`), or neither.
 fn is_debit(text: &str) -> Option<bool> {
     match text.trim().to_lowercase().as_str() {
-        "debit" | "dr" | "d" | "db" | "soll" | "s" | "af" | "débit" | "cargo" | "dare" => Some(true),
-        "credit" | "cr" | "c" | "haben" | "h" | "bij" | "crédit" | "abono" | "avere" => Some(false),
+        "debit" | "dr" | "d" | "db" | "soll" | "s" | "af" | "débit" | "cargo" | "dare" => {
+            Some(true)
+        }
+        "credit" | "cr" | "c" | "haben" | "h" | "bij" | "crédit" | "abono" | "avere" => {
+            Some(false)
+        }
         _ => None,
     }
 }
@@ -520,8 +528,14 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
     let currency = records
         .first()
         .map_or_else(|| profile.currency.clone(), |r| r.currency.clone());
-    let account_key = profile.account.clone().unwrap_or_else(|| format!("unidentified-{currency}"));
-    for (record, id) in records.iter_mut().zip(entry_ids(&account_key, &identities, "csv:")) {
+    let account_key = profile
+        .account
+        .clone()
+        .unwrap_or_else(|| format!("unidentified-{currency}"));
+    for (record, id) in records
+        .iter_mut()
+        .zip(entry_ids(&account_key, &identities, "csv:"))
+    {
         record.provider_id = id;
     }
     let account_name = profile

@@ -212,9 +212,16 @@ fn is_placeholder(reference: &str) -> bool {
     let reference = reference.trim();
     reference.is_empty()
         || reference.chars().all(|c| c == '0')
-        || ["NONREF", "NOTPROVIDED", "NOT PROVIDED", "EREF", "NONE", "N/A"]
-            .iter()
-            .any(|p| reference.eq_ignore_ascii_case(p))
+        || [
+            "NONREF",
+            "NOTPROVIDED",
+            "NOT PROVIDED",
+            "EREF",
+            "NONE",
+            "N/A",
+        ]
+        .iter()
+        .any(|p| reference.eq_ignore_ascii_case(p))
 }
 
 /// Provider ids for a statement's entries, unique within the account and
