@@ -55,7 +55,7 @@ fn fields(text: &str) -> Vec<Vec<Field>> {
             index += 1;
         }
     }
-    for (line_number, raw) in &lines {
+    for (position, (line_number, raw)) in lines.iter().enumerate() {
         let line_number = *line_number;
         // Whitespace, and SWIFT's SOH/ETX control characters, around lines.
         let mut line = raw
@@ -65,7 +65,12 @@ fn fields(text: &str) -> Vec<Vec<Field>> {
         if let Some(start) = line.find("{4:") {
             line = &line[start + 3..];
         }
-        if line.trim() == "-" || line.trim() == "-}" || line.starts_with("-}") {
+        let ends_block = line.trim() == "-}" || line.starts_with("-}");
+        // A lone `-` ends a message, unless the statement's own fields go on
+        // after it: then it was a wrapped line of details that starts with
+        // a dash.
+        let lone_dash = line.trim() == "-" && !continues_statement(&lines[position + 1..]);
+        if ends_block || lone_dash {
             if !current.is_empty() {
                 messages.push(std::mem::take(&mut current));
             }
@@ -98,6 +103,45 @@ fn fields(text: &str) -> Vec<Vec<Field>> {
         messages.push(current);
     }
     messages
+}
+
+/// Whether the next field after a lone `-` belongs to the same statement
+/// (a transaction, its details or a closing balance) rather than opening a
+/// new message.
+fn continues_statement(rest: &[(usize, String)]) -> bool {
+    rest.iter()
+        .map(|(_, line)| line.trim())
+        .find(|line| !line.is_empty())
+        .and_then(tag_of)
+        .is_some_and(|(tag, _)| matches!(tag, "61" | "86" | "62F" | "62M" | "64" | "65"))
+}
+
+/// An account field (`:25:`) without the currency some banks append
+/// (`NL54INGB0001234500EUR`, `NL84RABO0121212121 EUR`), and that currency.
+fn account_and_currency(value: &str) -> (String, Option<String>) {
+    let value = value.trim();
+    let split = value
+        .len()
+        .checked_sub(3)
+        .filter(|at| *at > 0)
+        .and_then(|at| {
+            let (id, suffix) = value.split_at_checked(at)?;
+            let code = suffix.chars().all(|c| c.is_ascii_uppercase());
+            let before = id
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_digit() || c == ' ' || c == '/');
+            (code && before).then(|| {
+                (
+                    id.trim_end_matches([' ', '/']).to_owned(),
+                    suffix.to_owned(),
+                )
+            })
+        });
+    match split {
+        Some((id, code)) if !id.is_empty() => (id, Some(code)),
+        _ => (value.to_owned(), None),
+    }
 }
 
 /// A `YYMMDD` date; a day past the month's end (30 February, which some
@@ -319,8 +363,23 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
     if messages.is_empty() {
         return Err("no MT940/MT942 field (:20:, :25:, :61:…) in the file".into());
     }
-    messages
+    // A message of nothing but a reference (a trailing bare `:20:`) is no
+    // statement.
+    let statements: Vec<&Vec<Field>> = messages
         .iter()
+        .filter(|fields| {
+            fields
+                .iter()
+                .any(|f| !matches!(f.tag.as_str(), "20" | "28C" | "28"))
+        })
+        .collect();
+    if statements.is_empty() {
+        return Err(
+            "the file holds no statement: only references (:20:), no account, balance or transaction".into(),
+        );
+    }
+    statements
+        .into_iter()
         .enumerate()
         .map(|(n, fields)| statement(fields, n + 1))
         .collect()
@@ -330,11 +389,12 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
     let interim = fields
         .iter()
         .any(|f| f.tag == "13D" || f.tag.starts_with("34") || f.tag.starts_with("90"));
-    let given_account = fields
+    let (given_account, account_currency) = fields
         .iter()
         .find(|f| f.tag == "25")
-        .map(|f| f.value.replace('\n', "").trim().to_owned())
-        .filter(|a| !a.is_empty());
+        .map(|f| account_and_currency(&f.value.replace('\n', "")))
+        .filter(|(a, _)| !a.is_empty())
+        .map_or((None, None), |(a, c)| (Some(a), c));
     let account = given_account.clone().unwrap_or_default();
     let find = |tags: &[&str]| fields.iter().find(|f| tags.contains(&f.tag.as_str()));
     let opening = find(&["60F", "60M"]).map(balance).transpose()?;
@@ -345,12 +405,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         .into_iter()
         .find_map(|b| b.as_ref().and_then(|b| b.2.clone()))
         .or_else(|| find(&["34F"]).and_then(|f| f.value.get(..3).map(str::to_owned)))
-        .or_else(|| {
-            account
-                .get(account.len().saturating_sub(3)..)
-                .filter(|c| c.chars().all(|ch| ch.is_ascii_uppercase()))
-                .map(str::to_owned)
-        })
+        .or(account_currency)
         // ISO 4217's "no currency", for snippets that state none.
         .unwrap_or_else(|| "XXX".to_owned());
 
@@ -444,8 +499,11 @@ mod tests {
                 }
                 Err(err) => {
                     let meant_broken = ["invalid", "broken", "empty_non_swift", "malformed"];
+                    // Files of a bare `:20:` (empty_line.sta, reference.sta)
+                    // hold no statement.
                     assert!(
-                        meant_broken.iter().any(|b| file.contains(b)),
+                        meant_broken.iter().any(|b| file.contains(b))
+                            || err.contains("holds no statement"),
                         "{file}: {err}"
                     );
                     assert!(
@@ -545,5 +603,30 @@ mod tests {
             let _ = parse(input);
         }
         assert!(parse(b":20:X\n:25:NL01\n:60F:Z\n").is_err());
+    }
+
+    #[test]
+    fn a_wrapped_line_that_is_a_dash_does_not_end_the_statement() {
+        let file =
+            testdata_bytes("zilverline-mt940/spec/fixtures/rabobank/dash_as_start_of_line.txt");
+        let statements = parse(&file).unwrap();
+        assert_eq!(statements.len(), 1);
+        assert_eq!(statements[0].account_id, "NL84RABO01212121212");
+        assert_eq!(statements[0].currency, "EUR");
+        assert_eq!(
+            statements[0].closing_booked.unwrap().to_string(),
+            "11000.50"
+        );
+    }
+
+    #[test]
+    fn currency_suffixes_leave_account_ids_and_a_bare_reference_is_no_statement() {
+        let file = ":20:STMT\n:25:NL54INGB0001234500EUR\n:28C:1\n:60F:C260101EUR1,00\n\
+                    :61:2601020102D1,00NTRFNONREF\n:62F:C260102EUR0,00\n-\n:20:TRAILING\n";
+        let statements = parse(file.as_bytes()).unwrap();
+        assert_eq!(statements.len(), 1);
+        assert_eq!(statements[0].account_id, "NL54INGB0001234500");
+        let snapshot = statements[0].clone().into_snapshot();
+        assert_eq!(snapshot.accounts[0].mask.as_deref(), Some("4500"));
     }
 }
