@@ -405,6 +405,9 @@ fn import(
                     summary.updated,
                     summary.unchanged
                 );
+                for note in &summary.notes {
+                    println!("  note: {note}");
+                }
                 total.statements += summary.statements;
                 total.added += summary.added;
                 total.updated += summary.updated;

@@ -31,6 +31,9 @@ struct ImportAnswer {
     added: usize,
     updated: usize,
     skipped: usize,
+    /// What the readers had to decide or found wrong (a date taken from
+    /// the statement, a balance that does not add up).
+    notes: Vec<String>,
 }
 
 fn too_large() -> ApiError {
@@ -182,5 +185,6 @@ async fn upload<A: Authenticated>(
         added: summary.added,
         updated: summary.updated,
         skipped: summary.unchanged,
+        notes: summary.notes,
     }))
 }

@@ -107,14 +107,71 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
             container.name
         ));
     }
+    // The message's creation time: mandatory, and the last date to fall
+    // back on.
+    let message_date = container.at("GrpHdr/CreDtTm").and_then(|e| day(&e.text));
     records
         .iter()
         .enumerate()
-        .map(|(n, r)| statement(r, kind, n + 1))
+        .map(|(n, r)| statement(r, kind, n + 1, message_date))
         .collect()
 }
 
-fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, String> {
+/// The date at the start of an ISO date or date-time.
+fn day(text: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(text.trim().get(..10)?, "%Y-%m-%d").ok()
+}
+
+/// The statement's own date, along the standard's chain of optional
+/// elements: its creation time, the end of its period, its closing
+/// balance's date, then the message's creation time (mandatory). Returns
+/// the date and which element gave it.
+fn statement_date(
+    record: &Element,
+    closing_date: Option<NaiveDate>,
+    message_date: Option<NaiveDate>,
+) -> Option<(NaiveDate, &'static str)> {
+    let period_end = record
+        .at("FrToDt/ToDtTm")
+        .or_else(|| record.at("FrToDt/ToDt"))
+        .and_then(|e| day(&e.text));
+    [
+        (
+            record.child("CreDtTm").and_then(|e| day(&e.text)),
+            "Stmt/CreDtTm",
+        ),
+        (period_end, "FrToDt"),
+        (closing_date, "the closing balance's date"),
+        (message_date, "GrpHdr/CreDtTm"),
+    ]
+    .into_iter()
+    .find_map(|(date, source)| date.map(|d| (d, source)))
+}
+
+/// A readable label for an entry that carries no text: its bank transaction
+/// code and, for a batch, how many transactions it books.
+fn code_label(entry: &Element) -> Option<String> {
+    let code = entry
+        .text_at("BkTxCd/Prtry/Cd")
+        .or_else(|| entry.text_at("BkTxCd/Domn/Fmly/SubFmlyCd"))
+        .or_else(|| entry.text_at("BkTxCd/Domn/Cd"));
+    let batch = entry
+        .text_at("NtryDtls/Btch/NbOfTxs")
+        .and_then(|n| n.parse::<u64>().ok());
+    match (batch, code) {
+        (Some(n), Some(code)) => Some(format!("Batch of {n} transactions ({code})")),
+        (Some(n), None) => Some(format!("Batch of {n} transactions")),
+        (None, Some(code)) => Some(format!("Bank transaction {code}")),
+        (None, None) => None,
+    }
+}
+
+fn statement(
+    record: &Element,
+    kind: Kind,
+    number: usize,
+    message_date: Option<NaiveDate>,
+) -> Result<Statement, String> {
     let place = format!("statement {number}");
     let empty = Element::default();
     let account = record.child("Acct").unwrap_or(&empty);
@@ -151,9 +208,10 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         })
         .filter(|c| !c.is_empty())
         .ok_or_else(|| format!("{place}: no currency is given"))?;
-    let statement_date = record
-        .text_at("CreDtTm")
-        .and_then(|t| NaiveDate::parse_from_str(t.get(..10)?, "%Y-%m-%d").ok());
+    let closing_date = find(&["CLBD", "ITBD"]).and_then(|b| b.3);
+    let statement_date = statement_date(record, closing_date, message_date);
+    let mut notes = Vec::new();
+    let mut dated_by_statement = 0;
 
     let mut parsed = Vec::with_capacity(entries.len());
     let mut identities = Vec::with_capacity(entries.len());
@@ -164,13 +222,19 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
             .text_at("Sts")
             .or_else(|| entry.text_at("Sts/Cd"))
             .unwrap_or("BOOK");
-        let booked = date(entry.child("BookgDt"))
-            .or_else(|| date(entry.child("ValDt")))
-            .or(statement_date);
-        let Some(booked) = booked else {
-            return Err(format!("{at}: no booking or value date"));
+        // Booking and value dates are optional (ISO 20022); the statement
+        // then dates its entry.
+        let booked = match date(entry.child("BookgDt")).or_else(|| date(entry.child("ValDt"))) {
+            Some(day) => day,
+            None => {
+                let (day, _) = statement_date.ok_or_else(|| {
+                    format!("{at}: no booking or value date, and the file is dated nowhere")
+                })?;
+                dated_by_statement += 1;
+                day
+            }
         };
-        let description = description(entry);
+        let description = description(entry).or_else(|| code_label(entry));
         let merchant = counterparty(entry, amount.is_sign_negative());
         // Only the entry's own AcctSvcrRef is unique per account (ISO 20022:
         // "unambiguously identify the entry"); NtryRef and the transaction
@@ -217,18 +281,33 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         currency: currency.clone(),
         as_of: b
             .3
-            .or(statement_date)
+            .or(statement_date.map(|(d, _)| d))
             .unwrap_or_default()
             .and_time(chrono::NaiveTime::MIN)
             .and_utc(),
     });
+    if let (true, Some((day, source))) = (dated_by_statement > 0, statement_date) {
+        notes.push(format!(
+            "{place}: {dated_by_statement} entries have no booking or value date; dated {day} from {source}"
+        ));
+    }
     // A file that names no account (some exports omit <Acct>) goes to one
     // account per currency, named so the user can tell.
-    let account_name = account.text_at("Nm").map(str::to_owned).or_else(|| {
-        given_id
-            .is_none()
-            .then(|| format!("Imported {currency} account (the file names no account)"))
-    });
+    // The account's name, else its owner's, as the statement gives them.
+    let account_name = account
+        .text_at("Nm")
+        .or_else(|| account.text_at("Ownr/Nm"))
+        .map(str::to_owned)
+        .or_else(|| {
+            given_id
+                .is_none()
+                .then(|| format!("Imported {currency} account (the file names no account)"))
+        });
+    let servicer = account
+        .text_at("Svcr/FinInstnId/Nm")
+        .or_else(|| account.text_at("Svcr/FinInstnId/BICFI"))
+        .or_else(|| account.text_at("Svcr/FinInstnId/BIC"))
+        .map(str::to_owned);
     Ok(Statement {
         account_id: given_id.unwrap_or_else(|| format!("unidentified-{currency}")),
         account_name,
@@ -239,6 +318,8 @@ fn statement(record: &Element, kind: Kind, number: usize) -> Result<Statement, S
         closing_booked: find(&["CLBD"]).map(|b| b.1),
         balance,
         holdings: None,
+        servicer,
+        notes,
     })
 }
 

@@ -552,6 +552,8 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
         closing_booked: None,
         balance: None,
         holdings: None,
+        servicer: None,
+        notes: Vec::new(),
     }])
 }
 

@@ -97,6 +97,11 @@ pub struct Statement {
     /// The balance the statement ends on, as a snapshot at its date.
     pub balance: Option<SnapshotBalance>,
     pub holdings: Option<Vec<SnapshotHolding>>,
+    /// The bank that keeps the account (name or BIC), where the file says.
+    pub servicer: Option<String>,
+    /// What the reader had to decide or found wrong (a date taken from the
+    /// statement, a balance that does not add up): said to the user.
+    pub notes: Vec<String>,
 }
 
 /// The account id of a statement that names no account (one per currency).
@@ -124,9 +129,13 @@ impl Statement {
         ProviderSnapshot {
             institution: file_institution(),
             accounts: vec![SnapshotAccount {
-                name: self
-                    .account_name
-                    .unwrap_or_else(|| format!("Account …{}", mask.clone().unwrap_or_default())),
+                name: self.account_name.unwrap_or_else(|| {
+                    let number = format!("Account …{}", mask.clone().unwrap_or_default());
+                    match &self.servicer {
+                        Some(bank) => format!("{number} at {bank}"),
+                        None => number,
+                    }
+                }),
                 provider_account_id: self.account_id,
                 kind: self.kind,
                 currency: self.currency,
@@ -188,7 +197,30 @@ pub fn parse_with_profile(
                 .to_owned(),
         );
     }
-    Ok(statements)
+    Ok(statements.into_iter().map(check_arithmetic).collect())
+}
+
+/// Notes a statement whose entries do not take its opening balance to its
+/// closing one. It still imports: the bank's file is the record, and the
+/// user should know.
+fn check_arithmetic(mut statement: Statement) -> Statement {
+    if let (Some(opening), Some(closing)) = (statement.opening_booked, statement.closing_booked) {
+        let booked: Decimal = statement
+            .transactions
+            .iter()
+            .filter(|t| !t.is_pending)
+            .map(|t| t.amount)
+            .sum();
+        if opening + booked != closing {
+            statement.notes.push(format!(
+                "account {}: opening balance {opening} + entries {booked} = {}, but the statement closes at {closing} (a difference of {})",
+                statement.account_id,
+                opening + booked,
+                closing - opening - booked
+            ));
+        }
+    }
+    statement
 }
 
 /// What identifies one entry of a statement, for its provider id.
@@ -285,6 +317,8 @@ pub struct ImportSummary {
     pub updated: usize,
     /// Transactions already stored exactly so (a re-import, an overlap).
     pub unchanged: usize,
+    /// What the readers had to decide or found wrong, per statement.
+    pub notes: Vec<String>,
 }
 
 /// Stores a file's statements for a user, all or nothing, through the
@@ -314,6 +348,7 @@ pub fn store(
     let accounts: std::collections::HashSet<String> =
         statements.iter().map(|s| s.account_id.clone()).collect();
     let count = statements.len();
+    let notes: Vec<String> = statements.iter().flat_map(|s| s.notes.clone()).collect();
     let snapshots: Vec<ProviderSnapshot> = statements
         .into_iter()
         .map(Statement::into_snapshot)
@@ -325,5 +360,6 @@ pub fn store(
         added: applied.transactions_added,
         updated: applied.transactions_updated,
         unchanged: applied.transactions_unchanged,
+        notes,
     })
 }

@@ -472,6 +472,8 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
             as_of: day.and_time(chrono::NaiveTime::MIN).and_utc(),
         }),
         holdings: None,
+        servicer: None,
+        notes: Vec::new(),
     })
 }
 

@@ -354,10 +354,11 @@ fn cash_statement(
         .then(|| format!("Imported {currency} account (the file names no account)"));
     let account_id = given_id.unwrap_or_else(|| format!("unidentified-{currency}"));
     let account_key = account_id.clone();
+    // Every BANKTRANLIST: some banks split a statement into several.
     let list: Vec<&Element> = statement
-        .child("BANKTRANLIST")
-        .map(|l| l.children("STMTTRN").collect())
-        .unwrap_or_default();
+        .children("BANKTRANLIST")
+        .flat_map(|l| l.children("STMTTRN"))
+        .collect();
     let ledger = statement.child("LEDGERBAL");
     Ok(Statement {
         account_id,
@@ -376,6 +377,8 @@ fn cash_statement(
             .transpose()?,
         balance: balance(ledger, statement.child("AVAILBAL"), &currency, &place)?,
         holdings: None,
+        servicer: None,
+        notes: Vec::new(),
     })
 }
 
@@ -578,6 +581,8 @@ fn investment_statement(
                 .and_utc(),
         }),
         holdings: Some(holdings),
+        servicer: None,
+        notes: Vec::new(),
     })
 }
 
@@ -734,5 +739,16 @@ mod tests {
                 String::from_utf8_lossy(input)
             );
         }
+    }
+
+    #[test]
+    fn every_transaction_list_of_a_statement_is_read() {
+        let file = "OFXHEADER:100\nDATA:OFXSGML\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD\
+            <BANKACCTFROM><ACCTID>1234</BANKACCTFROM>\
+            <BANKTRANLIST><STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240101<TRNAMT>-1.00<FITID>A</STMTTRN></BANKTRANLIST>\
+            <BANKTRANLIST><STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240102<TRNAMT>-2.00<FITID>B</STMTTRN></BANKTRANLIST>\
+            </STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
+        let statements = parse(file.as_bytes()).unwrap();
+        assert_eq!(statements[0].transactions.len(), 2);
     }
 }
