@@ -6,6 +6,7 @@
 use chrono::{TimeZone, Utc};
 use tributary_domain::access::Viewer;
 use tributary_domain::model::Provider;
+use tributary_domain::money::Decimal;
 use tributary_providers::import::{self, Format};
 use tributary_storage::read::{self, TransactionFilter};
 use tributary_storage::testing::{dump_rows, on_every_backend, testdata_bytes};
@@ -209,19 +210,20 @@ fn syncing_everything_leaves_the_statement_connection_alone() {
 /// code, and `entries` given as (reference, amount).
 fn daily_camt(day: u32, entries: &[(&str, &str)]) -> Vec<u8> {
     let date = format!("2026-03-{day:02}");
-    let opening: f64 = 1000.0;
+    let opening = Decimal::new(100_000, 2);
     let mut closing = opening;
     let mut xml = String::new();
     for (reference, amount) in entries {
-        let value: f64 = amount.parse().unwrap();
+        let value: Decimal = amount.parse().unwrap();
         closing += value;
-        let (indicator, absolute) = if value < 0.0 {
-            ("DBIT", -value)
+        let indicator = if value.is_sign_negative() {
+            "DBIT"
         } else {
-            ("CRDT", value)
+            "CRDT"
         };
+        let absolute = value.abs();
         xml.push_str(&format!(
-            "<Ntry>{reference}<Amt Ccy=\"EUR\">{absolute:.2}</Amt><CdtDbtInd>{indicator}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\
+            "<Ntry>{reference}<Amt Ccy=\"EUR\">{absolute}</Amt><CdtDbtInd>{indicator}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\
              <BkTxCd><Prtry><Cd>ATSISK</Cd></Prtry></BkTxCd><NtryDtls><Btch><NbOfTxs>3</NbOfTxs></Btch></NtryDtls></Ntry>"
         ));
     }
@@ -230,8 +232,8 @@ fn daily_camt(day: u32, entries: &[(&str, &str)]) -> Vec<u8> {
          <BkToCstmrStmt><GrpHdr><MsgId>M{day}</MsgId><CreDtTm>{date}T23:10:00</CreDtTm></GrpHdr>\
          <Stmt><Id>S{day}</Id><Acct><Id><IBAN>AT611904300234573201</IBAN></Id><Ownr><Nm>Ada Lovelace</Nm></Ownr>\
          <Svcr><FinInstnId><BICFI>BKAUATWW</BICFI></FinInstnId></Svcr></Acct>\
-         <Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{opening:.2}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
-         <Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{closing:.2}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
+         <Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{opening}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
+         <Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{closing}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
          {xml}</Stmt></BkToCstmrStmt></Document>"
     )
     .into_bytes()
