@@ -384,7 +384,10 @@ fn import(
         bar.set_message(file.display().to_string());
         let outcome = std::fs::read(file)
             .map_err(|err| err.to_string())
-            .and_then(|bytes| import::parse_with_profile(&bytes, format, profile.as_ref()))
+            .and_then(|bytes| {
+                import::parse_with_profile(&bytes, format, profile.as_ref())
+                    .map_err(|err| err.to_string())
+            })
             .and_then(|statements| {
                 import::store(
                     &mut *db.conn().map_err(|e| e.to_string())?,

@@ -106,7 +106,7 @@ pub(crate) async fn read_upload(payload: &mut Multipart) -> Result<Upload, Uploa
 #[derive(Debug)]
 pub(crate) struct UnreadableFile {
     pub name: String,
-    pub reason: String,
+    pub reason: import::ImportError,
 }
 
 /// Reads every uploaded file, first to last, stopping at the first that

@@ -88,7 +88,7 @@ fn every_expected_row_imports_with_its_figures_or_is_refused_clearly() {
             let parsed = import::parse_with_profile(&bytes, None, profile.as_ref());
             if !row.expect_import {
                 match parsed {
-                    Err(reason) if !reason.is_empty() => {}
+                    Err(reason) if !reason.to_string().is_empty() => {}
                     Err(_) => wrong.push(format!("{}: refused without a reason", row.file)),
                     Ok(statements) => wrong.push(format!(
                         "{}: read {} statements, expected a refusal",

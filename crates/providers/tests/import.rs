@@ -19,7 +19,7 @@ fn now() -> chrono::NaiveDateTime {
 }
 
 fn import_file(db: &Database, user: i64, file: &str) -> Result<import::ImportSummary, String> {
-    let statements = import::parse(&testdata_bytes(file), None)?;
+    let statements = import::parse(&testdata_bytes(file), None).map_err(|e| e.to_string())?;
     import::store(&mut db.conn().unwrap(), user, statements, now()).map_err(|e| e.to_string())
 }
 
@@ -122,10 +122,13 @@ fn a_file_that_does_not_read_changes_nothing() {
             None,
         )
         .unwrap_err();
-        assert!(err.contains("no statement"), "{err}");
+        assert!(
+            matches!(&err, import::ImportError::Unreadable { format: Format::Camt, reason } if reason.contains("no statement")),
+            "{err}"
+        );
         let truncated = import::parse(&good[..good.len() / 2], None).unwrap_err();
         assert!(
-            truncated.contains("byte"),
+            truncated.to_string().contains("byte"),
             "the error says where: {truncated}"
         );
         assert_eq!(dump_rows(db), before, "nothing was written");
@@ -360,5 +363,82 @@ fn the_summary_says_which_date_was_used_and_which_balances_do_not_add_up() {
             "{notes}"
         );
         assert!(notes.contains("opening balance 1000.00 + entries -2.00 = 998.00, but the statement closes at 1003.00"), "{notes}");
+    });
+}
+
+/// An MT940 statement of 2026-03-`day`: it opens at `opening`, books
+/// `entry` and closes at `opening + entry`.
+fn mt940_day(day: u32, opening: &str, entry: &str) -> String {
+    let opening: Decimal = opening.parse().unwrap();
+    let entry: Decimal = entry.parse().unwrap();
+    // D/C mark and amount with a decimal comma, as field 60F/61/62F write them.
+    let signed = |amount: Decimal| {
+        let mark = if amount.is_sign_negative() { "D" } else { "C" };
+        (mark, amount.abs().to_string().replace('.', ","))
+    };
+    let balance = |amount: Decimal| {
+        let (mark, figure) = signed(amount);
+        format!("{mark}2603{day:02}EUR{figure}")
+    };
+    let (entry_mark, entry_figure) = signed(entry);
+    format!(
+        ":20:DAY{day}\r\n:25:NL91ABNA0417164300\r\n:28C:{day}/1\r\n:60F:{}\r\n\
+         :61:2603{day:02}{entry_mark}{entry_figure}NTRFNONREF\r\n:86:/NAME/Corner shop\r\n:62F:{}\r\n-\r\n",
+        balance(opening),
+        balance(opening + entry),
+    )
+}
+
+#[test]
+fn a_statement_that_does_not_open_on_the_previous_closing_is_noted() {
+    let first = mt940_day(1, "100.00", "-10.00"); // closes at 90.00
+    let second = mt940_day(2, "90.00", "-10.00"); // closes at 80.00
+    let fourth = mt940_day(4, "75.00", "-5.00"); // the third day is missing
+    let continuity = |summary: &import::ImportSummary| {
+        summary
+            .notes
+            .iter()
+            .filter(|n| n.contains("may be missing"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    on_every_backend(|db| {
+        let user =
+            users::create_personal_user(&mut db.conn().unwrap(), "continuity@example.com", now())
+                .unwrap()
+                .id;
+        let import = |file: &str| {
+            let statements = import::parse(file.as_bytes(), Some(Format::Mt940)).unwrap();
+            import::store(&mut db.conn().unwrap(), user, statements, now()).unwrap()
+        };
+        assert_eq!(continuity(&import(&first)), Vec::<String>::new());
+        let gap = continuity(&import(&fourth));
+        assert_eq!(gap.len(), 1, "{gap:?}");
+        assert!(
+            gap[0].contains("opens at 75.00 on 2026-03-04, but the closing balance before it (2026-03-01) is 90.00 (a difference of -15.00)"),
+            "{gap:?}"
+        );
+        assert_eq!(continuity(&import(&second)), Vec::<String>::new());
+        // Again: each is compared with what precedes it, never with itself.
+        assert_eq!(continuity(&import(&first)), Vec::<String>::new());
+        assert_eq!(continuity(&import(&second)), Vec::<String>::new());
+        let gap = continuity(&import(&fourth));
+        assert!(
+            gap[0].contains("(2026-03-02) is 80.00 (a difference of -5.00)"),
+            "{gap:?}"
+        );
+        // Within one file too.
+        let other =
+            users::create_personal_user(&mut db.conn().unwrap(), "continuity2@example.com", now())
+                .unwrap()
+                .id;
+        let statements =
+            import::parse(format!("{first}{second}").as_bytes(), Some(Format::Mt940)).unwrap();
+        let summary = import::store(&mut db.conn().unwrap(), other, statements, now()).unwrap();
+        assert_eq!(continuity(&summary), Vec::<String>::new());
+        let statements =
+            import::parse(format!("{first}{fourth}").as_bytes(), Some(Format::Mt940)).unwrap();
+        let summary = import::store(&mut db.conn().unwrap(), other, statements, now()).unwrap();
+        assert_eq!(continuity(&summary).len(), 1, "{:?}", summary.notes);
     });
 }

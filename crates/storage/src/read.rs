@@ -278,6 +278,30 @@ pub fn latest_balance(
     row.map(BalanceRecord::try_from).transpose()
 }
 
+/// The newest balance a connection holds for the account it knows as
+/// `provider_account_id`, dated before `before` and no later than `until`
+/// (a statement's closing and opening dates): the closing balance a new
+/// statement should open on.
+pub fn stated_balance_before(
+    conn: &mut AnyConnection,
+    connection_id: i64,
+    provider_account_id: &str,
+    until: NaiveDate,
+    before: NaiveDate,
+) -> StorageResult<Option<BalanceRecord>> {
+    let limit = until.succ_opt().unwrap_or(until).min(before);
+    let row: Option<BalanceRow> = balances::table
+        .inner_join(accounts::table)
+        .filter(accounts::connection_id.eq(connection_id))
+        .filter(accounts::provider_account_id.eq(provider_account_id))
+        .filter(balances::as_of.lt(limit.and_time(chrono::NaiveTime::MIN)))
+        .order((balances::as_of.desc(), balances::id.desc()))
+        .select(BalanceRow::as_select())
+        .first(conn)
+        .optional()?;
+    row.map(BalanceRecord::try_from).transpose()
+}
+
 /// Balance history of an account, oldest first.
 pub fn balance_history(
     conn: &mut AnyConnection,

@@ -315,6 +315,7 @@ fn statement(
         currency,
         transactions: parsed,
         opening_booked: find(&["OPBD", "PRCD"]).map(|b| b.1),
+        opening_date: find(&["OPBD", "PRCD"]).and_then(|b| b.3),
         closing_booked: find(&["CLBD"]).map(|b| b.1),
         balance,
         holdings: None,

@@ -549,6 +549,7 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
         currency,
         transactions: records,
         opening_booked: None,
+        opening_date: None,
         closing_booked: None,
         balance: None,
         holdings: None,

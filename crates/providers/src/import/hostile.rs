@@ -126,7 +126,9 @@ mod tests {
     use crate::import::{self, Format, MAX_NESTING};
 
     fn read(bytes: &[u8], format: Format) -> Result<usize, String> {
-        import::parse(bytes, Some(format)).map(|statements| statements.len())
+        import::parse(bytes, Some(format))
+            .map(|statements| statements.len())
+            .map_err(|err| err.to_string())
     }
 
     fn transactions(bytes: &[u8], format: Format) -> usize {

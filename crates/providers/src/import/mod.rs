@@ -93,6 +93,8 @@ pub struct Statement {
     pub currency: String,
     pub transactions: Vec<SnapshotTransaction>,
     pub opening_booked: Option<Decimal>,
+    /// The date of the opening balance, where the file gives one.
+    pub opening_date: Option<chrono::NaiveDate>,
     pub closing_booked: Option<Decimal>,
     /// The balance the statement ends on, as a snapshot at its date.
     pub balance: Option<SnapshotBalance>,
@@ -159,9 +161,32 @@ pub fn file_institution() -> SnapshotInstitution {
     }
 }
 
+/// Why a file does not import. `Display` is the sentence the CLI and the
+/// HTTP answer show (the HTTP answer puts the file's name before it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImportError {
+    #[error("the format is not recognised: name it with --format, or give a CSV --profile")]
+    UnknownFormat,
+    /// The reader of `format` stopped: `reason` says where in the file
+    /// (byte, line, statement, entry, row and column) and why.
+    #[error("{reason}")]
+    Unreadable { format: Format, reason: String },
+    #[error(
+        "the file holds no transaction, balance or holding, and names no account: there is nothing to import"
+    )]
+    NothingToImport,
+}
+
+impl ImportError {
+    /// The reader's words, for callers that show only text.
+    pub fn reason(&self) -> String {
+        self.to_string()
+    }
+}
+
 /// Reads a file of `format` (detected when `None`); CSV files without a
 /// profile must have a header row of a known layout.
-pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Vec<Statement>, String> {
+pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Vec<Statement>, ImportError> {
     parse_with_profile(bytes, format, None)
 }
 
@@ -170,21 +195,19 @@ pub fn parse_with_profile(
     bytes: &[u8],
     format: Option<Format>,
     profile: Option<&csv::CsvProfile>,
-) -> Result<Vec<Statement>, String> {
+) -> Result<Vec<Statement>, ImportError> {
     let format = match (format, profile) {
         (Some(format), _) => format,
         (None, Some(_)) => Format::Csv,
-        (None, None) => detect(bytes).ok_or_else(|| {
-            "the format is not recognised: name it with --format, or give a CSV --profile"
-                .to_owned()
-        })?,
+        (None, None) => detect(bytes).ok_or(ImportError::UnknownFormat)?,
     };
     let statements = match format {
         Format::Camt => camt::parse(bytes),
         Format::Mt940 => mt940::parse(bytes),
         Format::Ofx => ofx::parse(bytes),
         Format::Csv => csv::parse(bytes, profile),
-    }?;
+    }
+    .map_err(|reason| ImportError::Unreadable { format, reason })?;
     // A statement that states nothing about an account it does not name (a
     // CSV header with no rows, say) would only create an empty account.
     let statements: Vec<Statement> = statements
@@ -192,10 +215,7 @@ pub fn parse_with_profile(
         .filter(|s| s.names_account() || !s.is_empty())
         .collect();
     if statements.is_empty() {
-        return Err(
-            "the file holds no transaction, balance or holding, and names no account: there is nothing to import"
-                .to_owned(),
-        );
+        return Err(ImportError::NothingToImport);
     }
     Ok(statements.into_iter().map(check_arithmetic).collect())
 }
@@ -345,6 +365,8 @@ pub fn store(
             now,
         },
     )?;
+    let mut statements = statements;
+    check_continuity(conn, connection.id, &mut statements)?;
     let accounts: std::collections::HashSet<String> =
         statements.iter().map(|s| s.account_id.clone()).collect();
     let count = statements.len();
@@ -362,4 +384,68 @@ pub fn store(
         unchanged: applied.transactions_unchanged,
         notes,
     })
+}
+
+/// Notes each statement that does not open on the closing balance before
+/// it: the newest one stored for its account or given by another statement
+/// of the file, dated no later than the opening balance and before the
+/// statement's own closing (so a re-import never compares a statement with
+/// itself). A difference usually means a statement between them is missing.
+fn check_continuity(
+    conn: &mut tributary_storage::AnyConnection,
+    connection_id: i64,
+    statements: &mut [Statement],
+) -> Result<(), tributary_storage::StorageError> {
+    let closings: Vec<(String, chrono::NaiveDate, Decimal)> = statements
+        .iter()
+        .filter_map(|s| {
+            let closing = s.closing_booked?;
+            Some((
+                s.account_id.clone(),
+                s.balance.as_ref()?.as_of.date_naive(),
+                closing,
+            ))
+        })
+        .collect();
+    for statement in statements.iter_mut() {
+        let (Some(opening), Some(opened)) = (statement.opening_booked, statement.opening_date)
+        else {
+            continue;
+        };
+        let closed = statement
+            .balance
+            .as_ref()
+            .map(|b| b.as_of.date_naive())
+            .unwrap_or(opened + chrono::Days::new(1));
+        let eligible = |day: chrono::NaiveDate| day <= opened && day < closed;
+        let in_file = closings
+            .iter()
+            .filter(|(account, day, _)| *account == statement.account_id && eligible(*day))
+            .map(|(_, day, amount)| (*day, *amount))
+            .max_by_key(|(day, _)| *day);
+        let stored = tributary_storage::read::stated_balance_before(
+            conn,
+            connection_id,
+            &statement.account_id,
+            opened,
+            closed,
+        )?
+        .map(|b| (b.as_of.date(), b.amount));
+        // The file's own figure wins a tie: it is what this import stores.
+        let previous = match (in_file, stored) {
+            (Some(file), Some(db)) if db.0 > file.0 => Some(db),
+            (Some(file), _) => Some(file),
+            (None, db) => db,
+        };
+        if let Some((day, closing)) = previous
+            && closing != opening
+        {
+            statement.notes.push(format!(
+                "account {}: the statement opens at {opening} on {opened}, but the closing balance before it ({day}) is {closing} (a difference of {}): a statement between them may be missing",
+                statement.account_id,
+                opening - closing
+            ));
+        }
+    }
+    Ok(())
 }

@@ -285,8 +285,15 @@ fn statement_line(field: &Field) -> Result<Line, String> {
         return Err(format!("{at}: no amount in `{first}`"));
     }
     let value = sign * amount(&after_funds[..amount_end], &at)?;
-    // Transaction type (N/F/S + 3 characters), then references.
-    let references = after_funds.get(amount_end + 4..).unwrap_or_default();
+    // Transaction type (N/F/S + 3 characters, where some banks write a
+    // space: ING's `NOV `), then references: read from the line as written,
+    // spaces kept, past the dates, mark and amount (spaces dropped there).
+    let consumed = text.len() - (after_funds.len() - amount_end);
+    let tail = after_nonspace(&first, consumed).trim_start();
+    let references = tail
+        .char_indices()
+        .nth(4)
+        .map_or("", |(index, _)| &tail[index..]);
     let (customer, bank) = match references.split_once("//") {
         Some((customer, bank)) => (customer, Some(bank)),
         None => (references, None),
@@ -300,6 +307,20 @@ fn statement_line(field: &Field) -> Result<Line, String> {
         bank_reference: bank.and_then(clean),
         supplementary,
     })
+}
+
+/// What follows the first `count` non-space characters of `line`.
+fn after_nonspace(line: &str, count: usize) -> &str {
+    let mut seen = 0;
+    for (index, c) in line.char_indices() {
+        if seen == count {
+            return &line[index..];
+        }
+        if c != ' ' {
+            seen += c.len_utf8();
+        }
+    }
+    ""
 }
 
 /// Counterparty and description from `:86:` details.
@@ -464,6 +485,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         currency: currency.clone(),
         transactions: records,
         opening_booked: opening.as_ref().map(|b| b.0),
+        opening_date: opening.as_ref().map(|b| b.1),
         closing_booked: closing.as_ref().map(|b| b.0),
         balance: closing_for_balance.map(|(amount, day, _)| SnapshotBalance {
             current: *amount,
@@ -630,5 +652,184 @@ mod tests {
         assert_eq!(statements[0].account_id, "NL54INGB0001234500");
         let snapshot = statements[0].clone().into_snapshot();
         assert_eq!(snapshot.accounts[0].mask.as_deref(), Some("4500"));
+    }
+}
+
+#[cfg(test)]
+mod identity {
+    use super::*;
+    use std::collections::{BTreeMap, HashSet};
+    use tributary_storage::testing::{testdata_bytes, testdata_files};
+
+    /// Every shared MT940 file whose `:61:` references repeat within one
+    /// account on entries that are not the same (another date, amount or
+    /// text): keyed by reference alone, these merged into one row.
+    fn reused_references() -> BTreeMap<String, usize> {
+        let mut files = Vec::new();
+        for dir in [
+            "mt940-wolph",
+            "mt940-rs",
+            "zilverline-mt940",
+            "actualbudget",
+        ] {
+            files.extend(testdata_files(dir, &["sta", "txt", "940", "mt940"]));
+        }
+        let mut found = BTreeMap::new();
+        for file in files {
+            let Ok(text) = std::str::from_utf8(&testdata_bytes(&file)).map(str::to_owned) else {
+                continue;
+            };
+            let text = text.replace("\r\n", "\n");
+            let mut seen: BTreeMap<(String, String), HashSet<String>> = BTreeMap::new();
+            for message in fields(&text) {
+                let account = message
+                    .iter()
+                    .find(|f| f.tag == "25")
+                    .map(|f| f.value.clone())
+                    .unwrap_or_default();
+                for (index, field) in message.iter().enumerate() {
+                    let Some(line) = (field.tag == "61")
+                        .then(|| statement_line(field).ok())
+                        .flatten()
+                    else {
+                        continue;
+                    };
+                    let detail = message.get(index + 1).filter(|f| f.tag == "86");
+                    let entry = format!("{}\n{:?}", field.value, detail.map(|d| &d.value));
+                    for reference in [line.customer_reference, line.bank_reference]
+                        .into_iter()
+                        .flatten()
+                    {
+                        seen.entry((account.clone(), reference))
+                            .or_default()
+                            .insert(entry.clone());
+                    }
+                }
+            }
+            let merged: usize = seen.values().map(|e| e.len().saturating_sub(1)).sum();
+            if merged > 0 {
+                found.insert(file, merged);
+            }
+        }
+        found
+    }
+
+    /// Why references repeat in the shared files, by what the field holds.
+    const PLACEHOLDER: &str =
+        "the reference subfield holds a placeholder (`EREF`, `KREF+`, `N`), not a reference";
+    const COUNTERPARTY: &str = "the bank puts the counterparty's account number in the reference: every transfer with one counterparty shares it";
+    const BATCH: &str = "the bank's reference names a batch or message (`TFNr … MSGID`, `//55555`, `//1234`), shared by its entries and across statements";
+
+    /// Every shared file where references repeat on distinct entries, and why.
+    const REUSED: &[(&str, &[&str])] = &[
+        (
+            "mt940-rs/tests/data/mt940/full/betterplace/sepa_mt9401.sta",
+            &[PLACEHOLDER, BATCH],
+        ),
+        ("mt940-rs/tests/data/mt940/full/cmxl/mt940_1.sta", &[BATCH]),
+        (
+            "mt940-rs/tests/data/mt940/full/danskebank/MT940_DK_Example.sta",
+            &[BATCH],
+        ),
+        (
+            "mt940-rs/tests/data/mt940/full/danskebank/MT940_FI_Example.sta",
+            &[BATCH],
+        ),
+        (
+            "mt940-rs/tests/data/mt940/full/danskebank/MT940_NO_Example.sta",
+            &[BATCH],
+        ),
+        (
+            "mt940-rs/tests/data/mt940/full/danskebank/MT940_SE_Example.sta",
+            &[BATCH],
+        ),
+        (
+            "mt940-rs/tests/data/mt942/full/mBank/mt942.sta",
+            &[PLACEHOLDER],
+        ),
+        ("mt940-wolph/ASNB/mt940.txt", &[COUNTERPARTY]),
+        (
+            "mt940-wolph/ASNB/mt940_with_spaces_for_entry_date.txt",
+            &[COUNTERPARTY],
+        ),
+        (
+            "mt940-wolph/betterplace/sepa_mt9401.sta",
+            &[PLACEHOLDER, BATCH],
+        ),
+        ("mt940-wolph/betterplace/sepa_snippet.sta", &[PLACEHOLDER]),
+        ("mt940-wolph/cmxl/mt940.sta", &[PLACEHOLDER, BATCH]),
+        ("mt940-wolph/jejik/postfinance.sta", &[BATCH]),
+        ("mt940-wolph/jejik/rabobank-iban.sta", &[PLACEHOLDER]),
+        ("mt940-wolph/jejik/sns.sta", &[COUNTERPARTY]),
+        ("mt940-wolph/sberbank/171011_01234945.sta", &[PLACEHOLDER]),
+        (
+            "zilverline-mt940/spec/fixtures/abn/moneyou.txt",
+            &[COUNTERPARTY],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/import-16-06-2014.txt",
+            &[PLACEHOLDER],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/ing_structured.txt",
+            &[BATCH],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/rabobank.txt",
+            &[COUNTERPARTY],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/rabobank_mt940_structured.txt",
+            &[PLACEHOLDER],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/rabobank_mt940_structured_multi_line.txt",
+            &[PLACEHOLDER],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/sns/sns.txt",
+            &[COUNTERPARTY],
+        ),
+        (
+            "zilverline-mt940/spec/fixtures/van_lanschot/van_lanschot.txt",
+            &[COUNTERPARTY],
+        ),
+    ];
+
+    #[test]
+    fn every_reused_reference_in_the_shared_files_is_listed_and_its_entries_stay_apart() {
+        let reused = reused_references();
+        let listed: Vec<&str> = REUSED.iter().map(|(file, _)| *file).collect();
+        let found: Vec<&str> = reused.keys().map(String::as_str).collect();
+        assert_eq!(found, listed, "files whose references repeat: {reused:#?}");
+        for (file, merged) in &reused {
+            let statements = parse(&testdata_bytes(file)).unwrap();
+            let key = |t: &SnapshotTransaction| {
+                format!(
+                    "{}|{}|{:?}|{:?}",
+                    t.date, t.amount, t.merchant, t.description
+                )
+            };
+            let ids: HashSet<(&str, &str)> = statements
+                .iter()
+                .flat_map(|s| {
+                    s.transactions
+                        .iter()
+                        .map(|t| (s.account_id.as_str(), t.provider_id.as_str()))
+                })
+                .collect();
+            let entries: HashSet<(&str, String)> = statements
+                .iter()
+                .flat_map(|s| {
+                    s.transactions
+                        .iter()
+                        .map(|t| (s.account_id.as_str(), key(t)))
+                })
+                .collect();
+            assert!(
+                ids.len() >= entries.len(),
+                "{file}: {merged} entries sharing a reference merged"
+            );
+        }
     }
 }

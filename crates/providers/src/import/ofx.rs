@@ -371,6 +371,7 @@ fn cash_statement(
         currency: currency.clone(),
         transactions: transactions(&account_key, &list, &currency, &place)?,
         opening_booked: None,
+        opening_date: None,
         closing_booked: ledger
             .and_then(|l| l.text_at("BALAMT"))
             .map(|v| amount(v, &place))
@@ -570,6 +571,7 @@ fn investment_statement(
         currency: currency.clone(),
         transactions: records,
         opening_booked: None,
+        opening_date: None,
         closing_booked: None,
         balance: (cash_balance.is_some() || !holdings.is_empty()).then(|| SnapshotBalance {
             current: total,
