@@ -247,6 +247,14 @@ def main():
                 worker.start()
             time.sleep(min(args.warmup, args.seconds / 2))
             baseline = {"personal-api": rss_kib(personal.pid), "platform-api": rss_kib(platform.pid)}
+            # RSS each minute after the baseline: a leak climbs to the end,
+            # a cache filling up flattens.
+            series = {name: [baseline[name]] for name in baseline}
+            while any(worker.is_alive() for worker in workers):
+                workers[0].join(timeout=60)
+                if any(worker.is_alive() for worker in workers):
+                    series["personal-api"].append(rss_kib(personal.pid))
+                    series["platform-api"].append(rss_kib(platform.pid))
             for worker in workers:
                 worker.join()
             final = {"personal-api": rss_kib(personal.pid), "platform-api": rss_kib(platform.pid)}
@@ -271,6 +279,7 @@ def main():
         growth = (final[name] - baseline[name]) / baseline[name] * 100
         growth_ok &= growth < 10
         print(f"  {name}: RSS {baseline[name] / 1024:.1f} MiB after warm-up, {final[name] / 1024:.1f} MiB at the end ({growth:+.1f}%)")
+        print("    each minute: " + " ".join(f"{kib / 1024:.1f}" for kib in series[name] + [final[name]]))
     verdict = errors == 0 and growth_ok
     print("PASS" if verdict else "FAIL: errors, or RSS grew by 10% or more")
     return 0 if verdict else 1

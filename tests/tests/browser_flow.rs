@@ -147,6 +147,31 @@ async fn an_integrator_pays_limit_stops_a_bank_with_too_many_accounts() {
 }
 
 #[actix_web::test]
+async fn without_payments_a_user_pays_app_says_so_before_the_subscribe_button() {
+    for database in TestDatabase::all() {
+        let (server, outbox) = tributary_e2e::platform::start_platform_with_pages_and(
+            database,
+            Vec::new(),
+            |mut state| {
+                state.payments = None;
+                state
+            },
+        );
+        let browser = Browser::new(&server);
+        let signed_in = sign_in(&browser, &outbox, &server.app_b, "payer@example.com").await;
+        assert_eq!(signed_in.location, "/connect/checkout");
+        let page = browser.get("/connect/checkout").await;
+        assert_eq!(page.status, StatusCode::SERVICE_UNAVAILABLE);
+        page.assert_shows("Payments are not available");
+        assert!(
+            !page.body.contains("id=\"subscribe\""),
+            "no button to click"
+        );
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
 async fn a_user_pays_app_takes_the_test_card_before_connecting() {
     on_every_backend(|server, outbox| async move {
         let browser = Browser::new(&server);

@@ -16,7 +16,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use reqwest::Method;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -41,14 +41,6 @@ impl Drop for Driver {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts chromedriver and returns once it says it listens.
 fn start_driver() -> Option<Driver> {
     let required = std::env::var("TRIBUTARY_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
@@ -61,31 +53,41 @@ fn start_driver() -> Option<Driver> {
             !required,
             "the browser test is required (TRIBUTARY_REQUIRE_BROWSER=1) but {missing:?} are not installed: apt-get install chromium chromium-driver"
         );
-        eprintln!(
-            "skipping the Chromium test: {missing:?} not installed (apt-get install chromium chromium-driver; TRIBUTARY_REQUIRE_BROWSER=1 makes this a failure)"
+        // Straight to stderr: libtest hides `eprintln!` of a passing test.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: the Chromium test: {missing:?} not installed (apt-get install chromium chromium-driver; TRIBUTARY_REQUIRE_BROWSER=1 makes this a failure)"
         );
         return None;
     }
-    let port = free_port();
-    let mut child = Command::new(CHROMEDRIVER)
-        .arg(format!("--port={port}"))
+    // Port 0: chromedriver takes a free port and says which, so no other
+    // process can take it between a probe and the start.
+    let child = Command::new(CHROMEDRIVER)
+        .arg("--port=0")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("start chromedriver");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let started = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|line| line.contains("started successfully"));
-    assert!(started, "chromedriver did not start");
-    // Keep draining its output so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
-    Some(Driver {
+    let mut driver = Driver {
+        url: String::new(),
         child,
-        url: format!("http://127.0.0.1:{port}"),
-    })
+    };
+    let stdout = driver.child.stdout.take().unwrap();
+    let (ports, port) = std::sync::mpsc::channel();
+    // Reads its output to the end, so it never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(number) = line.split("started successfully on port ").nth(1) {
+                let _ = ports.send(number.trim_end_matches('.').parse::<u16>());
+            }
+        }
+    });
+    let port = port
+        .recv_timeout(Duration::from_secs(60))
+        .expect("chromedriver says on which port it started")
+        .expect("a port number");
+    driver.url = format!("http://127.0.0.1:{port}");
+    Some(driver)
 }
 
 async fn open_browser(driver: &Driver, profile: &Path) -> Client {
@@ -171,7 +173,15 @@ fn start_integrator_site() -> (String, actix_web::dev::ServerHandle) {
 #[actix_web::test]
 async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
     let Some(driver) = start_driver() else { return };
-    let database = TestDatabase::sqlite();
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        walk_through(&driver, database).await;
+    }
+}
+
+/// Sign-in, bank connection, consent and the portal, clicked through in
+/// Chromium against a Platform server on `database`.
+async fn walk_through(driver: &Driver, database: TestDatabase) {
     let (server, outbox) = start_platform_with_pages(database);
     let (callback, site) = start_integrator_site();
     apps::add_redirect_uri(
@@ -182,7 +192,7 @@ async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
     )
     .unwrap();
     let profile = tempfile::tempdir().unwrap();
-    let browser = open_browser(&driver, profile.path()).await;
+    let browser = open_browser(driver, profile.path()).await;
 
     let mut authorize = url::Url::parse(&server.url("/api/platform/oauth/authorize")).unwrap();
     authorize

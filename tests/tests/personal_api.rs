@@ -710,6 +710,10 @@ async fn upload(server: &TestServer, key: &str, files: &[(&str, Vec<u8>)]) -> Re
             reqwest::multipart::Part::bytes(bytes.clone()).file_name(name.to_string()),
         );
     }
+    upload_form(server, key, form).await
+}
+
+async fn upload_form(server: &TestServer, key: &str, form: reqwest::multipart::Form) -> Response {
     Client::new()
         .post(server.url("/api/v1/imports"))
         .header("x-api-key", key)
@@ -806,6 +810,29 @@ async fn statements_uploaded_over_http_are_served_and_a_bad_file_changes_nothing
             before,
             "the good file was not stored either"
         );
+
+        // A CSV layout Tributary does not know: the answer says what an
+        // HTTP caller can do, and a `profile` part does it.
+        let csv = b"when;what;how much\n2026-01-05;Rent;-850,00\n".to_vec();
+        let unknown = upload(&server, &key, &[("bank.csv", csv.clone())]).await;
+        let body = expect_error(unknown, StatusCode::BAD_REQUEST, "FILE_UNREADABLE").await;
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.contains("?format=") && message.contains("`profile` part") && !message.contains("--"),
+            "{message}"
+        );
+        let profile = r#"{"delimiter": ";", "date": "when", "amount": "how much", "description": "what", "decimal_comma": true, "account": "DE02100100109307118603"}"#;
+        let form = reqwest::multipart::Form::new()
+            .text("profile", profile)
+            .part("file", reqwest::multipart::Part::bytes(csv).file_name("bank.csv"));
+        let read: Value = upload_form(&server, &key, form).await.json().await.unwrap();
+        assert_eq!(read["added"], 1, "{read}");
+        let bad_profile = reqwest::multipart::Form::new()
+            .text("profile", r#"{"date": 0, "colour": "red"}"#)
+            .part("file", reqwest::multipart::Part::bytes(b"x".to_vec()).file_name("a.csv"));
+        let refused = upload_form(&server, &key, bad_profile).await;
+        let body = expect_error(refused, StatusCode::BAD_REQUEST, "INVALID_PARAMETER").await;
+        assert!(body["message"].as_str().unwrap().contains("colour"), "{body}");
 
         // Keys limited to some accounts may not import.
         let restricted = upload(&server, &server.world.alice_scoped_key, &files).await;
@@ -1082,6 +1109,15 @@ async fn start_date_and_end_date_filter_like_from_and_to() {
         let bad = get(&server, &format!("{path}?end_date=31.10.2026"), Some(&key)).await;
         let body = expect_error(bad, StatusCode::BAD_REQUEST, "INVALID_DATE").await;
         assert!(body["message"].as_str().unwrap().contains("`end_date`"));
+        // A query string that does not decode, or names a parameter twice.
+        for (query, named) in [
+            ("from=%FF", "`from`"),
+            ("to=2026-10-01&to=2026-10-02", "`to`"),
+        ] {
+            let bad = get(&server, &format!("{path}?{query}"), Some(&key)).await;
+            let body = expect_error(bad, StatusCode::BAD_REQUEST, "INVALID_QUERY").await;
+            assert!(body["message"].as_str().unwrap().contains(named), "{body}");
+        }
         server
     })
     .await;

@@ -1273,3 +1273,82 @@ async fn bearer_reads_answer_501_for_holdings_accept_start_and_end_dates_and_nam
     })
     .await;
 }
+
+#[actix_web::test]
+async fn bearer_tokens_list_connections_ask_for_syncs_and_import_statements_within_the_limit() {
+    use tributary_storage::testing::testdata_bytes;
+    on_every_backend(|server| async move {
+        let (_, _, access, _) = user_with_bank(&server, "files@example.com").await;
+        let connections = server
+            .bearer_json(
+                reqwest::Method::GET,
+                "/api/platform/v1/connections",
+                &access,
+            )
+            .await;
+        let sandbox = &connections["connections"][0];
+        assert_eq!(sandbox["provider"], "sandbox", "{connections}");
+        let id = sandbox["id"].as_i64().unwrap();
+        let sync = Client::new()
+            .post(server.url(&format!("/api/platform/v1/connections/{id}/sync")))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sync.status(), StatusCode::ACCEPTED);
+
+        let upload = |token: String, files: Vec<(&'static str, Vec<u8>)>| {
+            let url = server.url("/api/platform/v1/imports");
+            async move {
+                let mut form = reqwest::multipart::Form::new();
+                for (name, bytes) in files {
+                    form = form.part(
+                        "file",
+                        reqwest::multipart::Part::bytes(bytes).file_name(name),
+                    );
+                }
+                Client::new()
+                    .post(url)
+                    .bearer_auth(token)
+                    .multipart(form)
+                    .send()
+                    .await
+                    .unwrap()
+            }
+        };
+        let mt940 = testdata_bytes("mt940-wolph/mBank/mt940.sta");
+        let imported = upload(access.clone(), vec![("mbank.sta", mt940.clone())]).await;
+        assert_eq!(imported.status(), StatusCode::OK);
+        let summary: Value = imported.json().await.unwrap();
+        assert!(summary["added"].as_u64().unwrap() > 0, "{summary}");
+
+        // A user allowed one account cannot import files of two.
+        let response = Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"email": "one@example.com", "limits": {"max_accounts": 1}}))
+            .send()
+            .await
+            .unwrap();
+        let limited: Value = response.json().await.unwrap();
+        let token = limited["access_token"].as_str().unwrap().to_owned();
+        let camt = testdata_bytes("genkgo-camt/data/camt053.v2.multi.statement.xml");
+        let refused = upload(
+            token.clone(),
+            vec![("one-account.xml", camt), ("another.sta", mt940)],
+        )
+        .await;
+        assert_eq!(refused.status(), StatusCode::CONFLICT);
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["code"], "ACCOUNT_LIMIT_REACHED", "{body}");
+        let accounts = server
+            .bearer_json(reqwest::Method::GET, "/api/platform/v1/accounts", &token)
+            .await;
+        assert_eq!(
+            accounts["total"], 0,
+            "nothing of the refused file was stored"
+        );
+        server
+    })
+    .await;
+}

@@ -4,23 +4,46 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// The server process, killed if the test ends before it stops it.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 #[tokio::test]
 async fn starts_and_answers_health_checks() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("server.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_platform-api"))
-        .current_dir(dir.path())
-        .env_remove("TRIBUTARY_DATABASE_URL")
-        .env("TRIBUTARY_BIND", "127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log))
-        .spawn()
-        .expect("start platform-api");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let listening = lines.next().expect("a line").expect("text");
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_platform-api"))
+            .current_dir(dir.path())
+            .env_remove("TRIBUTARY_DATABASE_URL")
+            .env("TRIBUTARY_BIND", "127.0.0.1:0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start platform-api"),
+    );
+    let stdout = server.0.stdout.take().unwrap();
+    let (first, first_line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let _ = first.send(lines.next());
+        for _ in lines {}
+    });
+    let listening = first_line
+        .recv_timeout(Duration::from_secs(120))
+        .expect("platform-api printed a line")
+        .expect("a line")
+        .expect("text");
     let url = listening
         .strip_prefix("Tributary Platform API listening on ")
         .and_then(|rest| rest.split(' ').next())
@@ -51,10 +74,10 @@ async fn starts_and_answers_health_checks() {
     }
     Command::new("kill")
         .arg("-TERM")
-        .arg(child.id().to_string())
+        .arg(server.0.id().to_string())
         .status()
         .unwrap();
-    assert!(child.wait().unwrap().success());
+    assert!(server.0.wait().unwrap().success());
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains(r#""GET /portal/tps_…""#), "{log}");
     assert!(

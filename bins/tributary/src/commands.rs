@@ -250,7 +250,21 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
 
 fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
     match key_store::revoke(&mut *db.conn()?, id, clock.now().naive_utc()) {
-        Ok(key) => {
+        Ok(key_store::Revocation {
+            key,
+            revoked_now: false,
+        }) => {
+            let since = key
+                .revoked_at
+                .map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_default();
+            println!(
+                "API key {} \"{}\" was already revoked ({since}); nothing changed.",
+                key.id, key.name
+            );
+            Ok(())
+        }
+        Ok(key_store::Revocation { key, .. }) => {
             println!(
                 "API key {} \"{}\" is revoked; requests with it now answer 401.",
                 key.id, key.name
@@ -385,8 +399,13 @@ fn import(
         let outcome = std::fs::read(file)
             .map_err(|err| err.to_string())
             .and_then(|bytes| {
-                import::parse_with_profile(&bytes, format, profile.as_ref())
-                    .map_err(|err| err.to_string())
+                import::parse_with_profile(&bytes, format, profile.as_ref()).map_err(|err| {
+                    if err.wants_format_or_profile() {
+                        format!("{err}: name it with --format, or give a CSV --profile")
+                    } else {
+                        err.to_string()
+                    }
+                })
             })
             .and_then(|statements| {
                 import::store(
@@ -562,7 +581,15 @@ fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<(
     for id in targets {
         bar.set_message(format!("syncing connection {id}"));
         let result = engine.sync_now(id, SyncJobKind::OnDemand, &worker);
-        if bar.suspend(|| report(id, result)).is_err() {
+        let synced = bar.suspend(|| match result {
+            // `report` leaves these to its caller, which says them once.
+            Err(err) => {
+                println!("Connection {id}: {err}");
+                false
+            }
+            outcome => report(id, outcome).is_ok(),
+        });
+        if !synced {
             failures += 1;
         }
         bar.inc(1);
@@ -574,7 +601,8 @@ fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<(
     Ok(())
 }
 
-/// Prints how one sync went; an error when it failed.
+/// Prints how one sync went; an error when it failed. A sync that could
+/// not start (no such connection) is only returned, not printed.
 fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow::Result<()> {
     match result {
         Ok(SyncOutcome::Synced { summary: s, .. }) => {
@@ -622,10 +650,8 @@ fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow:
             println!("Connection {connection_id}: failed, now ERROR: {reason}");
             bail!("connection {connection_id} failed to sync")
         }
-        Err(err) => {
-            println!("Connection {connection_id}: {err}");
-            Err(err.into())
-        }
+        // Not printed here: the caller says it (once).
+        Err(err) => Err(anyhow::Error::from(err).context(format!("connection {connection_id}"))),
     }
 }
 

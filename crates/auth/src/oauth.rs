@@ -156,8 +156,6 @@ pub enum OAuthError {
     #[error("{0}")]
     InvalidGrant(String),
     #[error("{0}")]
-    UnauthorizedClient(String),
-    #[error("{0}")]
     UnsupportedGrantType(String),
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -170,7 +168,6 @@ impl OAuthError {
             OAuthError::InvalidRequest(_) => "invalid_request",
             OAuthError::InvalidClient(_) => "invalid_client",
             OAuthError::InvalidGrant(_) => "invalid_grant",
-            OAuthError::UnauthorizedClient(_) => "unauthorized_client",
             OAuthError::UnsupportedGrantType(_) => "unsupported_grant_type",
             OAuthError::Storage(_) => "server_error",
         }

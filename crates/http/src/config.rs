@@ -14,7 +14,7 @@ pub const ENVIRONMENT_HELP: &str = "\
 Configuration (environment variables):
   TRIBUTARY_DATABASE_URL    sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://tributary.db]
   TRIBUTARY_BIND            address to listen on, host:port [default: 127.0.0.1:8080]
-  TRIBUTARY_DEMO            seed a demo user when the database has no users [default: on for SQLite, off for PostgreSQL]
+  TRIBUTARY_DEMO            personal-api only: seed a demo user when the database has no users [default: on for SQLite, off for PostgreSQL]
   TRIBUTARY_DB_POOL_SIZE    database connections per server or worker [default: 8]
   TRIBUTARY_DB_TIMEOUT_SECS seconds to wait for a free connection before answering 503 [default: 5]
   TRIBUTARY_SECRET_KEY      base64 key sealing provider credentials [required with PostgreSQL; SQLite: a PATH.key file]
@@ -32,7 +32,9 @@ Configuration (environment variables):
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
-  RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]";
+  RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]
+(The test suite's own variables, TRIBUTARY_TEST_POSTGRES_URL, TRIBUTARY_REQUIRE_POSTGRES and
+TRIBUTARY_REQUIRE_BROWSER, are in the README.)";
 
 /// A configuration value that must never be printed.
 #[derive(Clone, Default)]

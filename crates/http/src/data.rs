@@ -178,16 +178,41 @@ fn decode_cursor(raw: &str) -> Result<TransactionPosition, ApiError> {
     }
 }
 
+/// The query string's parameters, refusing what would otherwise be guessed
+/// at: bytes that do not decode to UTF-8 (form decoding would turn them
+/// into U+FFFD silently) and a parameter given twice (which one counts?).
+fn query_parameters(query_string: &str) -> Result<HashMap<String, String>, ApiError> {
+    let invalid = |why: String| ApiError::bad_request("INVALID_QUERY", why);
+    let mut params = HashMap::new();
+    for pair in query_string.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |text: &str| {
+            percent_encoding::percent_decode_str(&text.replace('+', " "))
+                .decode_utf8()
+                .map(|s| s.into_owned())
+        };
+        let name = decode(name).map_err(|_| {
+            invalid(format!(
+                "The query string does not decode: `{name}` is not percent-encoded UTF-8."
+            ))
+        })?;
+        let value = decode(value).map_err(|_| {
+            invalid(format!(
+                "The query string does not decode: the value of `{name}` is not percent-encoded UTF-8."
+            ))
+        })?;
+        if params.insert(name.clone(), value).is_some() {
+            return Err(invalid(format!(
+                "`{name}` is given more than once in the query string."
+            )));
+        }
+    }
+    Ok(params)
+}
+
 impl TransactionQuery {
     fn parse(query_string: &str) -> Result<Self, ApiError> {
-        let params = web::Query::<HashMap<String, String>>::from_query(query_string)
-            .map_err(|err| {
-                ApiError::bad_request(
-                    "INVALID_QUERY",
-                    format!("The query string does not parse: {err}."),
-                )
-            })?
-            .into_inner();
+        let params = query_parameters(query_string)?;
         let include_pending = match params.get("include_pending").map(String::as_str) {
             None => false,
             Some("true" | "1") => true,

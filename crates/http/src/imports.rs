@@ -14,6 +14,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use futures_util::StreamExt as _;
 use serde::Serialize;
+use tributary_providers::import::csv::CsvProfile;
 use tributary_providers::import::{self, Format};
 
 /// The most one request may upload, all files together.
@@ -115,11 +116,12 @@ pub(crate) struct UnreadableFile {
 pub(crate) async fn read_statements(
     files: Vec<(String, Vec<u8>)>,
     format: Option<Format>,
+    profile: Option<CsvProfile>,
 ) -> Result<Result<Vec<import::Statement>, UnreadableFile>, actix_web::error::BlockingError> {
     web::block(move || {
         let mut statements = Vec::new();
         for (name, bytes) in files {
-            match import::parse(&bytes, format) {
+            match import::parse_with_profile(&bytes, format, profile.as_ref()) {
                 Ok(read) => statements.extend(read),
                 Err(reason) => return Err(UnreadableFile { name, reason }),
             }
@@ -152,13 +154,23 @@ async fn upload<A: Authenticated>(
             "Keys limited to some accounts cannot import statements.",
         ));
     }
-    let files = read_upload(&mut payload)
-        .await
-        .map_err(|err| match err {
-            UploadError::TooLarge => too_large(),
-            UploadError::Unreadable(why) => ApiError::bad_request("INVALID_UPLOAD", why),
-        })?
-        .files;
+    let Upload { files, fields } = read_upload(&mut payload).await.map_err(|err| match err {
+        UploadError::TooLarge => too_large(),
+        UploadError::Unreadable(why) => ApiError::bad_request("INVALID_UPLOAD", why),
+    })?;
+    // A CSV layout Tributary does not know is described by a profile, the
+    // JSON `tributary import --profile` reads, sent as a `profile` part.
+    let profile = fields
+        .get("profile")
+        .map(|json| {
+            serde_json::from_str::<CsvProfile>(json).map_err(|err| {
+                ApiError::bad_request(
+                    "INVALID_PARAMETER",
+                    format!("`profile` is not a CSV profile (docs/imports.md): {err}."),
+                )
+            })
+        })
+        .transpose()?;
     if files.is_empty() {
         return Err(ApiError::bad_request(
             "INVALID_UPLOAD",
@@ -166,12 +178,19 @@ async fn upload<A: Authenticated>(
         ));
     }
     let file_count = files.len();
-    let statements = read_statements(files, format).await?.map_err(|file| {
-        ApiError::bad_request(
-            "FILE_UNREADABLE",
-            format!("{}: {}. Nothing was imported.", file.name, file.reason),
-        )
-    })?;
+    let statements = read_statements(files, format, profile)
+        .await?
+        .map_err(|file| {
+            let advice = if file.reason.wants_format_or_profile() {
+                " Name the format with ?format=camt|mt940|ofx|csv, or describe a CSV layout with a `profile` part (docs/imports.md)."
+            } else {
+                ""
+            };
+            ApiError::bad_request(
+                "FILE_UNREADABLE",
+                format!("{}: {}. Nothing was imported.{advice}", file.name, file.reason),
+            )
+        })?;
     let user = auth.viewer().user_id;
     let now = state.clock.now().naive_utc();
     let summary = with_conn(&state, move |conn| {

@@ -208,7 +208,12 @@ pub fn mailer(config: &Config) -> anyhow::Result<Arc<dyn Mailer>> {
 /// The configured payment processor, if any.
 pub fn payments(config: &Config, db: &Database) -> Option<Arc<dyn PaymentProcessor>> {
     match &config.payments {
-        PaymentsSettings::None => None,
+        PaymentsSettings::None => {
+            log::warn!(
+                "TRIBUTARY_PAYMENTS is not set: users of apps whose users pay are told \"Payments are not available\" and cannot connect banks"
+            );
+            None
+        }
         PaymentsSettings::Test => {
             log::warn!("TRIBUTARY_PAYMENTS=test: checkouts accept the test card and take no money");
             Some(Arc::new(TestProcessor::new(db.clone())))
@@ -326,6 +331,16 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
         println!(
             "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
             seed.api_key
+        );
+    }
+    if interface == Interface::Personal && !config.seed_demo {
+        println!(
+            "No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app"
+        );
+    }
+    if worker.is_none() {
+        println!(
+            "No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs."
         );
     }
     let (served, ()) = tokio::join!(server, shutdown);

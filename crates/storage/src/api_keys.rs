@@ -140,24 +140,35 @@ pub fn list_for_user(
         .collect())
 }
 
+/// A revoked key, and whether this call revoked it (or an earlier one did).
+#[derive(Debug, Clone)]
+pub struct Revocation {
+    pub key: ApiKeyRecord,
+    pub revoked_now: bool,
+}
+
 /// Revokes a key; `NotFound` when there is no such key. Revoking twice keeps
 /// the first revocation time.
 pub fn revoke(
     conn: &mut AnyConnection,
     key_id: i64,
     now: NaiveDateTime,
-) -> StorageResult<ApiKeyRecord> {
+) -> StorageResult<Revocation> {
     conn.atomically(|conn| {
-        diesel::update(
+        let changed = diesel::update(
             api_keys::table
                 .find(key_id)
                 .filter(api_keys::revoked_at.is_null()),
         )
         .set(api_keys::revoked_at.eq(now))
         .execute(conn)?;
-        Ok(api_keys::table
+        let key = api_keys::table
             .find(key_id)
             .select(ApiKeyRecord::as_select())
-            .first(conn)?)
+            .first(conn)?;
+        Ok(Revocation {
+            key,
+            revoked_now: changed == 1,
+        })
     })
 }

@@ -474,7 +474,11 @@ fn api_keys_are_stored_as_hashes_with_their_scope() {
         );
 
         let revoked = api_keys::revoke(conn, key.id, now()).unwrap();
-        assert_eq!(revoked.revoked_at, Some(now()));
+        assert_eq!(revoked.key.revoked_at, Some(now()));
+        assert!(revoked.revoked_now);
+        let again = api_keys::revoke(conn, key.id, now() + chrono::Duration::hours(1)).unwrap();
+        assert_eq!(again.key.revoked_at, Some(now()), "the first time is kept");
+        assert!(!again.revoked_now);
         assert!(matches!(
             api_keys::revoke(conn, 9_999, now()),
             Err(StorageError::NotFound)

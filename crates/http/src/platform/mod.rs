@@ -45,7 +45,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                         "POST",
                         web::post().to(portal::create),
                     ))
-                    .configure(data::configure::<BearerViewer>),
+                    // The Personal interface's endpoints, for the user the
+                    // bearer token stands for (same handlers, same rules).
+                    .configure(data::configure::<BearerViewer>)
+                    .configure(crate::connections::configure::<BearerViewer>)
+                    .configure(crate::imports::configure::<BearerViewer>),
             ),
     );
 }

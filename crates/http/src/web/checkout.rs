@@ -90,6 +90,8 @@ pub(super) async fn page(
     if next_step(&session) != NextStep::Checkout {
         return Ok(see_other(next_step(&session).path()));
     }
+    // Said before the user is asked to subscribe, not after the click.
+    processor(&state)?;
     checkout_page(&session, None, StatusCode::OK)
 }
 

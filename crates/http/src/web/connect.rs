@@ -405,7 +405,7 @@ pub(super) async fn upload(
             StatusCode::BAD_REQUEST,
         );
     }
-    let statements = match read_statements(upload.files, None).await? {
+    let statements = match read_statements(upload.files, None, None).await? {
         Ok(statements) => statements,
         Err(file) => {
             let message = format!(

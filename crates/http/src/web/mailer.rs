@@ -131,6 +131,10 @@ mod tests {
         let port = listener.local_addr().expect("address").port();
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().expect("accept");
+            // A client that stops talking fails the test instead of hanging it.
+            stream
+                .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+                .expect("read timeout");
             let mut writer = stream.try_clone().expect("clone");
             let mut reader = BufReader::new(stream);
             let mut said = String::new();
@@ -199,10 +203,11 @@ mod tests {
     fn bad_settings_and_unreachable_servers_are_errors() {
         assert!(SmtpMailer::new("not a url", "a@example.com").is_err());
         assert!(SmtpMailer::new("smtp://127.0.0.1:1", "not an address").is_err());
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        // A server that hangs up at once (a port left free could be taken
+        // by another process between the probe and the send).
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        std::thread::spawn(move || drop(listener.accept()));
         let mailer = SmtpMailer::new(&format!("smtp://127.0.0.1:{port}"), "a@example.com")
             .expect("a mailer");
         let err = mailer

@@ -178,6 +178,8 @@ fn statement(
     let given_id = account
         .text_at("Id/IBAN")
         .or_else(|| account.text_at("Id/Othr/Id"))
+        // Version 1's proprietary account id (later versions moved it to Othr).
+        .or_else(|| account.text_at("Id/PrtryAcct/Id"))
         .map(str::to_owned);
     let mut balances: Vec<(String, Decimal, String, Option<NaiveDate>)> = Vec::new();
     for (n, balance) in record.children("Bal").enumerate() {
@@ -433,12 +435,16 @@ mod tests {
     #[test]
     fn intraday_reports_are_pending() {
         let statements = read("genkgo-camt/data/camt052.v2.xml").unwrap();
-        assert!(
-            statements
-                .iter()
-                .flat_map(|s| &s.transactions)
-                .all(|t| t.is_pending)
-        );
+        let entries: Vec<_> = statements.iter().flat_map(|s| &s.transactions).collect();
+        assert!(!entries.is_empty(), "the report has entries");
+        assert!(entries.iter().all(|t| t.is_pending));
+    }
+
+    #[test]
+    fn version_1_names_its_account_in_a_proprietary_id() {
+        let statements = read("genkgo-camt/data/camt052.v1.xml").unwrap();
+        assert_eq!(statements[0].account_id, "CH2801234000123456789");
+        assert_eq!(statements[0].account_name.as_deref(), Some("FINPETROL"));
     }
 
     #[test]

@@ -230,10 +230,13 @@ impl CsvProfile {
     /// A profile from a header row of a known layout.
     fn detect(header: &[String]) -> Option<CsvProfile> {
         let names: Vec<(String, Option<String>)> = header.iter().map(|h| header_name(h)).collect();
+        // The most specific name wins, whatever the column order: with
+        // `Date,Reference,Description,Amount` the description is
+        // `Description`, not the (often empty) `Reference`.
         let find = |wanted: &[&str]| {
-            names
+            wanted
                 .iter()
-                .position(|(name, _)| wanted.contains(&name.as_str()))
+                .find_map(|w| names.iter().position(|(name, _)| name == w))
                 .map(Column::Index)
         };
         let date = find(DATE_NAMES)?;
@@ -275,12 +278,17 @@ impl CsvProfile {
 fn column_index(column: &Column, header: Option<&[String]>, what: &str) -> Result<usize, String> {
     match column {
         Column::Index(i) => Ok(*i),
-        Column::Name(name) => header
-            .and_then(|h| {
-                h.iter()
-                    .position(|c| header_name(c).0 == header_name(name).0)
-            })
-            .ok_or_else(|| format!("the profile's {what} column `{name}` is not in the header")),
+        Column::Name(name) => match header {
+            None => Err(format!(
+                "the profile's {what} column is named `{name}`, but the profile has no header row (\"has_header\": false): give its 0-based position"
+            )),
+            Some(h) => h
+                .iter()
+                .position(|c| header_name(c).0 == header_name(name).0)
+                .ok_or_else(|| {
+                    format!("the profile's {what} column `{name}` is not in the header")
+                }),
+        },
     }
 }
 
@@ -365,6 +373,9 @@ fn detect_header(rows: &[Vec<String>]) -> Option<(usize, CsvProfile)> {
         .find_map(|(n, row)| CsvProfile::detect(row).map(|profile| (n, profile)))
 }
 
+/// Why a CSV file without a profile does not read.
+pub(crate) const UNKNOWN_LAYOUT: &str = "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): its layout needs a CSV profile";
+
 pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, String> {
     let text = decode(bytes, profile.and_then(|p| p.encoding.as_deref()))?;
     let text = text.trim_start_matches('\u{feff}');
@@ -388,9 +399,7 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
     let cells: Vec<Vec<String>> = rows.iter().map(|(_, row)| row.clone()).collect();
     let (skip, profile) = match profile {
         Some(profile) => (profile.skip_rows.unwrap_or(0), profile.clone()),
-        None => detect_header(&cells).ok_or(
-            "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): give a --profile",
-        )?,
+        None => detect_header(&cells).ok_or(UNKNOWN_LAYOUT)?,
     };
     let rows = rows.get(skip..).unwrap_or_default();
     let header_row = rows.first().map(|(_, row)| row.clone()).unwrap_or_default();
@@ -618,6 +627,60 @@ mod tests {
     }
 
     #[test]
+    fn the_most_specific_header_name_wins() {
+        let file = "Date,Reference,Description,Amount\n2026-01-02,,Groceries,-12.00\n";
+        let statements = parse(file.as_bytes(), None).unwrap();
+        assert_eq!(
+            statements[0].transactions[0].description.as_deref(),
+            Some("Groceries")
+        );
+    }
+
+    /// The profile docs/imports.md shows reads the row it says it reads.
+    #[test]
+    fn the_documented_profile_reads_as_documented() {
+        let docs = include_str!("../../../../docs/imports.md");
+        let block = docs
+            .split("```json\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("a JSON profile in docs/imports.md");
+        let profile: CsvProfile = serde_json::from_str(block).unwrap();
+        let file = "Relevé de compte;;;;\nCompte FR76 3000 6000 0112 3456 7890 189;;;;\n\
+                    03/02/2026;Loyer février;850,00;SCI Les Tilleuls;EUR\n";
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(file);
+        let statements = parse(&bytes, Some(&profile)).unwrap();
+        let t = &statements[0].transactions;
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (
+                t[0].date.to_string(),
+                t[0].amount.to_string(),
+                t[0].currency.as_str(),
+                t[0].merchant.as_deref(),
+                t[0].description.as_deref()
+            ),
+            (
+                "2026-02-03".to_owned(),
+                "-850.00".to_owned(),
+                "EUR",
+                Some("SCI Les Tilleuls"),
+                Some("Loyer février")
+            )
+        );
+        assert!(docs.contains("`03/02/2026;Loyer février;850,00;SCI Les Tilleuls;EUR`"));
+        let named: CsvProfile = serde_json::from_value(
+            serde_json::json!({"has_header": false, "date": 0, "amount": 1, "payee": "Name"}),
+        )
+        .unwrap();
+        let err = parse(b"2026-01-01;1,00;Shop\n", Some(&named)).unwrap_err();
+        assert!(
+            err.contains("has no header row") && err.contains("payee"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_bad_value_names_the_row_and_column() {
         let bad = "Date,Description,Amount\n2024-01-05,Coffee,-3.50\n2024-01-06,Tea,three\n";
         let err = parse(bad.as_bytes(), None).unwrap_err();
@@ -631,7 +694,7 @@ mod tests {
         assert!(
             parse(b"just,some\nwords,here\n", None)
                 .unwrap_err()
-                .contains("--profile")
+                .contains("needs a CSV profile")
         );
     }
 
@@ -656,7 +719,18 @@ mod tests {
             b"Date,Amount\n\"unterminated",
             b"Date,Amount\n2024-01-01\n",
         ] {
-            let _ = parse(input, None);
+            let error = crate::import::parse(input, Some(crate::import::Format::Csv))
+                .expect_err(&String::from_utf8_lossy(input));
+            assert!(
+                matches!(
+                    error,
+                    crate::import::ImportError::Unreadable {
+                        format: crate::import::Format::Csv,
+                        ..
+                    } | crate::import::ImportError::NothingToImport
+                ),
+                "{error:?}"
+            );
         }
     }
 }

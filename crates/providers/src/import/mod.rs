@@ -127,7 +127,9 @@ impl Statement {
             .chars()
             .filter(char::is_ascii_alphanumeric)
             .collect();
-        let mask = (digits.len() >= 4).then(|| digits[digits.len() - 4..].to_owned());
+        // An account the file does not name has no number to show.
+        let mask = (self.names_account() && digits.len() >= 4)
+            .then(|| digits[digits.len() - 4..].to_owned());
         ProviderSnapshot {
             institution: file_institution(),
             accounts: vec![SnapshotAccount {
@@ -165,7 +167,9 @@ pub fn file_institution() -> SnapshotInstitution {
 /// HTTP answer show (the HTTP answer puts the file's name before it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
-    #[error("the format is not recognised: name it with --format, or give a CSV --profile")]
+    #[error(
+        "the format is not recognised (camt, MT940, OFX/QFX, and CSV with a header row of a known layout are)"
+    )]
     UnknownFormat,
     /// The reader of `format` stopped: `reason` says where in the file
     /// (byte, line, statement, entry, row and column) and why.
@@ -178,9 +182,16 @@ pub enum ImportError {
 }
 
 impl ImportError {
-    /// The reader's words, for callers that show only text.
-    pub fn reason(&self) -> String {
-        self.to_string()
+    /// Whether naming the format or describing a CSV layout could make the
+    /// file read: each surface then says how its callers do that.
+    pub fn wants_format_or_profile(&self) -> bool {
+        match self {
+            ImportError::UnknownFormat => true,
+            ImportError::Unreadable { format, reason } => {
+                *format == Format::Csv && reason.starts_with(csv::UNKNOWN_LAYOUT)
+            }
+            ImportError::NothingToImport => false,
+        }
     }
 }
 

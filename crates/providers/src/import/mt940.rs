@@ -624,9 +624,23 @@ mod tests {
             b":20:X\n:25:A\n:60F:C240101EUR1,\n:61:24\n",
             b"\xff\xfe:61:",
         ] {
-            let _ = parse(input);
+            // Through the public entry, which also refuses a statement that
+            // names no account and states nothing.
+            let error = crate::import::parse(input, Some(crate::import::Format::Mt940))
+                .expect_err(&String::from_utf8_lossy(input));
+            assert!(
+                matches!(
+                    error,
+                    crate::import::ImportError::Unreadable {
+                        format: crate::import::Format::Mt940,
+                        ..
+                    } | crate::import::ImportError::NothingToImport
+                ),
+                "{error:?}"
+            );
         }
-        assert!(parse(b":20:X\n:25:NL01\n:60F:Z\n").is_err());
+        let error = parse(b":20:X\n:25:NL01\n:60F:Z\n").unwrap_err();
+        assert!(error.contains("line 3 (:60F:)"), "{error}");
     }
 
     #[test]

@@ -493,8 +493,10 @@ fn holdings(profile: &Profile, today: NaiveDate) -> Vec<(SnapshotHolding, i64)> 
             let price_cents = listed.base_price_cents * rng.random_range(940..1_060) / 1_000;
             let value_cents = price_cents * quantity;
             let cost_cents = listed.base_price_cents * 85 / 100 * quantity;
+            // Converted and rounded to the cent (half up) per holding, so
+            // the served USD values add up to totalValue exactly.
             let usd_cents = if listed.currency == "EUR" {
-                value_cents * EUR_USD_CENTS / 100
+                (value_cents * EUR_USD_CENTS + 50) / 100
             } else {
                 value_cents
             };
@@ -512,6 +514,7 @@ fn holdings(profile: &Profile, today: NaiveDate) -> Vec<(SnapshotHolding, i64)> 
                     "units": quantity.to_string(),
                     "last_price": money(price_cents).to_string(),
                     "price_currency": listed.currency,
+                    "value_usd": money(usd_cents).to_string(),
                     "source": "sandbox",
                 }),
             };

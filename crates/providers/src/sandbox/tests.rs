@@ -190,6 +190,16 @@ fn brokerage_holds_securities_in_two_currencies_with_real_identifiers() {
     assert_eq!(apple.security.figi.as_deref(), Some("BBG000B9XRY4"));
     for h in holdings {
         assert_eq!(h.value, h.price * h.quantity, "{}", h.security.name);
+        // USD values: EUR ones at 1.08, rounded to the cent, shown in raw.
+        let usd = h.value_in_account_currency.unwrap();
+        let expected = if h.currency == "EUR" {
+            (h.value * Decimal::new(108, 2))
+                .round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+        } else {
+            h.value
+        };
+        assert_eq!(usd, expected, "{}", h.security.name);
+        assert_eq!(h.raw["value_usd"], usd.to_string());
     }
     assert!(
         snapshot
