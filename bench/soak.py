@@ -251,7 +251,9 @@ def main():
             # a cache filling up flattens.
             series = {name: [baseline[name]] for name in baseline}
             while any(worker.is_alive() for worker in workers):
-                workers[0].join(timeout=60)
+                minute_ends = time.time() + 60
+                for worker in workers:
+                    worker.join(timeout=max(0.0, minute_ends - time.time()))
                 if any(worker.is_alive() for worker in workers):
                     series["personal-api"].append(rss_kib(personal.pid))
                     series["platform-api"].append(rss_kib(platform.pid))

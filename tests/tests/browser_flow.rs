@@ -16,7 +16,7 @@ use tributary_e2e::browser::{
 };
 use tributary_e2e::platform::{PlatformServer, start_platform_with_pages};
 use tributary_http::web::mailer::DevOutbox;
-use tributary_storage::testing::{TestDatabase, dump, dump_rows, testdata_bytes};
+use tributary_storage::testing::{TestDatabase, dump, dump_rows, row_count, testdata_bytes};
 
 async fn on_every_backend<F, Fut>(scenario: F)
 where
@@ -246,9 +246,10 @@ async fn denying_consent_redirects_with_access_denied_and_issues_no_code() {
         assert_eq!(query["error"], "access_denied");
         assert_eq!(query["state"], "st-123");
         assert!(!query.contains_key("code"));
-        assert!(
-            !dump_rows(server.database.db()).contains("\"redeemed_at\""),
-            "no code row"
+        assert_eq!(
+            row_count(server.database.db(), "oauth_codes"),
+            0,
+            "no code was issued"
         );
         server
     })
@@ -394,13 +395,47 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
             "the link works once"
         );
 
-        let remove_path = {
-            let start = portal.body.find("/connect/connections/").unwrap();
+        let id = {
+            let start = portal.body.find("id=\"connection-").unwrap() + "id=\"connection-".len();
             let end = start + portal.body[start..].find('"').unwrap();
             portal.body[start..end].to_owned()
         };
+
+        // Disconnect: no more syncs, the data stays, and it can resume.
+        let disconnect_path = format!("/connect/connections/{id}/disconnect");
+        portal.assert_shows(&format!("href=\"{disconnect_path}\""));
+        let confirm = fresh.get(&disconnect_path).await;
+        confirm.assert_shows("It is no longer synced");
+        assert!(confirm.body.contains(r#"<a href="/portal" id="keep">"#));
+        let after = fresh.submit(&confirm, &disconnect_path, &[]).await;
+        assert_eq!(after.location, "/portal");
+        after.assert_shows("DISCONNECTED");
+        after.assert_shows(&format!("href=\"/connect/connections/{id}/reauth\""));
+        assert!(!after.body.contains(&format!("href=\"{disconnect_path}\"")));
+        let sync = reqwest::Client::new()
+            .post(server.url(&format!("/api/platform/v1/connections/{id}/sync")))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sync.status(), StatusCode::CONFLICT);
+        let kept = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+            .await;
+        assert!(
+            kept["total"].as_u64().unwrap() > 0,
+            "the data stays: {kept}"
+        );
+
+        let remove_path = format!("/connect/connections/{id}/remove");
         let confirm = fresh.get(&remove_path).await;
         confirm.assert_shows("are erased");
+        assert!(
+            confirm
+                .body
+                .contains(r#"<a href="/portal" id="keep">Keep it</a>"#),
+            "keeping it returns to the portal"
+        );
         let after = fresh.submit(&confirm, &remove_path, &[]).await;
         assert_eq!(after.location, "/portal");
         after.assert_shows("No bank is connected");
@@ -502,13 +537,11 @@ async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothi
         .unwrap();
         assert_eq!(forged.status(), StatusCode::FORBIDDEN);
         assert_eq!(
-            browser
-                .get("/connect/banks")
-                .await
-                .body
-                .matches("class=\"connection\"")
-                .count(),
-            0,
+            (
+                row_count(server.database.db(), "connections"),
+                row_count(server.database.db(), "transactions")
+            ),
+            (0, 0),
             "nothing stored"
         );
 
@@ -597,8 +630,12 @@ async fn one_person_cannot_see_or_touch_another_persons_connection() {
             let answer = mallory.submit(&form, &path, &[]).await;
             assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
         }
+        // Alice's bank list shows her connection by id; Mallory's does not.
+        let listed = format!("id=\"connection-{connection}\"");
+        assert!(alice.get("/connect/banks").await.body.contains(&listed));
         assert!(
-            !own.body.contains("Tributary Sandbox Bank</strong> <span"),
+            !own.body.contains(&listed)
+                && !mallory.get("/connect/banks").await.body.contains(&listed),
             "no connection of Alice's is listed"
         );
         // Alice's connection is untouched.

@@ -19,9 +19,12 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::clock::Clock;
-use tributary_e2e::platform::start_platform_with_pages;
+use tributary_e2e::platform::start_platform_with_pages_and;
+use tributary_providers::Connector;
+use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_storage::apps;
 use tributary_storage::testing::TestDatabase;
 
@@ -182,7 +185,14 @@ async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
 /// Sign-in, bank connection, consent and the portal, clicked through in
 /// Chromium against a Platform server on `database`.
 async fn walk_through(driver: &Driver, database: TestDatabase) {
-    let (server, outbox) = start_platform_with_pages(database);
+    // The banks a default server offers (GoCardless needs the operator's
+    // credentials): the sandbox and SimpleFIN, whose blocking HTTP client
+    // is made off the async runtime.
+    let simplefin: Arc<dyn Connector> =
+        std::thread::spawn(|| Arc::new(SimpleFinConnector::new(Duration::from_secs(30)).unwrap()))
+            .join()
+            .unwrap();
+    let (server, outbox) = start_platform_with_pages_and(database, vec![simplefin], |state| state);
     let (callback, site) = start_integrator_site();
     apps::add_redirect_uri(
         &mut server.database.db().conn().unwrap(),
@@ -221,6 +231,10 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "verify").await;
 
     wait_for(&browser, "bank-sandbox").await;
+    assert!(
+        browser.find(Locator::Id("bank-simplefin")).await.is_ok(),
+        "SimpleFIN is offered as on a default server"
+    );
     shoot(&browser, "03-banks").await;
     click(&browser, "bank-sandbox").await;
 

@@ -664,6 +664,79 @@ async fn a_sync_can_be_asked_for_once_a_minute() {
 }
 
 #[actix_web::test]
+async fn a_disconnected_connection_keeps_its_data_and_is_not_synced() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let connection = server.world.alice_sandbox_connection;
+        let before = get_json(&server, "/api/v1/accounts", &key).await;
+        let path = format!("/api/v1/connections/{connection}/disconnect");
+        let answer = post(&server, &path, &key).await;
+        assert_eq!(answer.status(), StatusCode::OK);
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(
+            (body["id"].as_i64(), body["status"].as_str()),
+            (Some(connection), Some("DISCONNECTED")),
+            "{body}"
+        );
+        // Its data stays (its accounts say DISCONNECTED); a sync is
+        // refused; nothing is scheduled.
+        let mut after = get_json(&server, "/api/v1/accounts", &key).await;
+        for account in after["accounts"].as_array_mut().unwrap() {
+            if account["provider"] == "sandbox" {
+                assert_eq!(account["status"], "DISCONNECTED");
+                account["status"] = Value::from("ACTIVE");
+            }
+        }
+        assert_eq!(after, before);
+        let sync = post(
+            &server,
+            &format!("/api/v1/connections/{connection}/sync"),
+            &key,
+        )
+        .await;
+        expect_error(sync, StatusCode::CONFLICT, "CONNECTION_DISCONNECTED").await;
+        let listed = get_json(&server, "/api/v1/connections", &key).await;
+        let line = listed["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == connection)
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (line["status"].as_str(), line["next_sync_at"].as_str()),
+            (Some("DISCONNECTED"), None),
+            "{line}"
+        );
+        // Again: still disconnected, still 200.
+        assert_eq!(post(&server, &path, &key).await.status(), StatusCode::OK);
+        // Statement imports are never synced; others' connections are unseen.
+        let imported = post(
+            &server,
+            &format!(
+                "/api/v1/connections/{}/disconnect",
+                server.world.alice_imported_connection
+            ),
+            &key,
+        )
+        .await;
+        expect_error(imported, StatusCode::CONFLICT, "CONNECTION_NOT_SYNCED").await;
+        let foreign = post(
+            &server,
+            &format!(
+                "/api/v1/connections/{}/disconnect",
+                server.world.bob_connection
+            ),
+            &key,
+        )
+        .await;
+        expect_error(foreign, StatusCode::NOT_FOUND, "CONNECTION_NOT_FOUND").await;
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
 async fn foreign_and_malformed_connection_ids_are_refused() {
     on_every_backend(|server| async move {
         let key = server.world.alice_key.clone();

@@ -657,6 +657,33 @@ async fn basic_credentials_of_app_a_cannot_touch_a_user_of_app_b() {
         let own: Value = own.json().await.unwrap();
         assert_eq!(own["user"]["limits"]["max_accounts"], 2);
         assert_eq!(own["user"]["email"], "shared@example.com");
+        // Registering the existing user again with other limits applies
+        // them (200: it existed); without limits, they stay.
+        for (limits, expected) in [(Some(serde_json::json!({"max_accounts": 5})), 5), (None, 5)] {
+            let mut body = serde_json::json!({"email": "shared@example.com"});
+            if let Some(limits) = limits {
+                body["limits"] = limits;
+            }
+            let again = client
+                .post(server.url("/api/platform/v1/users"))
+                .basic_auth(server.app_b.client_id(), Some(server.app_b.secret()))
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(again.status(), StatusCode::OK);
+            let read: Value = client
+                .put(&path)
+                .basic_auth(server.app_b.client_id(), Some(server.app_b.secret()))
+                .json(&serde_json::json!({}))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            assert_eq!(read["user"]["limits"]["max_accounts"], expected, "{read}");
+        }
         server
     })
     .await;
@@ -998,6 +1025,16 @@ async fn no_secret_token_or_code_is_stored_in_plain_text() {
                 .unwrap()
                 .to_owned(),
         ];
+        // The dump holds what was stored (so its silence means something):
+        // the apps, and the SHA-256 of the first access token.
+        assert!(
+            everything.contains(server.app_a.client_id()),
+            "the dump holds the apps"
+        );
+        assert!(
+            everything.contains(&tributary_auth::secret::hash(&secrets[2])),
+            "the dump holds the token's hash"
+        );
         for secret in secrets {
             assert!(
                 !everything.contains(&secret),

@@ -115,6 +115,7 @@ fn a_bad_database_url_fails_at_once_with_the_reason() {
         stderr.contains("TRIBUTARY_DATABASE_URL") && stderr.contains("mysql"),
         "{stderr}"
     );
+    assert_eq!(stderr.matches("mysql").count(), 1, "said once: {stderr}");
 }
 
 #[test]

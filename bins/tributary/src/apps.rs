@@ -90,7 +90,10 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             }
             let (secret, hash) = new_client_secret();
             apps::set_secret_hash(conn, app.id, &hash)?;
-            println!("New client_secret for {client_id} (the old one no longer works):\n{secret}");
+            // The same lines as `apps create`, so scripts read both alike.
+            println!("Rotated the secret of {client_id}; the old one no longer works.");
+            println!("client_id:     {client_id}");
+            println!("client_secret: {secret}\n(shown only now; Tributary keeps only its hash)");
         }
         AppsCommand::RedirectUris(RedirectUrisCommand::Add { client_id, uri }) => {
             validate_redirect_uri(&uri).map_err(anyhow::Error::msg)?;

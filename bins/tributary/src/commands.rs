@@ -85,6 +85,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
         }
+        Command::Connections(ConnectionsCommand::Disconnect { id }) => {
+            disconnect(&open()?, clock.as_ref(), id)
+        }
         Command::Sync(args) => {
             let db = open()?;
             sync(&db, &sync_engine(&config, &db, clock)?, &args)
@@ -276,6 +279,21 @@ fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
     }
 }
 
+fn disconnect(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
+    let conn = &mut *db.conn()?;
+    let connection = match tributary_storage::connections::get_connection(conn, id) {
+        Ok(connection) => connection,
+        Err(StorageError::NotFound) => bail!("no connection with id {id}"),
+        Err(err) => return Err(err.into()),
+    };
+    tributary_providers::sync::disconnect(conn, &connection, clock.now().naive_utc())?;
+    println!(
+        "Connection {id} ({}) is disconnected: it is no longer synced, and its accounts and transactions stay.",
+        connection.institution_name
+    );
+    Ok(())
+}
+
 /// Connects `email`'s user to `provider` with the request `request_for`
 /// builds, then runs the first sync.
 fn connect(
@@ -295,6 +313,26 @@ fn connect(
         "Connected {} to {} (connection {}).",
         user.email, connection.institution_name, connection.id
     );
+    // A second connection to the same bank is allowed (two logins at one
+    // bank) but is more often a command run twice: say so.
+    let twins: Vec<String> =
+        tributary_storage::connections::list_connections(&mut *db.conn()?, Some(user.id))?
+            .into_iter()
+            .filter(|c| {
+                c.id != connection.id
+                    && c.provider == provider
+                    && c.institution_name == connection.institution_name
+            })
+            .map(|c| c.id.to_string())
+            .collect();
+    if !twins.is_empty() {
+        println!(
+            "Note: {} already has a connection to {} (connection {}); this one is separate and syncs the same accounts again.",
+            user.email,
+            connection.institution_name,
+            twins.join(", ")
+        );
+    }
     report(
         connection.id,
         engine.sync_now(connection.id, SyncJobKind::Initial, &worker_id("cli")),

@@ -202,6 +202,9 @@ enum ConnectionsCommand {
         #[arg(long)]
         user: Option<String>,
     },
+    /// Stop syncing a connection and keep its data (`connect` again, or
+    /// the portal's "Sign in to the bank again", resumes it).
+    Disconnect { id: i64 },
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,7 @@ pub const LAST_USED_RESOLUTION: Duration = Duration::seconds(60);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiKeyError {
-    #[error("the API key is malformed: expected `trb_` followed by 43 base64url characters")]
+    #[error("The API key is malformed: it should be `trb_` followed by 43 base64url characters.")]
     Malformed,
     #[error("the API key is not valid")]
     Unknown,

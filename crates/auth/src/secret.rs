@@ -66,6 +66,16 @@ mod tests {
         assert_eq!(raw.len() * 8, 256);
     }
 
+    /// FIPS 180-2's known answer for "abc": the stored form is lower-case
+    /// hex of plain SHA-256, which other tools can check.
+    #[test]
+    fn hash_is_sha256_in_lower_case_hex() {
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
     #[test]
     fn hash_matches_only_its_secret() {
         let secret = generate("trb_");

@@ -7,8 +7,11 @@ use actix_web::dev::ServiceRequest;
 use actix_web::middleware::Logger;
 
 /// Prefixes of the secrets Tributary puts in paths and that clients may
-/// misplace there: portal sessions, codes, keys, tokens, client secrets.
-const SECRET_PREFIXES: [&str; 6] = ["tps_", "tac_", "trb_", "tat_", "trt_", "tcs_"];
+/// misplace there: portal sessions, codes, keys, tokens, client secrets,
+/// and checkout sessions (the test processor's card page, Stripe's ids).
+const SECRET_PREFIXES: [&str; 8] = [
+    "tps_", "tac_", "trb_", "tat_", "trt_", "tcs_", "test_cs_", "cs_",
+];
 
 pub fn logger() -> Logger {
     Logger::new(r#"%a "%{request}xi" %s %b %Dms %{x-request-id}o"#)
@@ -63,6 +66,10 @@ mod tests {
     #[test]
     fn secrets_in_paths_and_query_values_never_reach_the_log() {
         assert_eq!(redact("/portal/tps_3JbM0aFz9", ""), "/portal/tps_…");
+        assert_eq!(
+            redact("/checkout/test/test_cs_9f8e7d", ""),
+            "/checkout/test/test_cs_…"
+        );
         let line = redact(
             "/api/platform/oauth/authorize",
             "client_id=app_1&redirect_uri=https%3A%2F%2Fx&state=s3cret&login_hint=ada%40example.com",

@@ -117,14 +117,22 @@ impl GoCardlessSettings {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// Not a `#[source]`: the message already holds the reason, and a
+    /// chain printed with `{:#}` would say it twice.
     #[error("TRIBUTARY_DATABASE_URL: {0}")]
-    DatabaseUrl(#[from] StorageError),
+    DatabaseUrl(StorageError),
     #[error("{name}: {reason}, got `{value}`")]
     Invalid {
         name: &'static str,
         value: String,
         reason: &'static str,
     },
+}
+
+impl From<StorageError> for ConfigError {
+    fn from(err: StorageError) -> Self {
+        ConfigError::DatabaseUrl(err)
+    }
 }
 
 fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {

@@ -1,7 +1,8 @@
 //! Connections on the Personal interface (our extension of the contract):
 //! `GET /connections` shows each connection's status and last error;
 //! `POST /connections/{id}/sync` asks for a sync now and answers 202 with the
-//! queued job, at most once a minute per connection.
+//! queued job, at most once a minute per connection; `POST
+//! /connections/{id}/disconnect` stops its syncs and keeps its data.
 
 use crate::auth::Authenticated;
 use crate::data::with_conn;
@@ -13,6 +14,8 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_domain::schedule::on_demand_wait;
+use tributary_providers::sync::{self, SyncError};
+use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
 
@@ -22,7 +25,78 @@ pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
             "/connections/{connectionId}/sync",
             "POST",
             web::post().to(request_sync::<A>),
+        ))
+        .service(routes::one(
+            "/connections/{connectionId}/disconnect",
+            "POST",
+            web::post().to(disconnect::<A>),
         ));
+}
+
+/// The `{connectionId}` of a path: a positive integer.
+fn connection_id(path: &str) -> Result<i64, ApiError> {
+    path.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "INVALID_CONNECTION_ID",
+                format!("connectionId must be a positive integer, got `{path}`."),
+            )
+        })
+}
+
+fn connection_not_found() -> ApiError {
+    ApiError::not_found(
+        "CONNECTION_NOT_FOUND",
+        "No connection with this id is visible with these credentials.",
+    )
+}
+
+/// Runs `work` on the connection the path names, if the caller may see it
+/// (else 404, the same for someone else's and a missing one), at `now`.
+async fn with_visible_connection<A: Authenticated, T: Send + 'static>(
+    auth: A,
+    state: &web::Data<AppState>,
+    path: &str,
+    work: impl FnOnce(&mut AnyConnection, ConnectionRecord, NaiveDateTime) -> Result<T, ApiError>
+    + Send
+    + 'static,
+) -> Result<T, ApiError> {
+    let id = connection_id(path)?;
+    let viewer = auth.viewer().clone();
+    let now = state.clock.now().naive_utc();
+    with_conn(state, move |conn| {
+        let connection =
+            connections::find_visible(conn, &viewer, id)?.ok_or_else(connection_not_found)?;
+        work(conn, connection, now)
+    })
+    .await
+}
+
+/// Stops syncing a connection and keeps its data (200 with the connection).
+async fn disconnect<A: Authenticated>(
+    auth: A,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let connection = with_visible_connection(auth, &state, &path, |conn, connection, now| {
+        sync::disconnect(conn, &connection, now).map_err(|err| match err {
+            SyncError::NotSynced(_) => not_synced(),
+            SyncError::Storage(err) => err.into(),
+            other => ApiError::internal(other),
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(Connection::from(connection)))
+}
+
+fn not_synced() -> ApiError {
+    ApiError::new(
+        actix_web::http::StatusCode::CONFLICT,
+        "CONNECTION_NOT_SYNCED",
+        "This connection holds imported statements, which are not synced: upload new files to /imports instead.",
+    )
 }
 
 fn rfc3339(at: Option<NaiveDateTime>) -> Option<String> {
@@ -96,38 +170,17 @@ async fn request_sync<A: Authenticated>(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path
-        .parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                "INVALID_CONNECTION_ID",
-                format!("connectionId must be a positive integer, got `{path}`."),
-            )
-        })?;
-    let viewer = auth.viewer().clone();
-    let now = state.clock.now().naive_utc();
-    let answer = with_conn(&state, move |conn| {
-        let connection = connections::find_visible(conn, &viewer, id)?.ok_or_else(|| {
-            ApiError::not_found(
-                "CONNECTION_NOT_FOUND",
-                "No connection with this id is visible with these credentials.",
-            )
-        })?;
+    let answer = with_visible_connection(auth, &state, &path, |conn, connection, now| {
+        let id = connection.id;
         if connection.status == ConnectionStatus::Disconnected {
             return Err(ApiError::new(
                 actix_web::http::StatusCode::CONFLICT,
                 "CONNECTION_DISCONNECTED",
-                "This connection is disconnected; connect the bank again to sync it.",
+                "This connection is disconnected; sign in to the bank again (the portal's \"Sign in to the bank again\") to sync it.",
             ));
         }
         if !connection.provider.is_synced() {
-            return Err(ApiError::new(
-                actix_web::http::StatusCode::CONFLICT,
-                "CONNECTION_NOT_SYNCED",
-                "This connection holds imported statements, which are not synced: upload new files to /imports instead.",
-            ));
+            return Err(not_synced());
         }
         if let Some(job) = sync_jobs::active_job(conn, id)? {
             return Ok(SyncRequested {

@@ -273,6 +273,13 @@ impl SyncEngine {
         )?)
     }
 
+    /// Stops syncing a connection and keeps its data: see [`disconnect`].
+    pub fn disconnect(&self, connection_id: i64) -> Result<ConnectionRecord, SyncError> {
+        let mut conn = self.db.conn()?;
+        let connection = connections::get_connection(&mut conn, connection_id)?;
+        disconnect(&mut conn, &connection, self.clock.now().naive_utc())
+    }
+
     /// Enqueues due connections and pushes their next sync one interval
     /// (plus jitter) ahead; returns how many jobs were queued.
     pub fn schedule_due(&self) -> Result<usize, SyncError> {
@@ -593,4 +600,20 @@ fn fail_job(
 ) -> Result<(), StorageError> {
     connections::record_failure(conn, job.connection_id, status, reason, now)?;
     sync_jobs::finish(conn, job, SyncJobStatus::Failed, None, Some(reason), now)
+}
+
+/// The one rule for disconnecting (the API, the portal and the CLI use it):
+/// a synced connection stops syncing — nothing is scheduled and on-demand
+/// syncs answer `Disconnected` — and keeps its data; signing in to the bank
+/// again ([`SyncEngine::reconnect`]) makes it active. Statement imports are
+/// never synced, so there is nothing to disconnect.
+pub fn disconnect(
+    conn: &mut tributary_storage::AnyConnection,
+    connection: &ConnectionRecord,
+    now: NaiveDateTime,
+) -> Result<ConnectionRecord, SyncError> {
+    if !connection.provider.is_synced() {
+        return Err(SyncError::NotSynced(connection.id));
+    }
+    Ok(connections::disconnect(conn, connection.id, now)?)
 }

@@ -392,6 +392,24 @@ pub fn set_reason(
 }
 
 /// Takes a connection off the schedule (statement imports are never synced).
+/// Marks a connection DISCONNECTED and schedules nothing more for it; its
+/// accounts, transactions, balances and holdings stay.
+pub fn disconnect(
+    conn: &mut AnyConnection,
+    id: i64,
+    now: NaiveDateTime,
+) -> StorageResult<ConnectionRecord> {
+    diesel::update(connections::table.find(id))
+        .set((
+            connections::status.eq(ConnectionStatus::Disconnected.as_str()),
+            connections::status_reason.eq(None::<String>),
+            connections::next_sync_at.eq(None::<NaiveDateTime>),
+            connections::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    get_connection(conn, id)
+}
+
 pub fn unschedule(conn: &mut AnyConnection, id: i64) -> StorageResult<()> {
     diesel::update(connections::table.find(id))
         .set(connections::next_sync_at.eq(None::<NaiveDateTime>))

@@ -241,6 +241,24 @@ pub fn dump(db: &Database) -> String {
     }
 }
 
+/// How many rows `table` holds (a table of the schema, named by the test).
+pub fn row_count(db: &Database, table: &str) -> i64 {
+    use diesel::RunQueryDsl;
+    #[derive(diesel::QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut conn = db.conn().expect("connection for a count");
+    let query = format!("SELECT COUNT(*) AS n FROM {table}");
+    let counted: Count = match &mut *conn {
+        crate::db::AnyConnection::Sqlite(c) => diesel::sql_query(query).get_result(c),
+        crate::db::AnyConnection::Postgresql(c) => diesel::sql_query(query).get_result(c),
+    }
+    .unwrap_or_else(|err| panic!("count rows of {table}: {err}"));
+    counted.n
+}
+
 /// Every row of every table as JSON text, on either backend: what the
 /// database holds as data (unlike [`dump`], not the bytes of freed pages).
 pub fn dump_rows(db: &Database) -> String {

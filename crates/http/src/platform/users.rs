@@ -140,7 +140,8 @@ pub(super) async fn create_or_get(
         .map(external_id_field)
         .transpose()?
         .flatten();
-    let max_accounts = body.get("limits").map(limits_field).transpose()?.flatten();
+    let limits = body.get("limits").map(limits_field).transpose()?;
+    let max_accounts = limits.flatten();
     let now = state.clock.now().naive_utc();
     let (user, created, pair) = with_conn(&state, move |conn| {
         let public_id = oauth::new_user_public_id();
@@ -155,6 +156,22 @@ pub(super) async fn create_or_get(
                 now,
             },
         )?;
+        // Limits sent for a user who exists are applied, not dropped: the
+        // integrator says what this user may do now. (Other fields of an
+        // existing user change only through PUT.)
+        let user = match limits {
+            Some(limits) if !created => apps::update_app_user(
+                conn,
+                user.id,
+                &AppUserChanges {
+                    email: None,
+                    external_user_id: None,
+                    max_accounts: Some(limits),
+                },
+                now,
+            )?,
+            _ => user,
+        };
         let pair = oauth::issue_pair(conn, app.id, user.id, &oauth::new_family(), now)?;
         Ok((user, created, pair))
     })

@@ -151,6 +151,8 @@ pub(super) struct ConnectionLine {
     pub institution: String,
     pub status: &'static str,
     pub needs_reauth: bool,
+    /// A synced connection that is not disconnected yet.
+    pub can_disconnect: bool,
     pub problem: Option<String>,
     pub last_synced: String,
     pub accounts: Vec<AccountLine>,
@@ -193,7 +195,9 @@ pub(super) fn plain_words(connection: &ConnectionRecord) -> Option<String> {
             "Your bank asks you to sign in again ({}).",
             reason.trim_end_matches('.')
         )),
-        ConnectionStatus::Disconnected => Some("This connection was disconnected.".into()),
+        ConnectionStatus::Disconnected => Some(
+            "This connection is disconnected: it is not synced, and its accounts stay. Sign in to the bank again to resume.".into(),
+        ),
         ConnectionStatus::Error => Some(match reason.strip_prefix("ACCOUNT_LIMIT_REACHED: ") {
             Some(limit) => format!(
                 "This bank has more accounts than you may connect: {}. Nothing from it was stored; remove it, or ask the app for a higher limit.",
@@ -214,7 +218,11 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
             id: c.id,
             institution: c.institution_name.clone(),
             status: c.status.as_str(),
-            needs_reauth: c.status == ConnectionStatus::ReauthRequired && c.provider.is_synced(),
+            needs_reauth: matches!(
+                c.status,
+                ConnectionStatus::ReauthRequired | ConnectionStatus::Disconnected
+            ) && c.provider.is_synced(),
+            can_disconnect: c.status != ConnectionStatus::Disconnected && c.provider.is_synced(),
             problem: plain_words(c),
             last_synced: c
                 .last_synced_at

@@ -117,13 +117,79 @@ pub(super) async fn retry(
     Ok(see_other(&format!("/connect/progress/{}", connection.id)))
 }
 
+/// What a confirmation page asks about a connection.
+struct Confirmation {
+    title: &'static str,
+    /// Before the bank's name: "Remove".
+    verb: &'static str,
+    /// After it: what follows, in plain words.
+    consequence: &'static str,
+    button: &'static str,
+    button_id: &'static str,
+    danger: bool,
+    keep: &'static str,
+}
+
+const REMOVE: Confirmation = Confirmation {
+    title: "Remove a connection",
+    verb: "Remove",
+    consequence: "Its accounts, transactions, balances and holdings are erased from this service, and the app can no longer read them.",
+    button: "Remove and erase",
+    button_id: "remove",
+    danger: true,
+    keep: "Keep it",
+};
+
+const DISCONNECT: Confirmation = Confirmation {
+    title: "Disconnect a bank",
+    verb: "Disconnect",
+    consequence: "It is no longer synced. Its accounts and transactions stay, and the app can still read them; sign in to the bank again to resume.",
+    button: "Disconnect",
+    button_id: "disconnect",
+    danger: false,
+    keep: "Keep it connected",
+};
+
 #[derive(Template)]
-#[template(path = "remove.html")]
-struct RemovePage<'a> {
+#[template(path = "confirm.html")]
+struct ConfirmPage<'a> {
     title: &'a str,
     app_name: &'a str,
     csrf: &'a str,
     connection: &'a ConnectionRecord,
+    ask: &'a Confirmation,
+    /// Where the form posts: the page's own address.
+    action: &'a str,
+    /// Where "Keep it" goes: back where the person came from.
+    back: &'a str,
+}
+
+/// The page a connection's actions return to: the portal in a portal
+/// session, else the bank list of the authorization flow.
+fn home(session: &Session) -> &'static str {
+    if session.is_portal() {
+        "/portal"
+    } else {
+        "/connect/banks"
+    }
+}
+
+async fn confirm_page(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    path: &str,
+    ask: &Confirmation,
+) -> Result<HttpResponse, PageError> {
+    let (session, connection) = open(req, state, path, None).await?;
+    render(&ConfirmPage {
+        title: ask.title,
+        app_name: &session.app.name,
+        csrf: &session.csrf(),
+        connection: &connection,
+        ask,
+        action: req.path(),
+        back: home(&session),
+    })
 }
 
 pub(super) async fn remove_form(
@@ -131,13 +197,7 @@ pub(super) async fn remove_form(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, None).await?;
-    render(&RemovePage {
-        title: "Remove a connection",
-        app_name: &session.app.name,
-        csrf: &session.csrf(),
-        connection: &connection,
-    })
+    confirm_page(&req, &state, &path, &REMOVE).await
 }
 
 pub(super) async fn remove(
@@ -152,11 +212,37 @@ pub(super) async fn remove(
         Ok(store::delete_connection(conn, user_id, connection_id)?)
     })
     .await?;
-    Ok(see_other(if session.is_portal() {
-        "/portal"
-    } else {
-        "/connect/banks"
-    }))
+    Ok(see_other(home(&session)))
+}
+
+pub(super) async fn disconnect_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    confirm_page(&req, &state, &path, &DISCONNECT).await
+}
+
+/// Stops syncing the connection and keeps its data (the rule every surface
+/// shares: `tributary_providers::sync::disconnect`).
+pub(super) async fn disconnect(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+) -> Result<HttpResponse, PageError> {
+    let (session, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
+    let now = state.clock.now().naive_utc();
+    with_conn(&state, move |conn| {
+        tributary_providers::sync::disconnect(conn, &connection, now)
+            .map(|_| ())
+            .map_err(|err| match err {
+                tributary_providers::sync::SyncError::Storage(err) => err.into(),
+                _ => PageError::not_found(),
+            })
+    })
+    .await?;
+    Ok(see_other(home(&session)))
 }
 
 fn bank_of(provider: Provider) -> Option<Bank> {

@@ -104,6 +104,14 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
                 web::post().to(connections::remove),
             )
             .route(
+                "/connections/{id}/disconnect",
+                web::get().to(connections::disconnect_form),
+            )
+            .route(
+                "/connections/{id}/disconnect",
+                web::post().to(connections::disconnect),
+            )
+            .route(
                 "/connections/{id}/reauth",
                 web::get().to(connections::reauth_form),
             )

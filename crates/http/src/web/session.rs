@@ -13,13 +13,16 @@ use tributary_storage::web::WebSessionRecord;
 pub const SESSION_COOKIE: &str = "tributary_session";
 
 /// The cookie naming a new session: HttpOnly, SameSite=Lax, Secure when the
-/// public URL is https, for the whole site, ending with the browser session.
+/// public URL is https, for the whole site, expiring when the session does
+/// (the browser forgets it then, instead of sending a dead token).
 pub(super) fn cookie(state: &AppState, token: String) -> Cookie<'static> {
+    let lifetime = web_session::WEB_SESSION_TTL.num_seconds();
     Cookie::build(SESSION_COOKIE, token)
         .path("/")
         .http_only(true)
         .same_site(SameSite::Lax)
         .secure(state.serves_tls())
+        .max_age(actix_web::cookie::time::Duration::seconds(lifetime))
         .finish()
 }
 
@@ -135,6 +138,11 @@ mod tests {
             assert_eq!(made.same_site(), Some(SameSite::Lax));
             assert_eq!(made.secure(), Some(secure));
             assert_eq!(made.path(), Some("/"));
+            assert_eq!(
+                made.max_age().map(|age| age.whole_seconds()),
+                Some(3600),
+                "the session's hour"
+            );
             let gone = removal(state);
             assert_eq!(gone.value(), "");
             assert!(gone.max_age().is_some_and(|age| age.is_zero()));

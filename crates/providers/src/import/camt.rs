@@ -456,6 +456,7 @@ mod tests {
             .filter_map(|t| t.description.clone())
             .collect();
         assert!(!text.contains('\u{fffd}'), "{text}");
+        assert!(text.contains("M-Überschuss"), "{text}");
     }
 
     #[test]

@@ -668,6 +668,17 @@ mod tests {
             .filter_map(|t| t.merchant.clone())
             .collect();
         assert!(names.iter().all(|n| !n.contains("&amp;")), "{names:?}");
+        let descriptions: Vec<String> = statements[0]
+            .transactions
+            .iter()
+            .filter_map(|t| t.description.clone())
+            .collect();
+        assert!(
+            descriptions
+                .iter()
+                .any(|d| d.contains("B.C. HYDRO & POWER AUTHORITY")),
+            "{descriptions:?}"
+        );
     }
 
     #[test]

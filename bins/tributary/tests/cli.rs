@@ -1,4 +1,4 @@
-//! API keys through the CLI, on both backends.
+//! API keys and connections through the CLI.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -79,4 +79,70 @@ fn syncing_a_missing_connection_says_so_once() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(said.matches("999").count(), 1, "{said}");
+}
+
+#[test]
+fn connecting_the_same_bank_twice_says_so() {
+    let database = TestDatabase::sqlite();
+    let url = database.url();
+    assert!(tributary(&url, &["users", "create", "twice@example.com"]).0);
+    let (first, out, err) = tributary(&url, &["connect", "sandbox", "--user", "twice@example.com"]);
+    assert!(first, "{out}{err}");
+    assert!(!out.contains("already has a connection"), "{out}");
+    let (second, out, err) =
+        tributary(&url, &["connect", "sandbox", "--user", "twice@example.com"]);
+    assert!(second, "{out}{err}");
+    assert!(
+        out.contains("already has a connection to") && out.contains("(connection 1)"),
+        "{out}"
+    );
+    // Disconnecting the second stops its syncs and keeps its data.
+    let (done, out, err) = tributary(&url, &["connections", "disconnect", "2"]);
+    assert!(done, "{out}{err}");
+    assert!(
+        out.contains("Connection 2") && out.contains("is disconnected"),
+        "{out}"
+    );
+    let (synced, out, err) = tributary(&url, &["sync", "--connection", "2"]);
+    assert!(!synced, "{out}");
+    assert!(err.contains("disconnected"), "{err}");
+    let (listed, out, _) = tributary(&url, &["connections", "list"]);
+    assert!(listed && out.contains("DISCONNECTED"), "{out}");
+    let (missing, _, err) = tributary(&url, &["connections", "disconnect", "99"]);
+    assert!(
+        !missing && err.contains("no connection with id 99"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rotating_an_apps_secret_prints_it_as_creating_the_app_does() {
+    let database = TestDatabase::sqlite();
+    let url = database.url();
+    let (created, made, err) = tributary(
+        &url,
+        &[
+            "apps",
+            "create",
+            "--name",
+            "Budget",
+            "--redirect-uri",
+            "https://budget.example/cb",
+        ],
+    );
+    assert!(created, "{made}{err}");
+    let field = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(|value| value.trim().to_owned())
+            .unwrap_or_else(|| panic!("no `{name}` line in {text:?}"))
+    };
+    let client_id = field(&made, "client_id:");
+    let (rotated, new, err) = tributary(&url, &["apps", "rotate-secret", &client_id]);
+    assert!(rotated, "{new}{err}");
+    assert_eq!(field(&new, "client_id:"), client_id);
+    assert_ne!(
+        field(&new, "client_secret:"),
+        field(&made, "client_secret:")
+    );
 }
