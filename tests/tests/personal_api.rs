@@ -915,6 +915,133 @@ async fn statements_uploaded_over_http_are_served_and_a_bad_file_changes_nothing
     .await;
 }
 
+/// (date, amount, description) of every transaction of `key`'s account
+/// named `name`, sorted.
+async fn transactions_of(
+    server: &TestServer,
+    key: &str,
+    name: &str,
+) -> Vec<(String, String, String)> {
+    let accounts = get_json(server, "/api/v1/accounts", key).await;
+    let id = accounts["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("an account {name}: {accounts}"))["id"]
+        .as_i64()
+        .unwrap();
+    let list = get_json(server, &format!("/api/v1/accounts/{id}/transactions"), key).await;
+    let mut rows: Vec<(String, String, String)> = list["transactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["date"].to_string(),
+                t["amount"].to_string(),
+                t["description"].to_string(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[actix_web::test]
+async fn a_daily_camt_series_uploads_whole_in_any_order_or_all_at_once() {
+    use tributary_providers::import::samples;
+    let days = 10;
+    on_every_backend(|server| async move {
+        let series = samples::daily_camt053_series(days);
+        // Bob: one file a request, odd days first, then the even ones.
+        let (odd, even): (Vec<_>, Vec<_>) =
+            series.iter().enumerate().partition(|(n, _)| n % 2 == 0);
+        for (_, (name, bytes)) in odd.into_iter().chain(even) {
+            let answer = upload(
+                &server,
+                &server.world.bob_key,
+                &[(name.as_str(), bytes.clone())],
+            )
+            .await;
+            assert_eq!(answer.status(), StatusCode::OK);
+        }
+        // Alice: all in one request, then again.
+        let files: Vec<(&str, Vec<u8>)> = series
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.clone()))
+            .collect();
+        let first: Value = upload(&server, &server.world.alice_key, &files)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert!(
+            !first["notes"].to_string().contains("may be missing"),
+            "the balances run on from day to day: {first}"
+        );
+        let again: Value = upload(&server, &server.world.alice_key, &files)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            (again["added"].as_u64(), again["updated"].as_u64()),
+            (Some(0), Some(0)),
+            "{again}"
+        );
+        let bob = transactions_of(&server, &server.world.bob_key, "Ada Lovelace").await;
+        assert_eq!(bob.len(), 3 * days as usize, "twins kept apart: {bob:?}");
+        assert_eq!(
+            bob,
+            transactions_of(&server, &server.world.alice_key, "Ada Lovelace").await
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn uploads_and_balances_answer_their_documented_errors() {
+    on_every_backend(|server| async move {
+        let key = server.world.bob_key.clone();
+        // A CSV statement states no balance: the account has none to show.
+        let csv = b"Date,Description,Amount\n2026-01-05,Coffee,-3.50\n".to_vec();
+        assert_eq!(
+            upload(&server, &key, &[("cafe.csv", csv)]).await.status(),
+            StatusCode::OK
+        );
+        let accounts = get_json(&server, "/api/v1/accounts", &key).await;
+        let imported = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["provider"] == "file")
+            .unwrap()["id"]
+            .as_i64()
+            .unwrap();
+        let balance = get(
+            &server,
+            &format!("/api/v1/accounts/{imported}/balance"),
+            Some(&key),
+        )
+        .await;
+        expect_error(balance, StatusCode::NOT_FOUND, "BALANCE_NOT_AVAILABLE").await;
+        // A multipart body without a file part.
+        let no_file = reqwest::multipart::Form::new().text("note", "no file here");
+        let answer = upload_form(&server, &key, no_file).await;
+        expect_error(answer, StatusCode::BAD_REQUEST, "INVALID_UPLOAD").await;
+        // Past 20 MiB, refused whole, nothing stored.
+        let before = get_json(&server, "/api/v1/accounts", &key).await;
+        let huge = vec![b'x'; 21 * 1024 * 1024];
+        let answer = upload(&server, &key, &[("huge.csv", huge)]).await;
+        expect_error(answer, StatusCode::PAYLOAD_TOO_LARGE, "UPLOAD_TOO_LARGE").await;
+        assert_eq!(get_json(&server, "/api/v1/accounts", &key).await, before);
+        server
+    })
+    .await;
+}
+
 #[actix_web::test]
 async fn crafted_statement_files_are_refused_and_the_server_keeps_serving() {
     use tributary_providers::import::hostile;

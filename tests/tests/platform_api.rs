@@ -690,6 +690,61 @@ async fn basic_credentials_of_app_a_cannot_touch_a_user_of_app_b() {
 }
 
 #[actix_web::test]
+async fn user_management_and_bearer_errors_carry_their_documented_codes() {
+    on_every_backend(|server| async move {
+        let client = Client::new();
+        let users = server.url("/api/platform/v1/users");
+        let send = |body: reqwest::Body| {
+            client
+                .post(&users)
+                .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+        };
+        let answer = send("not json".into()).await.unwrap();
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            answer.json::<Value>().await.unwrap()["code"],
+            "INVALID_BODY"
+        );
+        let answer = send(r#"{"email": "n@example.com", "external_user_id": 42}"#.into())
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            answer.json::<Value>().await.unwrap()["code"],
+            "INVALID_EXTERNAL_USER_ID"
+        );
+        // Renaming a user to another user's address of the same app.
+        let (_, first) = register(&server, &server.app_a, "first@example.com").await;
+        let (_, second) = register(&server, &server.app_a, "second@example.com").await;
+        let taken = client
+            .put(server.url(&format!(
+                "/api/platform/v1/users/{}",
+                second["user_id"].as_str().unwrap()
+            )))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"email": "first@example.com"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(taken.status(), StatusCode::CONFLICT);
+        assert_eq!(taken.json::<Value>().await.unwrap()["code"], "EMAIL_TAKEN");
+        assert!(first["access_token"].is_string());
+        // A bearer token that is no token of ours.
+        let forged = get_with(&server, "/api/platform/v1/accounts", "tat_not-a-real-token").await;
+        assert_eq!(forged.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            forged.json::<Value>().await.unwrap()["code"],
+            "INVALID_ACCESS_TOKEN"
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
 async fn refresh_after_the_user_was_deleted_is_invalid_grant() {
     on_every_backend(|server| async move {
         let (public_id, user, access, refresh) = user_with_bank(&server, "gone@example.com").await;

@@ -146,3 +146,49 @@ fn rotating_an_apps_secret_prints_it_as_creating_the_app_does() {
         field(&made, "client_secret:")
     );
 }
+
+/// Every stored transaction of `email`'s user: (date, amount, description).
+fn stored(database: &TestDatabase, email: &str) -> Vec<(String, String, String)> {
+    let user =
+        tributary_storage::users::find_personal_user(&mut database.db().conn().unwrap(), email)
+            .unwrap()
+            .unwrap();
+    tributary_storage::testing::transaction_rows(database.db(), user.id)
+}
+
+#[test]
+fn a_daily_camt_series_imports_whole_one_file_at_a_time_in_any_order_or_all_at_once() {
+    let days = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (name, bytes) in tributary_providers::import::samples::daily_camt053_series(days) {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        paths.push(path.to_string_lossy().into_owned());
+    }
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        for email in ["one@example.com", "all@example.com"] {
+            assert!(tributary(&url, &["users", "create", email]).0);
+        }
+        // Newest first, one file a run.
+        for path in paths.iter().rev() {
+            let (ok, out, err) = tributary(&url, &["import", "--user", "one@example.com", path]);
+            assert!(ok, "{out}{err}");
+        }
+        let mut all = vec!["import", "--user", "all@example.com"];
+        all.extend(paths.iter().map(String::as_str));
+        let (ok, out, err) = tributary(&url, &all);
+        assert!(ok, "{out}{err}");
+        assert!(
+            !out.contains("may be missing"),
+            "the balances run on from day to day: {out}"
+        );
+        let (ok, again, _) = tributary(&url, &all);
+        assert!(ok && again.contains("0 new, 0 updated"), "{again}");
+        let one = stored(&database, "one@example.com");
+        assert_eq!(one.len(), 3 * days as usize, "twins kept apart: {one:?}");
+        assert_eq!(one, stored(&database, "all@example.com"));
+    }
+}

@@ -272,3 +272,22 @@ pub async fn envelope_framework_errors(
     let envelope = ApiError::new(status, code, message).error_response();
     Ok(actix_web::dev::ServiceResponse::new(request, envelope))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An unexpected failure answers 500 INTERNAL_ERROR, and its cause (a
+    /// storage message, a path) stays in the log, out of the answer.
+    #[actix_web::test]
+    async fn internal_errors_keep_their_cause_out_of_the_answer() {
+        let response = ApiError::internal("disk /var/lib/secret-path exploded").error_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = actix_web::body::to_bytes(response.into_body())
+            .await
+            .expect("a body");
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(body["code"], "INTERNAL_ERROR");
+        assert!(!body.to_string().contains("secret-path"), "{body}");
+    }
+}

@@ -7,7 +7,7 @@ use chrono::{TimeZone, Utc};
 use tributary_domain::access::Viewer;
 use tributary_domain::model::Provider;
 use tributary_domain::money::Decimal;
-use tributary_providers::import::{self, Format};
+use tributary_providers::import::{self, Format, samples};
 use tributary_storage::read::{self, TransactionFilter};
 use tributary_storage::testing::{dump_rows, on_every_backend, testdata_bytes};
 use tributary_storage::{Database, users};
@@ -207,60 +207,9 @@ fn syncing_everything_leaves_the_statement_connection_alone() {
     });
 }
 
-/// A daily camt.053.001.08 file as a real bank sends it: `Stmt/CreDtTm`
-/// (optional in .08) left out, entries without booking or value dates (the
-/// statement's date applies), a batch entry with only a bank transaction
-/// code, and `entries` given as (reference, amount).
-fn daily_camt(day: u32, entries: &[(&str, &str)]) -> Vec<u8> {
-    let date = format!("2026-03-{day:02}");
-    let opening = Decimal::new(100_000, 2);
-    let mut closing = opening;
-    let mut xml = String::new();
-    for (reference, amount) in entries {
-        let value: Decimal = amount.parse().unwrap();
-        closing += value;
-        let indicator = if value.is_sign_negative() {
-            "DBIT"
-        } else {
-            "CRDT"
-        };
-        let absolute = value.abs();
-        xml.push_str(&format!(
-            "<Ntry>{reference}<Amt Ccy=\"EUR\">{absolute}</Amt><CdtDbtInd>{indicator}</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts>\
-             <BkTxCd><Prtry><Cd>ATSISK</Cd></Prtry></BkTxCd><NtryDtls><Btch><NbOfTxs>3</NbOfTxs></Btch></NtryDtls></Ntry>"
-        ));
-    }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.08\">\
-         <BkToCstmrStmt><GrpHdr><MsgId>M{day}</MsgId><CreDtTm>{date}T23:10:00</CreDtTm></GrpHdr>\
-         <Stmt><Id>S{day}</Id><Acct><Id><IBAN>AT611904300234573201</IBAN></Id><Ownr><Nm>Ada Lovelace</Nm></Ownr>\
-         <Svcr><FinInstnId><BICFI>BKAUATWW</BICFI></FinInstnId></Svcr></Acct>\
-         <Bal><Tp><CdOrPrtry><Cd>OPBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{opening}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
-         <Bal><Tp><CdOrPrtry><Cd>CLBD</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{closing}</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>{date}</Dt></Dt></Bal>\
-         {xml}</Stmt></BkToCstmrStmt></Document>"
-    )
-    .into_bytes()
-}
-
 /// Every stored transaction of the user: (date, amount, description).
 fn stored(db: &Database, user: i64) -> Vec<(String, String, String)> {
-    let conn = &mut *db.conn().unwrap();
-    let all = TransactionFilter {
-        include_pending: true,
-        ..Default::default()
-    };
-    let mut rows = Vec::new();
-    for account in read::list_accounts(conn, &Viewer::whole_user(user)).unwrap() {
-        for t in read::list_transactions(conn, account.id, &all, None, None).unwrap() {
-            rows.push((
-                t.date.to_string(),
-                t.amount.to_string(),
-                t.description.unwrap_or_default(),
-            ));
-        }
-    }
-    rows.sort();
-    rows
+    tributary_storage::testing::transaction_rows(db, user)
 }
 
 #[test]
@@ -268,7 +217,7 @@ fn a_daily_camt_series_imports_whole_in_any_order_with_twins_kept_apart() {
     // Day 1 and day 2 share an AcctSvcrRef-less twin pair (same amount,
     // same text) and a look-alike across days; day 3 repeats a reference.
     let series = [
-        daily_camt(
+        samples::daily_camt053(
             1,
             &[
                 ("", "-12.50"),
@@ -276,7 +225,7 @@ fn a_daily_camt_series_imports_whole_in_any_order_with_twins_kept_apart() {
                 ("<AcctSvcrRef>R1</AcctSvcrRef>", "40.00"),
             ],
         ),
-        daily_camt(
+        samples::daily_camt053(
             2,
             &[
                 ("", "-12.50"),
@@ -284,7 +233,7 @@ fn a_daily_camt_series_imports_whole_in_any_order_with_twins_kept_apart() {
                 ("<NtryRef>NONREF</NtryRef>", "-4.00"),
             ],
         ),
-        daily_camt(
+        samples::daily_camt053(
             3,
             &[
                 ("<AcctSvcrRef>R1</AcctSvcrRef>", "40.00"),
@@ -351,7 +300,7 @@ fn the_summary_says_which_date_was_used_and_which_balances_do_not_add_up() {
         let user = users::create_personal_user(&mut db.conn().unwrap(), "notes@example.com", now())
             .unwrap()
             .id;
-        let file = String::from_utf8(daily_camt(4, &[("", "-2.00")])).unwrap();
+        let file = String::from_utf8(samples::daily_camt053(4, &[("", "-2.00")])).unwrap();
         // The bank's closing balance is 5.00 off.
         let off = file.replace(">998.00<", ">1003.00<");
         let statements = import::parse(off.as_bytes(), None).unwrap();

@@ -241,6 +241,32 @@ pub fn dump(db: &Database) -> String {
     }
 }
 
+/// Every stored transaction of the user, pending ones too, as (date,
+/// amount, description), sorted: what two ways of importing the same files
+/// must agree on.
+pub fn transaction_rows(db: &Database, user_id: i64) -> Vec<(String, String, String)> {
+    use crate::read::{self, TransactionFilter};
+    let conn = &mut *db.conn().expect("connection for reading");
+    let all = TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    let viewer = tributary_domain::access::Viewer::whole_user(user_id);
+    let mut rows = Vec::new();
+    for account in read::list_accounts(conn, &viewer).expect("accounts") {
+        for t in read::list_transactions(conn, account.id, &all, None, None).expect("transactions")
+        {
+            rows.push((
+                t.date.to_string(),
+                t.amount.to_string(),
+                t.description.unwrap_or_default(),
+            ));
+        }
+    }
+    rows.sort();
+    rows
+}
+
 /// How many rows `table` holds (a table of the schema, named by the test).
 pub fn row_count(db: &Database, table: &str) -> i64 {
     use diesel::RunQueryDsl;

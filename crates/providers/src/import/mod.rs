@@ -9,6 +9,8 @@ pub mod csv;
 pub mod hostile;
 pub mod mt940;
 pub mod ofx;
+#[cfg(any(test, feature = "testing"))]
+pub mod samples;
 mod xml;
 
 use sha2::{Digest, Sha256};
