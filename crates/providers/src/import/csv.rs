@@ -373,10 +373,36 @@ fn detect_header(rows: &[Vec<String>]) -> Option<(usize, CsvProfile)> {
         .find_map(|(n, row)| CsvProfile::detect(row).map(|profile| (n, profile)))
 }
 
-/// Why a CSV file without a profile does not read.
-pub(crate) const UNKNOWN_LAYOUT: &str = "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): its layout needs a CSV profile";
+/// Why a CSV file does not read: its header is no layout Tributary knows
+/// (a profile would tell), or a place in it says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CsvError {
+    #[error(
+        "the header row is not a layout Tributary knows (a date column and an amount, or debit and credit, column): its layout needs a CSV profile"
+    )]
+    UnknownLayout,
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+impl From<String> for CsvError {
+    fn from(reason: String) -> Self {
+        CsvError::Unreadable(reason)
+    }
+}
+
+impl From<&str> for CsvError {
+    fn from(reason: &str) -> Self {
+        CsvError::Unreadable(reason.to_owned())
+    }
+}
 
 pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, String> {
+    read(bytes, profile).map_err(|err| err.to_string())
+}
+
+/// [`parse`], telling an unknown layout from a file that does not read.
+pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, CsvError> {
     let text = decode(bytes, profile.and_then(|p| p.encoding.as_deref()))?;
     let text = text.trim_start_matches('\u{feff}');
     let delimiter = profile
@@ -399,7 +425,7 @@ pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement
     let cells: Vec<Vec<String>> = rows.iter().map(|(_, row)| row.clone()).collect();
     let (skip, profile) = match profile {
         Some(profile) => (profile.skip_rows.unwrap_or(0), profile.clone()),
-        None => detect_header(&cells).ok_or(UNKNOWN_LAYOUT)?,
+        None => detect_header(&cells).ok_or(CsvError::UnknownLayout)?,
     };
     let rows = rows.get(skip..).unwrap_or_default();
     let header_row = rows.first().map(|(_, row)| row.clone()).unwrap_or_default();
@@ -727,7 +753,8 @@ mod tests {
                     crate::import::ImportError::Unreadable {
                         format: crate::import::Format::Csv,
                         ..
-                    } | crate::import::ImportError::NothingToImport
+                    } | crate::import::ImportError::UnknownCsvLayout(_)
+                        | crate::import::ImportError::NothingToImport
                 ),
                 "{error:?}"
             );

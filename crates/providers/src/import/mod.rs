@@ -60,6 +60,12 @@ impl Format {
 
 /// Which format `bytes` are, from their content.
 pub fn detect(bytes: &[u8]) -> Option<Format> {
+    // CSV: only when its header row is a layout Tributary knows.
+    sniff(bytes).or_else(|| csv::parse(bytes, None).is_ok().then_some(Format::Csv))
+}
+
+/// camt, OFX or MT940, from the first 2,000 bytes; CSV has no mark.
+fn sniff(bytes: &[u8]) -> Option<Format> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]).to_ascii_lowercase();
     if head.contains("urn:iso:std:iso:20022:tech:xsd:camt.") {
         return Some(Format::Camt);
@@ -78,11 +84,10 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
     let mt940_tags = [
         ":20:", ":25:", ":28c:", ":60f:", ":60m:", ":61:", ":62f:", ":62m:", ":64:", ":86:",
     ];
-    if mt940_tags.iter().any(|tag| starts(tag)) {
-        return Some(Format::Mt940);
-    }
-    // CSV: only when its header row is a layout Tributary knows.
-    csv::parse(bytes, None).is_ok().then_some(Format::Csv)
+    mt940_tags
+        .iter()
+        .any(|tag| starts(tag))
+        .then_some(Format::Mt940)
 }
 
 /// One statement of one account, as a file states it.
@@ -177,6 +182,9 @@ pub enum ImportError {
     /// (byte, line, statement, entry, row and column) and why.
     #[error("{reason}")]
     Unreadable { format: Format, reason: String },
+    /// A CSV file (named so, or unmarked) whose header is no known layout.
+    #[error("{0}")]
+    UnknownCsvLayout(String),
     #[error(
         "the file holds no transaction, balance or holding, and names no account: there is nothing to import"
     )]
@@ -187,13 +195,10 @@ impl ImportError {
     /// Whether naming the format or describing a CSV layout could make the
     /// file read: each surface then says how its callers do that.
     pub fn wants_format_or_profile(&self) -> bool {
-        match self {
-            ImportError::UnknownFormat => true,
-            ImportError::Unreadable { format, reason } => {
-                *format == Format::Csv && reason.starts_with(csv::UNKNOWN_LAYOUT)
-            }
-            ImportError::NothingToImport => false,
-        }
+        matches!(
+            self,
+            ImportError::UnknownFormat | ImportError::UnknownCsvLayout(_)
+        )
     }
 }
 
@@ -209,18 +214,30 @@ pub fn parse_with_profile(
     format: Option<Format>,
     profile: Option<&csv::CsvProfile>,
 ) -> Result<Vec<Statement>, ImportError> {
+    // Unmarked content is read as CSV once (not detected, then read again):
+    // an unknown header means an unknown format, a bad row is that row.
     let format = match (format, profile) {
-        (Some(format), _) => format,
-        (None, Some(_)) => Format::Csv,
-        (None, None) => detect(bytes).ok_or(ImportError::UnknownFormat)?,
+        (Some(format), _) => Some(format),
+        (None, Some(_)) => Some(Format::Csv),
+        (None, None) => sniff(bytes),
     };
+    let unreadable =
+        |format: Format| move |reason: String| ImportError::Unreadable { format, reason };
     let statements = match format {
-        Format::Camt => camt::parse(bytes),
-        Format::Mt940 => mt940::parse(bytes),
-        Format::Ofx => ofx::parse(bytes),
-        Format::Csv => csv::parse(bytes, profile),
-    }
-    .map_err(|reason| ImportError::Unreadable { format, reason })?;
+        Some(Format::Camt) => camt::parse(bytes).map_err(unreadable(Format::Camt)),
+        Some(Format::Mt940) => mt940::parse(bytes).map_err(unreadable(Format::Mt940)),
+        Some(Format::Ofx) => ofx::parse(bytes).map_err(unreadable(Format::Ofx)),
+        Some(Format::Csv) | None => csv::read(bytes, profile).map_err(|err| match (err, format) {
+            (csv::CsvError::UnknownLayout, None) => ImportError::UnknownFormat,
+            (err @ csv::CsvError::UnknownLayout, Some(_)) => {
+                ImportError::UnknownCsvLayout(err.to_string())
+            }
+            (csv::CsvError::Unreadable(reason), _) => ImportError::Unreadable {
+                format: Format::Csv,
+                reason,
+            },
+        }),
+    }?;
     // A statement that states nothing about an account it does not name (a
     // CSV header with no rows, say) would only create an empty account.
     let statements: Vec<Statement> = statements
