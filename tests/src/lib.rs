@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 pub mod browser;
+pub mod fakes;
 pub mod platform;
 
 use actix_web::dev::ServerHandle;

@@ -6,18 +6,18 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use base64::Engine as _;
 use reqwest::{Client, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
+use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_providers::Connector;
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::payments::StripeProcessor;
 use tributary_providers::simplefin::SimpleFinConnector;
-use tributary_storage::testing::{TestDatabase, dump, dump_rows, testdata};
-use wiremock::matchers::{body_string_contains, method, path, path_regex};
+use tributary_storage::testing::{TestDatabase, dump, dump_rows};
+use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 #[actix_web::test]
@@ -97,30 +97,7 @@ async fn stripe_decides_whether_the_checkout_was_paid() {
 async fn a_simplefin_setup_token_connects_from_the_browser() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
-        let bridge = MockServer::start().await;
-        let access_url = format!(
-            "http://bridge:s3cret-bridge-pw@{}/simplefin",
-            bridge.address()
-        );
-        Mock::given(method("POST"))
-            .and(path("/claim/TOKEN"))
-            .respond_with(ResponseTemplate::new(200).set_body_string(access_url.clone()))
-            .up_to_n_times(1)
-            .mount(&bridge)
-            .await;
-        Mock::given(method("POST"))
-            .and(path("/claim/TOKEN"))
-            .respond_with(ResponseTemplate::new(403))
-            .mount(&bridge)
-            .await;
-        Mock::given(method("GET"))
-            .and(path("/simplefin/accounts"))
-            .respond_with(ResponseTemplate::new(200).set_body_raw(
-                testdata("home-assistant-simplefin/fin_data.json"),
-                "application/json",
-            ))
-            .mount(&bridge)
-            .await;
+        let bridge = SimpleFinBridge::start().await;
         // Its blocking HTTP client is made off the async runtime.
         let simplefin: Arc<dyn Connector> = std::thread::spawn(|| {
             Arc::new(SimpleFinConnector::new(Duration::from_secs(5)).unwrap())
@@ -144,8 +121,7 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
         banks.assert_shows("SimpleFIN Bridge");
         let form = browser.get("/connect/banks/simplefin").await;
         form.assert_shows("Setup token");
-        let token = base64::engine::general_purpose::STANDARD
-            .encode(format!("{}/claim/TOKEN", bridge.uri()));
+        let token = bridge.setup_token();
         let progress = browser
             .submit(
                 &form,
@@ -168,7 +144,7 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
         assert_eq!(again.status, StatusCode::BAD_REQUEST);
         again.assert_shows("The bank did not accept these details");
         assert!(
-            !dump(server.database.db()).contains("s3cret-bridge-pw"),
+            !dump(server.database.db()).contains(bridge.password),
             "the access URL is sealed"
         );
 
@@ -189,91 +165,11 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
     }
 }
 
-/// A GoCardless fixture response (`gocardless-robintty/responses.json`);
-/// a requisition in `status`, where given.
-fn gocardless(group: &str, name: &str, status: Option<&str>) -> ResponseTemplate {
-    let all: serde_json::Value =
-        serde_json::from_str(&testdata("gocardless-robintty/responses.json")).unwrap();
-    let mut value = all[group][name].clone();
-    if let Some(status) = status {
-        value["status"] = status.into();
-    }
-    ResponseTemplate::new(200).set_body_raw(value.to_string(), "application/json")
-}
-
 #[actix_web::test]
 async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_own_page() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
-        let api = MockServer::start().await;
-        for (verb, route, group, name) in [
-            (
-                "POST",
-                "/token/new/",
-                "TokenEndpointMockData",
-                "GetNewToken",
-            ),
-            (
-                "GET",
-                "/institutions/",
-                "InstitutionsEndpointMockData",
-                "GetInstitutions",
-            ),
-            (
-                "GET",
-                "/institutions/N26_NTSBDEB1/",
-                "InstitutionsEndpointMockData",
-                "GetInstitution",
-            ),
-            (
-                "POST",
-                "/agreements/enduser/",
-                "AgreementsEndpointMockData",
-                "CreateAgreement",
-            ),
-            (
-                "POST",
-                "/requisitions/",
-                "RequisitionsEndpointMockData",
-                "GetRequisition",
-            ),
-        ] {
-            Mock::given(method(verb))
-                .and(path(route))
-                .respond_with(gocardless(group, name, None))
-                .mount(&api)
-                .await;
-        }
-        for (route, group, name) in [
-            (
-                "^/requisitions/[^/]+/$",
-                "RequisitionsEndpointMockData",
-                "GetRequisition",
-            ),
-            (
-                "^/accounts/[^/]+/details/$",
-                "AccountsEndpointMockData",
-                "GetAccountDetails",
-            ),
-            (
-                "^/accounts/[^/]+/balances/$",
-                "AccountsEndpointMockData",
-                "GetBalances",
-            ),
-            (
-                "^/accounts/[^/]+/transactions/$",
-                "AccountsEndpointMockData",
-                "GetTransactions",
-            ),
-        ] {
-            // By the time the sync asks, the person has linked the bank.
-            let linked = route.starts_with("^/requisitions").then_some("LN");
-            Mock::given(method("GET"))
-                .and(path_regex(route))
-                .respond_with(gocardless(group, name, linked))
-                .mount(&api)
-                .await;
-        }
+        let api = gocardless_api().await;
         let config = GoCardlessConfig {
             base_url: api.uri(),
             secret_id: "operator".into(),

@@ -34,8 +34,20 @@ fn accounts_ok() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_raw(PAYLOAD.as_str(), "application/json")
 }
 
+/// A worker process, killed and reaped when dropped, so that a failed
+/// assertion does not leave it running.
+struct WorkerProcess(Child);
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        // Already exited when the test stopped it itself: nothing to kill.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A worker process and a channel of its log lines.
-fn start_worker(database_url: &str, key: &str) -> (Child, mpsc::Receiver<String>) {
+fn start_worker(database_url: &str, key: &str) -> (WorkerProcess, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
         .arg("worker")
         .env("TRIBUTARY_DATABASE_URL", database_url)
@@ -56,7 +68,7 @@ fn start_worker(database_url: &str, key: &str) -> (Child, mpsc::Receiver<String>
             }
         }
     });
-    (child, receiver)
+    (WorkerProcess(child), receiver)
 }
 
 fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
@@ -195,8 +207,8 @@ fn scenario(rt: &tokio::runtime::Handle, database: &TestDatabase) {
     );
     let (mut first, first_log) = start_worker(&database.url(), &key);
     wait_for_line(&first_log, &format!("claimed job {job} "));
-    first.kill().unwrap(); // SIGKILL
-    first.wait().unwrap();
+    first.0.kill().unwrap(); // SIGKILL
+    first.0.wait().unwrap();
     let held = sync_jobs::get_job(&mut db.conn().unwrap(), job).unwrap();
     assert_eq!(
         (held.status.as_str(), held.attempts),
@@ -223,11 +235,11 @@ fn scenario(rt: &tokio::runtime::Handle, database: &TestDatabase) {
     );
     Command::new("kill")
         .arg("-TERM")
-        .arg(second.id().to_string())
+        .arg(second.0.id().to_string())
         .status()
         .unwrap();
     assert!(
-        second.wait().unwrap().success(),
+        second.0.wait().unwrap().success(),
         "the worker stops cleanly on SIGTERM"
     );
     let done = sync_jobs::get_job(&mut db.conn().unwrap(), job).unwrap();

@@ -1,6 +1,7 @@
 //! Configuration from `TRIBUTARY_*` environment variables, read once at start
 //! and passed down. With nothing set, a binary runs on `sqlite://tributary.db`
-//! at 127.0.0.1:8080. docs/configuration.md lists every variable.
+//! at 127.0.0.1:8080. `--help` lists every variable
+//! ([`ENVIRONMENT_HELP`]).
 
 use std::time::Duration;
 use tributary_domain::schedule::SyncPolicy;

@@ -266,10 +266,36 @@ impl Drop for BackgroundWorker {
     }
 }
 
-/// Everything a binary does: open the database, seed the demo (Personal
-/// interface only, when configured), start the embedded worker (when
-/// configured), listen, and serve until SIGINT/SIGTERM.
-pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
+/// A server that [`start`] bound: it serves once awaited (or spawned).
+#[allow(missing_debug_implementations)] // actix's Server is not Debug
+pub struct Started {
+    pub server: actix_web::dev::Server,
+    /// The addresses it listens on (the real port when asked for port 0).
+    pub addrs: Vec<SocketAddr>,
+    /// What the binary prints on stdout once it listens: the address, and on
+    /// a first start the demo key (the one time it exists in plain text, so
+    /// stdout and never the log) and what to try next.
+    pub greeting: Vec<String>,
+    worker: Option<BackgroundWorker>,
+}
+
+impl Started {
+    /// Stops the embedded worker (if any) off the async runtime, after the
+    /// server has stopped.
+    pub async fn stop_worker(&mut self) -> anyhow::Result<()> {
+        if let Some(worker) = self.worker.take() {
+            web::block(move || drop(worker))
+                .await
+                .context("stopping the embedded worker")?;
+        }
+        Ok(())
+    }
+}
+
+/// Everything a binary does before serving: open the database, seed the
+/// demo (Personal interface only, when configured), start the embedded
+/// worker (when configured) and listen.
+pub async fn start(interface: Interface, config: Config) -> anyhow::Result<Started> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let setup_config = config.clone();
     let setup_clock = clock.clone();
@@ -308,49 +334,52 @@ pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
         }
     }
     let (server, addrs) = bind(state, interface, &config.bind)?;
-    let shutdown = shutdown_on_signal(server.handle())?;
     let url = addrs
         .first()
         .map(|addr| local_url(*addr))
         .unwrap_or_default();
-    let name = match interface {
-        Interface::Personal => "Personal API",
-        Interface::Platform => "Platform API",
-    };
-    println!(
-        "Tributary {name} listening on {url} (database {})",
+    let mut greeting = vec![format!(
+        "Tributary {} listening on {url} (database {})",
+        interface.name(),
         config.database_url
-    );
+    )];
     if let Some(seed) = seed {
-        // The one time this key exists in plain text: stdout, never the log.
-        println!(
+        greeting.push(format!(
             "Created demo user {} with {} synced sandbox accounts.",
             seed.email, seed.accounts
-        );
-        println!("Demo API key (shown only now): {}", seed.api_key);
-        println!(
+        ));
+        greeting.push(format!("Demo API key (shown only now): {}", seed.api_key));
+        greeting.push(format!(
             "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
             seed.api_key
-        );
+        ));
     }
     if interface == Interface::Personal && !config.seed_demo {
-        println!(
-            "No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app"
-        );
+        greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());
     }
     if worker.is_none() {
-        println!(
-            "No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs."
-        );
+        greeting.push("No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs.".into());
     }
-    let (served, ()) = tokio::join!(server, shutdown);
-    if let Some(worker) = worker {
-        web::block(move || drop(worker))
-            .await
-            .context("stopping the embedded worker")?;
+    Ok(Started {
+        server,
+        addrs,
+        greeting,
+        worker,
+    })
+}
+
+/// Everything a binary does: [`start`], print the greeting, and serve until
+/// SIGINT/SIGTERM.
+pub async fn run(interface: Interface, config: Config) -> anyhow::Result<()> {
+    let mut started = start(interface, config).await?;
+    let shutdown = shutdown_on_signal(started.server.handle())?;
+    for line in &started.greeting {
+        println!("{line}");
     }
+    let (served, ()) = tokio::join!(&mut started.server, shutdown);
+    started.stop_worker().await?;
     served.context("serving HTTP")?;
-    log::info!("{name} stopped");
+    log::info!("{} stopped", interface.name());
     Ok(())
 }
 
@@ -375,6 +404,13 @@ fn shutdown_on_signal(
 }
 
 impl Interface {
+    fn name(self) -> &'static str {
+        match self {
+            Interface::Personal => "Personal API",
+            Interface::Platform => "Platform API",
+        }
+    }
+
     fn binary(self) -> &'static str {
         match self {
             Interface::Personal => "personal-api",

@@ -152,16 +152,22 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2021, 11, 22, 8, 0, 0).unwrap(),
     ));
-    let connector = GoCardlessConnector::new(GoCardlessConfig {
-        base_url: server.uri(),
-        secret_id: "operator".into(),
-        secret_key: SECRET_KEY.into(),
-        timeout: Duration::from_millis(500),
-    })
-    .unwrap();
-    let mut registry = Registry::default();
-    registry.register(Arc::new(connector));
-    let engine = SyncEngine::new(db.clone(), registry, clock.clone());
+    let engine_with = |timeout: Duration| {
+        let connector = GoCardlessConnector::new(GoCardlessConfig {
+            base_url: server.uri(),
+            secret_id: "operator".into(),
+            secret_key: SECRET_KEY.into(),
+            timeout,
+        })
+        .unwrap();
+        let mut registry = Registry::default();
+        registry.register(Arc::new(connector));
+        SyncEngine::new(db.clone(), registry, clock.clone())
+    };
+    let engine = engine_with(Duration::from_secs(30));
+    // Gives up after 500 ms: only for the timeout fault, so that no other
+    // answer races a short timeout on a loaded machine.
+    let impatient = engine_with(Duration::from_millis(500));
     let user = users::create_personal_user(
         &mut db.conn().unwrap(),
         "eu@example.com",
@@ -169,11 +175,12 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     )
     .unwrap()
     .id;
-    let sync = || {
+    let sync_with = |engine: &SyncEngine| {
         engine
             .sync_now(connection_of(&db, user), SyncJobKind::OnDemand, "test")
             .unwrap()
     };
+    let sync = || sync_with(&engine);
 
     // Connecting creates the agreement and requisition and keeps the link.
     let request = ConnectRequest {
@@ -353,7 +360,11 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
                 .respond_with(answer)
                 .with_priority(1),
         );
-        let outcome = sync();
+        let outcome = sync_with(if name == "timeout" {
+            &impatient
+        } else {
+            &engine
+        });
         let SyncOutcome::ProviderFailed {
             error, retry_at, ..
         } = outcome
@@ -418,6 +429,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         "the operator's secret is never stored"
     );
     drop(engine);
+    drop(impatient);
 }
 
 fn connection_of(db: &Database, user: i64) -> i64 {

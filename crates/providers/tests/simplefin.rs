@@ -61,6 +61,10 @@ struct Setup {
     access_url: String,
     setup_token: String,
     engine: SyncEngine,
+    /// The same, with a connector that gives up after 500 ms: only for the
+    /// timeout fault, so that no other answer races a short timeout on a
+    /// loaded machine.
+    impatient: SyncEngine,
     clock: Arc<ManualClock>,
     user: i64,
     connection: i64,
@@ -90,12 +94,14 @@ fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
     ));
-    let mut registry = Registry::default();
-    registry.register(Arc::new(
-        SimpleFinConnector::new(Duration::from_millis(500)).unwrap(),
-    ));
-    let engine = SyncEngine::new(db.clone(), registry, clock.clone())
-        .with_sealer(Arc::new(Keyring::new(&generate_key(), &[]).unwrap()));
+    let keyring = Arc::new(Keyring::new(&generate_key(), &[]).unwrap());
+    let engine_with = |timeout: Duration| {
+        let mut registry = Registry::default();
+        registry.register(Arc::new(SimpleFinConnector::new(timeout).unwrap()));
+        SyncEngine::new(db.clone(), registry, clock.clone()).with_sealer(keyring.clone())
+    };
+    let engine = engine_with(Duration::from_secs(30));
+    let impatient = engine_with(Duration::from_millis(500));
     let user = users::create_personal_user(
         &mut db.conn().unwrap(),
         "fin@example.com",
@@ -116,6 +122,7 @@ fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
         access_url,
         setup_token,
         engine,
+        impatient,
         clock,
         user,
         connection,
@@ -128,6 +135,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         access_url,
         setup_token,
         engine,
+        impatient,
         clock,
         user,
         connection,
@@ -233,7 +241,12 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
                 .mount(&server),
         );
         clock.advance(chrono::Duration::hours(1));
-        let outcome = sync(&engine).unwrap();
+        let outcome = sync(if name == "timeout" {
+            &impatient
+        } else {
+            &engine
+        })
+        .unwrap();
         let SyncOutcome::ProviderFailed {
             error, retry_at, ..
         } = outcome

@@ -1,0 +1,146 @@
+//! Local fakes of the internet providers' APIs, built from their documented
+//! shapes (the providers' own published mock data where there is some), for
+//! tests that drive the real servers and CLI. Loopback only.
+
+use base64::Engine as _;
+use tributary_storage::testing::testdata;
+use wiremock::matchers::{method, path, path_regex};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A SimpleFIN bridge: one setup token, claimable once (then 403), whose
+/// Access URL reads the eight accounts of `home-assistant-simplefin`.
+#[derive(Debug)]
+pub struct SimpleFinBridge {
+    pub server: MockServer,
+    /// The Basic password inside the Access URL: it must never be stored in
+    /// plain text.
+    pub password: &'static str,
+}
+
+impl SimpleFinBridge {
+    pub async fn start() -> Self {
+        let server = MockServer::start().await;
+        let password = "s3cret-bridge-pw";
+        let access_url = format!("http://bridge:{password}@{}/simplefin", server.address());
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(200).set_body_string(access_url))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/claim/TOKEN"))
+            .respond_with(ResponseTemplate::new(403))
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/simplefin/accounts"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                testdata("home-assistant-simplefin/fin_data.json"),
+                "application/json",
+            ))
+            .mount(&server)
+            .await;
+        Self { server, password }
+    }
+
+    /// The setup token a person pastes: base64 of the claim URL.
+    pub fn setup_token(&self) -> String {
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("{}/claim/TOKEN", self.server.uri()))
+    }
+}
+
+/// GoCardless Bank Account Data: token, institutions, agreements and
+/// requisitions answer with the published mock data
+/// (`gocardless-robintty/responses.json`); a requisition read back is
+/// linked, as it is once the person has authorised their bank, and its
+/// accounts have details, balances and transactions. Any institution id
+/// reads as the mock data's institution.
+pub async fn gocardless_api() -> MockServer {
+    let api = MockServer::start().await;
+    for (verb, route, group, name, status) in [
+        (
+            "POST",
+            "^/token/new/$",
+            "TokenEndpointMockData",
+            "GetNewToken",
+            None,
+        ),
+        (
+            "GET",
+            "^/institutions/$",
+            "InstitutionsEndpointMockData",
+            "GetInstitutions",
+            None,
+        ),
+        (
+            "GET",
+            "^/institutions/[^/]+/$",
+            "InstitutionsEndpointMockData",
+            "GetInstitution",
+            None,
+        ),
+        (
+            "POST",
+            "^/agreements/enduser/$",
+            "AgreementsEndpointMockData",
+            "CreateAgreement",
+            None,
+        ),
+        (
+            "POST",
+            "^/requisitions/$",
+            "RequisitionsEndpointMockData",
+            "GetRequisition",
+            None,
+        ),
+        (
+            "GET",
+            "^/requisitions/[^/]+/$",
+            "RequisitionsEndpointMockData",
+            "GetRequisition",
+            Some("LN"),
+        ),
+        (
+            "GET",
+            "^/accounts/[^/]+/details/$",
+            "AccountsEndpointMockData",
+            "GetAccountDetails",
+            None,
+        ),
+        (
+            "GET",
+            "^/accounts/[^/]+/balances/$",
+            "AccountsEndpointMockData",
+            "GetBalances",
+            None,
+        ),
+        (
+            "GET",
+            "^/accounts/[^/]+/transactions/$",
+            "AccountsEndpointMockData",
+            "GetTransactions",
+            None,
+        ),
+    ] {
+        Mock::given(method(verb))
+            .and(path_regex(route))
+            .respond_with(gocardless_fixture(group, name, status))
+            .mount(&api)
+            .await;
+    }
+    api
+}
+
+/// A GoCardless fixture response; a requisition in `status`, where given.
+pub fn gocardless_fixture(group: &str, name: &str, status: Option<&str>) -> ResponseTemplate {
+    let all: serde_json::Value =
+        serde_json::from_str(&testdata("gocardless-robintty/responses.json"))
+            .expect("the GoCardless mock data is JSON");
+    let mut value = all[group][name].clone();
+    if let Some(status) = status {
+        value["status"] = status.into();
+    }
+    ResponseTemplate::new(200).set_body_raw(value.to_string(), "application/json")
+}
