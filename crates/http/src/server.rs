@@ -87,7 +87,21 @@ pub fn bind(
     let data = web::Data::new(state);
     let configure = routes(interface);
     let pages = interface == Interface::Platform;
+    // Handlers do their database work (and statement parsing) on each
+    // worker's blocking pool. Unbounded (tokio's 512), the pool grew a thread
+    // for every peak of concurrent requests, each thread took a glibc malloc
+    // arena of its own, and RSS crept up for as long as the soak ran. More
+    // blocking threads than pooled connections would only wait for one.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(512); // actix-server refuses more
+    let blocking_threads = usize::try_from(data.db.max_connections())
+        .unwrap_or(usize::MAX)
+        .div_ceil(workers)
+        .max(1);
     let mut builder = actix_server::Server::build()
+        .workers(workers)
+        .worker_max_blocking_threads(blocking_threads)
         .shutdown_timeout(10)
         // `run` installs its own SIGINT/SIGTERM handling, before it says it
         // listens; actix's would only be in place once the server is polled.

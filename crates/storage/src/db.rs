@@ -388,6 +388,11 @@ impl Database {
         &self.url
     }
 
+    /// The most connections the pool opens (`TRIBUTARY_DB_POOL_SIZE`).
+    pub fn max_connections(&self) -> u32 {
+        self.pool.max_size()
+    }
+
     /// A pooled connection; never hold one across an `.await`. Waits up to
     /// the pool's timeout for a free one, but no longer than one short
     /// slice once a connection attempt has failed: while the database is

@@ -238,23 +238,25 @@ pub(super) fn connect_failure(err: &SyncError) -> String {
     }
 }
 
-/// Runs the connection's first sync on a worker thread; the progress page
-/// shows how it goes. A worker that claimed the job first is as good.
+/// Runs the connection's first sync on a thread of its own; the progress
+/// page shows how it goes. A worker that claimed the job first is as good.
+/// Not on the request handlers' blocking pool: it is as small as the
+/// connection pool, and a slow bank would hold one of its threads.
 pub(super) fn sync_in_background(state: &AppState, connection_id: i64) {
     let Some(engine) = state.engine.clone() else {
         return;
     };
-    actix_web::rt::spawn(async move {
-        let outcome = web::block(move || {
-            engine.sync_now(connection_id, SyncJobKind::Initial, "web-first-sync")
-        })
-        .await;
-        match outcome {
-            Ok(Ok(_)) | Ok(Err(SyncError::AlreadyRunning { .. })) => {}
-            Ok(Err(err)) => log::warn!("first sync of connection {connection_id}: {err}"),
-            Err(err) => log::error!("first sync of connection {connection_id} did not run: {err}"),
-        }
-    });
+    let spawned = std::thread::Builder::new()
+        .name("first-sync".into())
+        .spawn(move || {
+            match engine.sync_now(connection_id, SyncJobKind::Initial, "web-first-sync") {
+                Ok(_) | Err(SyncError::AlreadyRunning { .. }) => {}
+                Err(err) => log::warn!("first sync of connection {connection_id}: {err}"),
+            }
+        });
+    if let Err(err) = spawned {
+        log::error!("first sync of connection {connection_id} did not run: {err}");
+    }
 }
 
 pub(super) async fn connect(
