@@ -61,9 +61,10 @@ pub struct CsvProfile {
     #[serde(default)]
     pub account: Option<String>,
     /// The currency of rows that state none (no currency column, no
-    /// symbol, no `Amount (USD)` header).
-    #[serde(default = "euro")]
-    pub currency: String,
+    /// symbol, no `Amount (USD)` header). Without it such rows are taken
+    /// as EUR, and the import says so in a note.
+    #[serde(default)]
+    pub currency: Option<String>,
     /// A column with each row's currency code.
     #[serde(default)]
     pub currency_column: Option<Column>,
@@ -81,9 +82,9 @@ fn yes() -> bool {
     true
 }
 
-fn euro() -> String {
-    "EUR".into()
-}
+/// The currency of rows for which neither the file nor the profile names
+/// one (most CSV exports without one come from euro banks).
+const ASSUMED_CURRENCY: &str = "EUR";
 
 /// Header names of common layouts, lower-cased.
 /// (English, German, Dutch, French, Spanish, Italian exports.)
@@ -267,7 +268,7 @@ impl CsvProfile {
             money_out_positive: false,
             encoding: None,
             account: None,
-            currency: unit.unwrap_or_else(euro),
+            currency: unit,
             currency_column: find(CURRENCY_NAMES),
             debit_credit: find(DEBIT_CREDIT_NAMES),
             skip_rows: None,
@@ -488,6 +489,8 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
 
     let mut records = Vec::new();
     let mut identities = Vec::new();
+    // Rows whose currency neither the file nor the profile names.
+    let mut assumed = 0usize;
     for (row_number, row) in &data {
         let date_text = cell(row, date_col);
         let date = NaiveDate::parse_from_str(&date_text, &date_format)
@@ -535,7 +538,11 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             .map(|i| cell(row, i).to_ascii_uppercase())
             .filter(|c| c.len() == 3 && c.chars().all(|ch| ch.is_ascii_alphabetic()))
             .or_else(|| symbol_currency(&amount_text).map(str::to_owned))
-            .unwrap_or_else(|| profile.currency.clone());
+            .or_else(|| profile.currency.clone())
+            .unwrap_or_else(|| {
+                assumed += 1;
+                ASSUMED_CURRENCY.to_owned()
+            });
         let description = description_col
             .map(|i| cell(row, i))
             .filter(|s| !s.is_empty());
@@ -560,9 +567,24 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     }
     // The account's currency: its rows' (the first row's), else the
     // profile's.
-    let currency = records
-        .first()
-        .map_or_else(|| profile.currency.clone(), |r| r.currency.clone());
+    let currency = records.first().map_or_else(
+        || {
+            profile
+                .currency
+                .clone()
+                .unwrap_or_else(|| ASSUMED_CURRENCY.to_owned())
+        },
+        |r| r.currency.clone(),
+    );
+    // Nothing silently assumed: a USD export read as EUR would otherwise
+    // look right.
+    let notes = if assumed > 0 {
+        vec![format!(
+            "{assumed} row(s) name no currency (no currency column, no symbol on the amount, no unit in the header): taken as {ASSUMED_CURRENCY}; a profile's \"currency\" names another"
+        )]
+    } else {
+        Vec::new()
+    };
     let account_key = profile
         .account
         .clone()
@@ -589,7 +611,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         balance: None,
         holdings: None,
         servicer: None,
-        notes: Vec::new(),
+        notes,
     }])
 }
 
@@ -650,6 +672,42 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_currency_named_nowhere_is_assumed_aloud() {
+        let bare =
+            "Date,Description,Amount\n2026-01-02,Groceries,-12.00\n2026-01-03,Rent,-800.00\n";
+        let statements = parse(bare.as_bytes(), None).unwrap();
+        assert_eq!(statements[0].currency, "EUR");
+        assert_eq!(statements[0].notes.len(), 1, "{:?}", statements[0].notes);
+        assert!(statements[0].notes[0].starts_with("2 row(s) name no currency"));
+        // Named by a column, a symbol, the header or a profile: no note.
+        for (file, currency) in [
+            (
+                "Date,Description,Amount,Currency\n2026-01-02,Groceries,-12.00,USD\n",
+                "USD",
+            ),
+            (
+                "Date,Description,Amount\n2026-01-02,Groceries,-$12.00\n",
+                "USD",
+            ),
+            (
+                "Date,Description,Amount (GBP)\n2026-01-02,Groceries,-12.00\n",
+                "GBP",
+            ),
+        ] {
+            let statements = parse(file.as_bytes(), None).unwrap();
+            assert_eq!(statements[0].currency, currency, "{file}");
+            assert!(statements[0].notes.is_empty(), "{file}");
+        }
+        let profile: CsvProfile = serde_json::from_value(
+            serde_json::json!({"date": "Date", "amount": "Amount", "currency": "CHF"}),
+        )
+        .unwrap();
+        let statements = parse(bare.as_bytes(), Some(&profile)).unwrap();
+        assert_eq!(statements[0].currency, "CHF");
+        assert!(statements[0].notes.is_empty());
     }
 
     #[test]
