@@ -657,3 +657,63 @@ fn on_sqlite_a_unit_of_work_holds_the_write_lock_from_its_first_read() {
     })
     .unwrap();
 }
+
+/// The two migration trees describe the same tables, columns, nullability
+/// and indexes by name: a migration added to one tree only fails here.
+#[test]
+fn both_migration_trees_build_the_same_schema() {
+    use crate::Backend;
+    use crate::testing::TestDatabase;
+    use diesel::RunQueryDsl;
+    use diesel::sql_types::Text;
+
+    #[derive(diesel::QueryableByName)]
+    struct Line {
+        #[diesel(sql_type = Text)]
+        line: String,
+    }
+
+    let schema = |database: &TestDatabase| -> Vec<String> {
+        let mut conn = database.db().conn().unwrap();
+        let query = match database.backend() {
+            Backend::Sqlite => {
+                "SELECT m.name || '.' || c.name || CASE WHEN c.\"notnull\" = 1 OR c.pk > 0 THEN ' not null' ELSE '' END AS line \
+                 FROM sqlite_master m JOIN pragma_table_info(m.name) c \
+                 WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '__diesel_schema_migrations' \
+                 UNION SELECT 'index ' || name AS line FROM sqlite_master \
+                 WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'"
+            }
+            Backend::Postgres => {
+                "SELECT table_name || '.' || column_name || CASE WHEN is_nullable = 'NO' THEN ' not null' ELSE '' END AS line \
+                 FROM information_schema.columns \
+                 WHERE table_schema = 'public' AND table_name <> '__diesel_schema_migrations' \
+                 UNION SELECT 'index ' || indexname AS line FROM pg_indexes \
+                 WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key'"
+            }
+        };
+        let mut lines: Vec<String> = match &mut *conn {
+            AnyConnection::Sqlite(c) => diesel::sql_query(query).load::<Line>(c),
+            AnyConnection::Postgresql(c) => diesel::sql_query(query).load::<Line>(c),
+        }
+        .unwrap()
+        .into_iter()
+        .map(|l| l.line)
+        .collect();
+        lines.sort();
+        lines
+    };
+    let sqlite = schema(&TestDatabase::sqlite());
+    let Some(postgres) = TestDatabase::postgres() else {
+        return;
+    };
+    let postgres = schema(&postgres);
+    assert!(sqlite.len() > 50, "{sqlite:?}");
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|l| !b.contains(l)).cloned().collect()
+    };
+    assert_eq!(
+        (only(&sqlite, &postgres), only(&postgres, &sqlite)),
+        (Vec::new(), Vec::new()),
+        "(only in SQLite, only in PostgreSQL)"
+    );
+}
