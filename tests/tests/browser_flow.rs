@@ -105,6 +105,8 @@ async fn an_integrator_pays_limit_stops_a_bank_with_too_many_accounts() {
         banks.assert_shows("You can connect 2 more accounts");
         let progress = connect_sandbox(&browser, &banks, "user_good").await;
         progress.assert_shows("This bank has more accounts than you may connect");
+        progress
+            .assert_shows("you may have 2 accounts; you have 0 and this connection would add 4");
         progress.assert_shows("Try again");
         // Nothing was stored, so there is nothing to consent to yet.
         assert_eq!(

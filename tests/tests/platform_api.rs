@@ -14,12 +14,13 @@ use std::sync::Arc;
 use tributary_auth::oauth;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::status::{AccountLimitExceeded, StatusDetail};
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform};
 use tributary_providers::Registry;
 use tributary_providers::sandbox::{self, SandboxConnector};
-use tributary_providers::sync::SyncEngine;
-use tributary_storage::apps;
+use tributary_providers::sync::{SyncEngine, SyncError};
 use tributary_storage::testing::{TestDatabase, dump};
+use tributary_storage::{StorageError, apps};
 
 async fn on_every_backend<F, Fut>(scenario: F)
 where
@@ -1001,23 +1002,38 @@ async fn an_apps_account_limit_stops_a_sync_that_would_pass_it() {
                 .unwrap();
             let outcome = engine
                 .sync_now(connection.id, SyncJobKind::Initial, "test")
-                .map(|_| ())
-                .map_err(|e| e.to_string());
+                .map(|_| ());
             let record = tributary_storage::connections::get_connection(
                 &mut db.conn().unwrap(),
                 connection.id,
             )
             .unwrap();
-            (outcome, record.status_reason)
+            (outcome, record)
         })
         .await
         .unwrap();
-        let err = outcome.0.unwrap_err();
+        let limit = AccountLimitExceeded {
+            limit: 3,
+            existing: 0,
+            adding: 5,
+        };
         assert!(
-            err.contains("ACCOUNT_LIMIT_REACHED") && err.contains("may have 3"),
-            "{err}"
+            matches!(
+                outcome.0,
+                Err(SyncError::Storage(StorageError::AccountLimit(refused))) if refused == limit
+            ),
+            "{:?}",
+            outcome.0
         );
-        assert!(outcome.1.unwrap().contains("ACCOUNT_LIMIT_REACHED"));
+        let record = outcome.1;
+        assert_eq!(
+            record.status_detail,
+            Some(StatusDetail::AccountLimitReached(limit))
+        );
+        assert_eq!(
+            record.status_reason.as_deref(),
+            Some("ACCOUNT_LIMIT_REACHED: this user may have 3 accounts; they have 0 and this connection would add 5")
+        );
         let accounts: Value = get_with(
             &server,
             "/api/platform/v1/accounts",

@@ -1,6 +1,8 @@
-//! Credentials: API keys now; client credentials, the OAuth 2 authorization
-//! server and secret encryption at rest join here. Rules are pure functions
-//! over records and a clock; persistence goes through `tributary-storage`.
+//! Credentials: API keys, apps' client secrets and the OAuth 2
+//! authorization server (codes, token pairs, portal sessions), the keyring
+//! that seals provider credentials at rest, e-mailed sign-in codes and
+//! browser sessions. Rules are functions over records and a clock;
+//! persistence goes through `tributary-storage`.
 
 pub mod api_keys;
 pub mod keyring;

@@ -10,9 +10,12 @@ pub mod clock;
 pub mod email;
 pub mod model;
 pub mod money;
+pub mod pending_match;
 pub mod reconcile;
 pub mod schedule;
 pub mod secrets;
 pub mod snapshot;
+pub mod status;
+pub mod summary;
 
 pub use money::Decimal;

@@ -25,7 +25,9 @@
 //!    provider's window may simply not reach back that far.
 
 use crate::money::Decimal;
+pub use crate::pending_match::PendingMatchRule;
 use crate::snapshot::SnapshotTransaction;
+pub use crate::summary::SyncSummary;
 use chrono::NaiveDate;
 use std::collections::{HashMap, HashSet};
 
@@ -71,35 +73,6 @@ pub struct TransactionChanges {
     pub posted_from_pending: usize,
     /// Incoming records dropped because an earlier one had the same id.
     pub duplicates_ignored: usize,
-}
-
-/// How to recognise, when the provider gives no link, the pending record a
-/// posted one replaces (rule 2b in the module documentation).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingMatchRule {
-    /// The posted amount may differ from the pending one by this share of
-    /// it, in percent (tips, final fuel amounts, currency conversion)…
-    pub amount_tolerance_percent: u32,
-    /// …or by this much, whichever is more.
-    pub amount_tolerance_min: Decimal,
-    /// The posted date is on or after the pending date, and at most this
-    /// many days later.
-    pub max_days: i64,
-    /// Words shared by the two descriptions (merchant and description,
-    /// lower-cased, words of 3+ letters, numbers ignored), as a percentage of
-    /// the shorter one's words.
-    pub min_similarity_percent: usize,
-}
-
-impl Default for PendingMatchRule {
-    fn default() -> Self {
-        PendingMatchRule {
-            amount_tolerance_percent: 25,
-            amount_tolerance_min: Decimal::ONE,
-            max_days: 7,
-            min_similarity_percent: 50,
-        }
-    }
 }
 
 fn words(merchant: Option<&str>, description: Option<&str>) -> HashSet<String> {
@@ -257,6 +230,16 @@ pub fn reconcile(
             .collect();
     }
     changes
+}
+
+impl SyncSummary {
+    pub fn absorb(&mut self, changes: &TransactionChanges) {
+        self.transactions_added += changes.insert.len();
+        self.transactions_updated += changes.update.len();
+        self.transactions_removed += changes.delete.len();
+        self.transactions_unchanged += changes.unchanged;
+        self.posted_from_pending += changes.posted_from_pending;
+    }
 }
 
 #[cfg(test)]
@@ -595,43 +578,5 @@ mod tests {
             matched(&rows, posted("t", 11, "-32.00", "AMAZON MKTPLACE")),
             Some(2)
         );
-    }
-}
-
-/// What one sync changed, for logs, the CLI and the job record.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct SyncSummary {
-    pub accounts_created: usize,
-    pub accounts_seen: usize,
-    pub transactions_added: usize,
-    pub transactions_updated: usize,
-    pub transactions_removed: usize,
-    pub transactions_unchanged: usize,
-    pub posted_from_pending: usize,
-    pub balances_recorded: usize,
-    pub holdings_replaced: usize,
-}
-
-impl SyncSummary {
-    pub fn absorb(&mut self, changes: &TransactionChanges) {
-        self.transactions_added += changes.insert.len();
-        self.transactions_updated += changes.update.len();
-        self.transactions_removed += changes.delete.len();
-        self.transactions_unchanged += changes.unchanged;
-        self.posted_from_pending += changes.posted_from_pending;
-    }
-}
-
-impl std::ops::AddAssign for SyncSummary {
-    fn add_assign(&mut self, other: Self) {
-        self.accounts_created += other.accounts_created;
-        self.accounts_seen += other.accounts_seen;
-        self.transactions_added += other.transactions_added;
-        self.transactions_updated += other.transactions_updated;
-        self.transactions_removed += other.transactions_removed;
-        self.transactions_unchanged += other.transactions_unchanged;
-        self.posted_from_pending += other.posted_from_pending;
-        self.balances_recorded += other.balances_recorded;
-        self.holdings_replaced += other.holdings_replaced;
     }
 }

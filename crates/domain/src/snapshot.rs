@@ -13,7 +13,7 @@ pub struct ProviderSnapshot {
     pub notices: Vec<String>,
     /// For providers that do not link a posted record to the pending one it
     /// replaces: how to recognise the pair. `None`: links only.
-    pub pending_match: Option<crate::reconcile::PendingMatchRule>,
+    pub pending_match: Option<crate::pending_match::PendingMatchRule>,
     /// True when the snapshot is the provider's whole current view (a sync),
     /// so a stored pending record it no longer lists has vanished. False for
     /// a statement file, which shows only its own period.

@@ -167,14 +167,10 @@ impl From<StorageError> for ApiError {
                 challenge: BEARER_CHALLENGE,
                 allow: None,
             },
-            err @ StorageError::AccountLimit { .. } => Self::new(
+            StorageError::AccountLimit(limit) => Self::new(
                 StatusCode::CONFLICT,
                 "ACCOUNT_LIMIT_REACHED",
-                format!(
-                    "{}.",
-                    err.to_string()
-                        .trim_start_matches("ACCOUNT_LIMIT_REACHED: ")
-                ),
+                format!("{}.", limit.describe()),
             ),
             other => Self::internal(other),
         }

@@ -16,6 +16,7 @@ use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobSt
 use tributary_domain::reconcile::SyncSummary;
 use tributary_domain::schedule::SyncPolicy;
 use tributary_domain::secrets::{Sealer, credentials_context};
+use tributary_domain::status::StatusDetail;
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
 use tributary_storage::sync_jobs::{self, ClaimedJob, Enqueued};
 use tributary_storage::{Database, StorageError, sync_apply};
@@ -365,6 +366,7 @@ impl SyncEngine {
                 job,
                 ConnectionStatus::Error,
                 &reason,
+                None,
                 self.clock.now().naive_utc(),
             )?;
             return Ok(SyncOutcome::GaveUp {
@@ -382,6 +384,7 @@ impl SyncEngine {
                     job,
                     ConnectionStatus::Error,
                     &reason,
+                    None,
                     self.clock.now().naive_utc(),
                 )?;
                 return Err(err);
@@ -465,17 +468,20 @@ impl SyncEngine {
                         );
                         Ok(SyncOutcome::LeaseLost { job_id: job.id })
                     }
-                    Err(err @ StorageError::AccountLimit { .. }) => {
+                    Err(StorageError::AccountLimit(limit)) => {
                         // The user's limit, not a fault: say so on the connection.
-                        let reason = err.to_string();
+                        let detail = StatusDetail::AccountLimitReached(limit);
+                        let reason = detail.reason();
                         log::warn!("job {}: {reason}", job.id);
                         fail_job(
                             &mut conn,
                             job,
                             ConnectionStatus::Error,
                             &reason,
+                            Some(&detail),
                             now.naive_utc(),
                         )?;
+                        let err = StorageError::AccountLimit(limit);
                         Err(err.into())
                     }
                     Err(err) => {
@@ -503,6 +509,7 @@ impl SyncEngine {
                     job.connection_id,
                     error.connection_status(),
                     &reason,
+                    None,
                     now.naive_utc(),
                 )?;
                 let retry_at = (error.is_transient() && job.attempts < self.policy.max_attempts)
@@ -596,9 +603,10 @@ fn fail_job(
     job: &ClaimedJob,
     status: ConnectionStatus,
     reason: &str,
+    detail: Option<&StatusDetail>,
     now: NaiveDateTime,
 ) -> Result<(), StorageError> {
-    connections::record_failure(conn, job.connection_id, status, reason, now)?;
+    connections::record_failure(conn, job.connection_id, status, reason, detail, now)?;
     sync_jobs::finish(conn, job, SyncJobStatus::Failed, None, Some(reason), now)
 }
 

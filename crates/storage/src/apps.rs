@@ -208,7 +208,18 @@ pub fn create_or_get_app_user(
     if let Some(user) = find_app_user_by_email(conn, new.app_id, new.email)? {
         return Ok((user, false));
     }
-    let inserted = backend::insert_user_unless_exists(conn, new)?;
+    let inserted = backend::insert_user_unless_exists(
+        conn,
+        &backend::AppUserRow {
+            app_id: new.app_id,
+            email: new.email,
+            public_id: new.public_id,
+            external_user_id: new.external_user_id,
+            max_accounts: new.max_accounts,
+            created_at: new.now,
+            updated_at: new.now,
+        },
+    )?;
     let user =
         find_app_user_by_email(conn, new.app_id, new.email)?.ok_or(StorageError::NotFound)?;
     Ok((user, inserted))

@@ -1,11 +1,13 @@
 //! The one place for statements diesel's multi-backend connection cannot
-//! express: upserts (`ON CONFLICT … RETURNING`) and multi-row inserts. Each
-//! inner connection can, so the same query is type-checked once per backend
-//! by `with_backend!`.
+//! express: upserts (`ON CONFLICT … RETURNING`), multi-row inserts and the
+//! job claim. Each inner connection can, so the same query is type-checked
+//! once per backend, by `with_backend!` or by a `match` where the SQL itself
+//! differs (`FOR UPDATE SKIP LOCKED` on PostgreSQL only). A leaf: it imports
+//! only the connection and the schema, and defines its own row types; the
+//! repositories call it.
 
 use crate::db::AnyConnection;
-use crate::schema::{accounts, api_key_accounts, institutions, securities, transactions};
-use crate::sync_apply::TransactionValues;
+use crate::schema::{accounts, api_key_accounts, institutions, securities, transactions, users};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
@@ -157,28 +159,13 @@ pub(crate) fn insert_api_key_scope(
 #[derive(diesel::QueryableByName)]
 pub(crate) struct ClaimedRow {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
-    id: i64,
+    pub(crate) id: i64,
     #[diesel(sql_type = diesel::sql_types::BigInt)]
-    connection_id: i64,
+    pub(crate) connection_id: i64,
     #[diesel(sql_type = diesel::sql_types::Text)]
-    kind: String,
+    pub(crate) kind: String,
     #[diesel(sql_type = diesel::sql_types::Integer)]
-    attempts: i32,
-}
-
-impl ClaimedRow {
-    pub(crate) fn into_claimed(
-        self,
-        worker: &str,
-    ) -> crate::StorageResult<crate::sync_jobs::ClaimedJob> {
-        Ok(crate::sync_jobs::ClaimedJob {
-            id: self.id,
-            connection_id: self.connection_id,
-            kind: self.kind.parse()?,
-            attempts: self.attempts,
-            worker: worker.to_owned(),
-        })
-    }
+    pub(crate) attempts: i32,
 }
 
 /// Claims one job in a single statement. Which job: `only` if given (when it
@@ -222,22 +209,25 @@ pub(crate) fn claim_job(
     }
 }
 
+/// An app's user as inserted.
+#[derive(Insertable)]
+#[diesel(table_name = users)]
+pub(crate) struct AppUserRow<'a> {
+    pub(crate) app_id: i64,
+    pub(crate) email: &'a str,
+    pub(crate) public_id: &'a str,
+    pub(crate) external_user_id: Option<&'a str>,
+    pub(crate) max_accounts: Option<i32>,
+    pub(crate) created_at: NaiveDateTime,
+    pub(crate) updated_at: NaiveDateTime,
+}
+
 /// Inserts an app's user unless one with the same (app, e-mail) exists;
 /// `true` when this call inserted it. Concurrent identical calls insert one.
 pub(crate) fn insert_user_unless_exists(
     conn: &mut AnyConnection,
-    new: &crate::apps::NewAppUser<'_>,
+    row: &AppUserRow<'_>,
 ) -> QueryResult<bool> {
-    use crate::schema::users;
-    let row = (
-        users::app_id.eq(new.app_id),
-        users::email.eq(new.email),
-        users::public_id.eq(new.public_id),
-        users::external_user_id.eq(new.external_user_id),
-        users::max_accounts.eq(new.max_accounts),
-        users::created_at.eq(new.now),
-        users::updated_at.eq(new.now),
-    );
     let inserted = match conn {
         AnyConnection::Sqlite(c) => diesel::insert_into(users::table)
             .values(row)
@@ -249,4 +239,36 @@ pub(crate) fn insert_user_unless_exists(
             .execute(c),
     }?;
     Ok(inserted == 1)
+}
+
+/// A transaction's provider-given values as stored; the same for a new row
+/// (with its account and creation time) and for an update.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = transactions, treat_none_as_null = true)]
+pub(crate) struct TransactionValues<'a> {
+    provider_transaction_id: &'a str,
+    pending_provider_id: Option<&'a str>,
+    is_pending: bool,
+    booked_on: chrono::NaiveDate,
+    amount: String,
+    currency: &'a str,
+    merchant: Option<&'a str>,
+    description: Option<&'a str>,
+    updated_at: NaiveDateTime,
+}
+
+impl<'a> TransactionValues<'a> {
+    pub(crate) fn new(record: &'a SnapshotTransaction, now: NaiveDateTime) -> Self {
+        TransactionValues {
+            provider_transaction_id: &record.provider_id,
+            pending_provider_id: record.pending_provider_id.as_deref(),
+            is_pending: record.is_pending,
+            booked_on: record.date,
+            amount: record.amount.to_string(),
+            currency: &record.currency,
+            merchant: record.merchant.as_deref(),
+            description: record.description.as_deref(),
+            updated_at: now,
+        }
+    }
 }

@@ -10,6 +10,7 @@ use diesel::prelude::*;
 use tributary_domain::access::Viewer;
 use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::snapshot::SnapshotInstitution;
+use tributary_domain::status::StatusDetail;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = connections)]
@@ -20,6 +21,7 @@ struct ConnectionRow {
     provider: String,
     status: String,
     status_reason: Option<String>,
+    status_detail: Option<String>,
     settings: String,
     last_synced_at: Option<NaiveDateTime>,
     next_sync_at: Option<NaiveDateTime>,
@@ -39,7 +41,10 @@ pub struct ConnectionRecord {
     pub institution_name: String,
     pub provider: Provider,
     pub status: ConnectionStatus,
+    /// In words: the provider's, or the detail's rendering for the API.
     pub status_reason: Option<String>,
+    /// Why, as a code with its parameters, where Tributary knows.
+    pub status_detail: Option<StatusDetail>,
     /// Non-secret provider settings.
     pub settings: serde_json::Value,
     pub last_synced_at: Option<NaiveDateTime>,
@@ -60,6 +65,13 @@ impl ConnectionRow {
             provider: self.provider.parse()?,
             status: self.status.parse()?,
             status_reason: self.status_reason,
+            status_detail: self
+                .status_detail
+                .map(|json| serde_json::from_str(&json))
+                .transpose()
+                .map_err(|err| {
+                    crate::StorageError::Corrupt(format!("connection status detail: {err}"))
+                })?,
             settings: serde_json::from_str(&self.settings).map_err(|err| {
                 crate::StorageError::Corrupt(format!("connection settings: {err}"))
             })?,
@@ -140,6 +152,7 @@ pub fn replace_credentials(
             connections::consent_expires_at.eq(consent_expires_at),
             connections::status.eq(ConnectionStatus::Active.as_str()),
             connections::status_reason.eq(None::<String>),
+            connections::status_detail.eq(None::<String>),
             connections::consecutive_failures.eq(0),
             connections::next_sync_at.eq(now),
             connections::updated_at.eq(now),
@@ -183,12 +196,18 @@ pub fn record_failure(
     id: i64,
     status: ConnectionStatus,
     reason: &str,
+    detail: Option<&StatusDetail>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
+    let detail = detail
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|err| crate::StorageError::Corrupt(format!("connection status detail: {err}")))?;
     diesel::update(connections::table.find(id))
         .set((
             connections::status.eq(status.as_str()),
             connections::status_reason.eq(reason),
+            connections::status_detail.eq(detail),
             connections::consecutive_failures.eq(connections::consecutive_failures + 1),
             connections::updated_at.eq(now),
         ))
@@ -208,6 +227,7 @@ pub(crate) fn record_success(
         .set((
             connections::status.eq(ConnectionStatus::Active.as_str()),
             connections::status_reason.eq(notice),
+            connections::status_detail.eq(None::<String>),
             connections::consecutive_failures.eq(0),
             connections::last_synced_at.eq(now),
             connections::updated_at.eq(now),
@@ -385,13 +405,13 @@ pub fn set_reason(
     diesel::update(connections::table.find(id))
         .set((
             connections::status_reason.eq(reason),
+            connections::status_detail.eq(None::<String>),
             connections::updated_at.eq(now),
         ))
         .execute(conn)?;
     Ok(())
 }
 
-/// Takes a connection off the schedule (statement imports are never synced).
 /// Marks a connection DISCONNECTED and schedules nothing more for it; its
 /// accounts, transactions, balances and holdings stay.
 pub fn disconnect(
@@ -403,6 +423,7 @@ pub fn disconnect(
         .set((
             connections::status.eq(ConnectionStatus::Disconnected.as_str()),
             connections::status_reason.eq(None::<String>),
+            connections::status_detail.eq(None::<String>),
             connections::next_sync_at.eq(None::<NaiveDateTime>),
             connections::updated_at.eq(now),
         ))

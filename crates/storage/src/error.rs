@@ -27,14 +27,8 @@ pub enum StorageError {
     InvalidReference(String),
     /// Adding accounts would pass the user's account limit; nothing of the
     /// sync was stored.
-    #[error(
-        "ACCOUNT_LIMIT_REACHED: this user may have {limit} accounts; they have {existing} and this connection would add {adding}"
-    )]
-    AccountLimit {
-        limit: i32,
-        existing: i64,
-        adding: usize,
-    },
+    #[error("{}", .0.describe())]
+    AccountLimit(tributary_domain::status::AccountLimitExceeded),
     #[error("migration failed: {0}")]
     Migration(String),
     #[error("database error: {0}")]

@@ -87,6 +87,7 @@ diesel::table! {
         updated_at -> Timestamp,
         quota_day -> Nullable<Date>,
         quota_used -> Integer,
+        status_detail -> Nullable<Text>,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Applies a provider snapshot to a connection in one database transaction:
 //! a failure anywhere leaves the previous state whole.
 
-use crate::backend::{self, AccountUpsert};
+use crate::backend::{self, AccountUpsert, TransactionValues};
 use crate::connections::{self, ConnectionRecord, upsert_institution};
 use crate::db::AnyConnection;
 use crate::read::TransactionRecord;
@@ -11,9 +11,8 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
-use tributary_domain::snapshot::{
-    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
-};
+use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotBalance};
+use tributary_domain::status::AccountLimitExceeded;
 
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
@@ -44,11 +43,11 @@ pub fn apply_snapshot(
                 .get_result(conn)?;
             let wanted = existing + new_accounts as i64;
             if wanted > i64::from(limit) {
-                return Err(StorageError::AccountLimit {
+                return Err(StorageError::AccountLimit(AccountLimitExceeded {
                     limit,
                     existing,
                     adding: new_accounts,
-                });
+                }));
             }
         }
         let mut summary = SyncSummary::default();
@@ -188,38 +187,6 @@ fn apply_account(
         summary.holdings_replaced += positions.len();
     }
     Ok(())
-}
-
-/// A transaction's provider-given values as stored; the same for a new row
-/// (with its account and creation time) and for an update.
-#[derive(Insertable, AsChangeset)]
-#[diesel(table_name = transactions, treat_none_as_null = true)]
-pub(crate) struct TransactionValues<'a> {
-    provider_transaction_id: &'a str,
-    pending_provider_id: Option<&'a str>,
-    is_pending: bool,
-    booked_on: chrono::NaiveDate,
-    amount: String,
-    currency: &'a str,
-    merchant: Option<&'a str>,
-    description: Option<&'a str>,
-    updated_at: NaiveDateTime,
-}
-
-impl<'a> TransactionValues<'a> {
-    pub(crate) fn new(record: &'a SnapshotTransaction, now: NaiveDateTime) -> Self {
-        TransactionValues {
-            provider_transaction_id: &record.provider_id,
-            pending_provider_id: record.pending_provider_id.as_deref(),
-            is_pending: record.is_pending,
-            booked_on: record.date,
-            amount: record.amount.to_string(),
-            currency: &record.currency,
-            merchant: record.merchant.as_deref(),
-            description: record.description.as_deref(),
-            updated_at: now,
-        }
-    }
 }
 
 fn stored_transactions(

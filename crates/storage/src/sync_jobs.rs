@@ -230,3 +230,15 @@ pub fn last_on_demand_at(
         .first(conn)
         .optional()?)
 }
+
+impl backend::ClaimedRow {
+    pub(crate) fn into_claimed(self, worker: &str) -> StorageResult<ClaimedJob> {
+        Ok(ClaimedJob {
+            id: self.id,
+            connection_id: self.connection_id,
+            kind: self.kind.parse()?,
+            attempts: self.attempts,
+            worker: worker.to_owned(),
+        })
+    }
+}

@@ -1,4 +1,5 @@
-//! Users: Personal users (no app) and, later, Platform users owned by an app.
+//! Users: Personal users (no app); Platform users, owned by an app, are in
+//! `apps`.
 
 use crate::StorageResult;
 use crate::db::AnyConnection;

@@ -12,6 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
+use tributary_domain::status::StatusDetail;
 use tributary_providers::sandbox;
 use tributary_storage::apps;
 use tributary_storage::connections::{self, ConnectionRecord};
@@ -198,12 +199,10 @@ pub(super) fn plain_words(connection: &ConnectionRecord) -> Option<String> {
         ConnectionStatus::Disconnected => Some(
             "This connection is disconnected: it is not synced, and its accounts stay. Sign in to the bank again to resume.".into(),
         ),
-        ConnectionStatus::Error => Some(match reason.strip_prefix("ACCOUNT_LIMIT_REACHED: ") {
-            Some(limit) => format!(
+        ConnectionStatus::Error => Some(match &connection.status_detail {
+            Some(StatusDetail::AccountLimitReached(limit)) => format!(
                 "This bank has more accounts than you may connect: {}. Nothing from it was stored; remove it, or ask the app for a higher limit.",
-                limit
-                    .replace("this user may", "you may")
-                    .replace("they have", "you have")
+                limit.describe_to_user()
             ),
             None => format!("We could not get your accounts from this bank: {reason}."),
         }),

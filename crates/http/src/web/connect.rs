@@ -428,14 +428,10 @@ pub(super) async fn upload(
     let now = state.clock.now().naive_utc();
     let connection_id = with_conn(&state, move |conn| {
         import::store(conn, user_id, statements, now).map_err(|err| match err {
-            tributary_storage::StorageError::AccountLimit { .. } => PageError::new(
+            tributary_storage::StorageError::AccountLimit(limit) => PageError::new(
                 StatusCode::FORBIDDEN,
                 "Account limit reached",
-                format!(
-                    "{}. Nothing was imported.",
-                    err.to_string()
-                        .trim_start_matches("ACCOUNT_LIMIT_REACHED: ")
-                ),
+                format!("{}. Nothing was imported.", limit.describe_to_user()),
             ),
             other => other.into(),
         })?;

@@ -1,0 +1,1 @@
+ALTER TABLE connections DROP COLUMN status_detail;
