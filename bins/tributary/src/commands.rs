@@ -546,8 +546,10 @@ fn rotate_secrets(db: &Database, config: &Config, clock: &dyn Clock) -> anyhow::
             current += 1;
             continue;
         }
-        let context =
-            tributary_domain::secrets::credentials_context(stored.user_id, &stored.provider);
+        let context = tributary_domain::secrets::credentials_context(
+            stored.user_id,
+            stored.provider.as_str(),
+        );
         let plain = keyring
             .open(&sealed, &context)
             .with_context(|| format!("connection {id}"))?;

@@ -10,6 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, NaiveDateTime};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+use tributary_domain::model::TokenKind;
 use tributary_storage::apps::{self, AppRecord};
 use tributary_storage::oauth::{
     self as store, CodeRecord, NewCode, NewToken, PortalSessionRecord, TokenRecord,
@@ -26,9 +27,6 @@ pub const ACCESS_TOKEN_TTL: Duration = Duration::seconds(3600);
 pub const REFRESH_TOKEN_TTL: Duration = Duration::days(60);
 pub const CODE_TTL: Duration = Duration::minutes(10);
 pub const PORTAL_SESSION_TTL: Duration = Duration::minutes(15);
-
-const ACCESS: &str = "access";
-const REFRESH: &str = "refresh";
 
 /// Where OAuth state lives; implemented over storage for `AnyConnection`.
 pub trait OAuthStore {
@@ -200,8 +198,8 @@ pub fn issue_pair(
     let access_token = secret::generate(ACCESS_TOKEN_PREFIX);
     let refresh_token = secret::generate(REFRESH_TOKEN_PREFIX);
     for (token, kind, ttl) in [
-        (&access_token, ACCESS, ACCESS_TOKEN_TTL),
-        (&refresh_token, REFRESH, REFRESH_TOKEN_TTL),
+        (&access_token, TokenKind::Access, ACCESS_TOKEN_TTL),
+        (&refresh_token, TokenKind::Refresh, REFRESH_TOKEN_TTL),
     ] {
         store.insert_token(&NewToken {
             app_id,
@@ -298,7 +296,7 @@ pub fn authenticate_access(
     let record = store
         .find_token(&secret::hash(token))?
         .ok_or(AccessError::Unknown)?;
-    if record.kind != ACCESS
+    if record.kind != TokenKind::Access
         || !secret::matches_hash(token, &record.token_hash)
         || record.revoked_at.is_some()
     {
@@ -338,7 +336,7 @@ pub fn refresh(
     let record = store
         .find_token(&secret::hash(refresh_token))?
         .ok_or_else(|| invalid("the refresh token is not valid"))?;
-    if record.kind != REFRESH
+    if record.kind != TokenKind::Refresh
         || record.app_id != app.id
         || !secret::matches_hash(refresh_token, &record.token_hash)
     {
@@ -541,7 +539,7 @@ pub fn revoke(
     if record.app_id != app.id {
         return Ok(());
     }
-    if record.kind == REFRESH {
+    if record.kind == TokenKind::Refresh {
         store.revoke_family(&record.family, now)?;
     } else {
         store.revoke_token(record.id, now)?;

@@ -35,6 +35,15 @@ macro_rules! wire_enum {
                 }
             }
         }
+
+        /// Stored text read back (storage records read these columns with
+        /// `#[diesel(deserialize_as = String)]`; an unknown value is an error).
+        impl TryFrom<String> for $name {
+            type Error = UnknownValue;
+            fn try_from(text: String) -> Result<Self, UnknownValue> {
+                text.parse()
+            }
+        }
     };
 }
 
@@ -107,6 +116,23 @@ wire_enum! {
     BillingModel {
         Integrator => "integrator",
         User => "user",
+    }
+}
+
+wire_enum! {
+    /// Where a checkout stands as the payment processor last said.
+    CheckoutStatus {
+        Open => "open",
+        Paid => "paid",
+        Declined => "declined",
+    }
+}
+
+wire_enum! {
+    /// An OAuth token's kind.
+    TokenKind {
+        Access => "access",
+        Refresh => "refresh",
     }
 }
 

@@ -12,7 +12,7 @@ use crate::state::AppState;
 use actix_web::{HttpResponse, web};
 use chrono::NaiveDateTime;
 use serde::Serialize;
-use tributary_domain::model::{ConnectionStatus, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind, SyncJobStatus};
 use tributary_domain::schedule::on_demand_wait;
 use tributary_providers::sync::{self, SyncError};
 use tributary_storage::AnyConnection;
@@ -144,7 +144,7 @@ struct ConnectionList {
 struct SyncRequested {
     job_id: i64,
     /// `queued` or `running`.
-    status: String,
+    status: &'static str,
     /// False when the connection already had a job queued or running.
     created: bool,
 }
@@ -185,7 +185,7 @@ async fn request_sync<A: Authenticated>(
         if let Some(job) = sync_jobs::active_job(conn, id)? {
             return Ok(SyncRequested {
                 job_id: job.id,
-                status: job.status,
+                status: job.status.as_str(),
                 created: false,
             });
         }
@@ -200,7 +200,7 @@ async fn request_sync<A: Authenticated>(
         let enqueued = sync_jobs::enqueue(conn, id, SyncJobKind::OnDemand, now, now)?;
         Ok(SyncRequested {
             job_id: enqueued.job_id,
-            status: "queued".into(),
+            status: SyncJobStatus::Queued.as_str(),
             created: enqueued.created,
         })
     })

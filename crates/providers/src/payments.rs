@@ -12,6 +12,7 @@ use chrono::NaiveDateTime;
 use serde::Deserialize;
 use std::fmt;
 use std::time::Duration;
+use tributary_domain::model::CheckoutStatus;
 use tributary_storage::{Database, StorageError, web};
 
 /// What the processor needs to start a checkout.
@@ -98,10 +99,16 @@ impl TestProcessor {
         let digits: String = card_number.chars().filter(char::is_ascii_digit).collect();
         if digits == TEST_CARD_PAID {
             let reference = format!("test_sub_{}", checkout.id);
-            web::set_checkout_status(&mut conn, checkout.id, "paid", Some(&reference), now)?;
+            web::set_checkout_status(
+                &mut conn,
+                checkout.id,
+                CheckoutStatus::Paid,
+                Some(&reference),
+                now,
+            )?;
             Ok(true)
         } else {
-            web::set_checkout_status(&mut conn, checkout.id, "declined", None, now)?;
+            web::set_checkout_status(&mut conn, checkout.id, CheckoutStatus::Declined, None, now)?;
             Ok(false)
         }
     }
@@ -125,15 +132,13 @@ impl PaymentProcessor for TestProcessor {
     fn confirm(&self, external_id: &str) -> Result<CheckoutState, PaymentError> {
         let checkout = web::find_checkout(&mut *self.db.conn()?, Self::NAME, external_id)?
             .ok_or_else(|| PaymentError::UnknownCheckout(external_id.to_owned()))?;
-        Ok(
-            match (checkout.status.as_str(), checkout.subscription_reference) {
-                ("paid", Some(reference)) => CheckoutState::Paid {
-                    subscription_reference: reference,
-                },
-                ("declined", _) => CheckoutState::Declined,
-                _ => CheckoutState::Open,
+        Ok(match (checkout.status, checkout.subscription_reference) {
+            (CheckoutStatus::Paid, Some(reference)) => CheckoutState::Paid {
+                subscription_reference: reference,
             },
-        )
+            (CheckoutStatus::Declined, _) => CheckoutState::Declined,
+            _ => CheckoutState::Open,
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use chrono::{Duration, TimeZone, Utc};
 use std::sync::Arc;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{ConnectorError, Registry};
@@ -110,7 +110,7 @@ fn resyncing_never_duplicates_and_pending_posts_once() {
         assert_eq!(jobs.len(), 3);
         assert!(
             jobs.iter()
-                .all(|j| j.status == "succeeded" && j.summary.is_some())
+                .all(|j| j.status == SyncJobStatus::Succeeded && j.summary.is_some())
         );
         let record = connections::get_connection(conn, connection).unwrap();
         assert_eq!(record.status, ConnectionStatus::Active);
@@ -198,7 +198,11 @@ fn provider_failures_set_the_connection_status_and_reason() {
             assert_eq!(jobs.len(), 1);
             assert_eq!(
                 jobs[0].status,
-                if transient { "queued" } else { "failed" },
+                if transient {
+                    SyncJobStatus::Queued
+                } else {
+                    SyncJobStatus::Failed
+                },
                 "{username}"
             );
             assert!(jobs[0].error.is_some());

@@ -291,7 +291,7 @@ pub fn set_sealed_credentials(
 pub struct SealedCredentials {
     pub connection_id: i64,
     pub user_id: i64,
-    pub provider: String,
+    pub provider: Provider,
     pub sealed: Vec<u8>,
 }
 
@@ -307,17 +307,18 @@ pub fn all_sealed_credentials(conn: &mut AnyConnection) -> StorageResult<Vec<Sea
             connections::credentials_encrypted,
         ))
         .load(conn)?;
-    Ok(rows
-        .into_iter()
+    rows.into_iter()
         .filter_map(|(connection_id, user_id, provider, sealed)| {
-            sealed.map(|sealed| SealedCredentials {
-                connection_id,
-                user_id,
-                provider,
-                sealed,
+            sealed.map(|sealed| {
+                Ok(SealedCredentials {
+                    connection_id,
+                    user_id,
+                    provider: provider.parse()?,
+                    sealed,
+                })
             })
         })
-        .collect())
+        .collect()
 }
 
 /// The connections a viewer may see: the user's own, and for a key

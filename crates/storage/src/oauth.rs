@@ -8,6 +8,7 @@ use crate::db::AnyConnection;
 use crate::schema::{oauth_codes, oauth_tokens, portal_sessions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::model::TokenKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = oauth_tokens)]
@@ -16,8 +17,8 @@ pub struct TokenRecord {
     pub app_id: i64,
     pub user_id: i64,
     pub family: String,
-    /// `access` or `refresh`.
-    pub kind: String,
+    #[diesel(deserialize_as = String)]
+    pub kind: TokenKind,
     pub token_hash: String,
     pub expires_at: NaiveDateTime,
     pub used_at: Option<NaiveDateTime>,
@@ -30,7 +31,7 @@ pub struct NewToken<'a> {
     pub app_id: i64,
     pub user_id: i64,
     pub family: &'a str,
-    pub kind: &'a str,
+    pub kind: TokenKind,
     pub token_hash: &'a str,
     pub expires_at: NaiveDateTime,
     pub now: NaiveDateTime,
@@ -42,7 +43,7 @@ pub fn insert_token(conn: &mut AnyConnection, token: &NewToken<'_>) -> StorageRe
             oauth_tokens::app_id.eq(token.app_id),
             oauth_tokens::user_id.eq(token.user_id),
             oauth_tokens::family.eq(token.family),
-            oauth_tokens::kind.eq(token.kind),
+            oauth_tokens::kind.eq(token.kind.as_str()),
             oauth_tokens::token_hash.eq(token.token_hash),
             oauth_tokens::expires_at.eq(token.expires_at),
             oauth_tokens::created_at.eq(token.now),

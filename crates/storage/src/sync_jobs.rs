@@ -23,8 +23,10 @@ use tributary_domain::model::{SyncJobKind, SyncJobStatus};
 pub struct SyncJobRecord {
     pub id: i64,
     pub connection_id: i64,
-    pub kind: String,
-    pub status: String,
+    #[diesel(deserialize_as = String)]
+    pub kind: SyncJobKind,
+    #[diesel(deserialize_as = String)]
+    pub status: SyncJobStatus,
     pub run_after: NaiveDateTime,
     pub attempts: i32,
     pub locked_by: Option<String>,

@@ -535,7 +535,7 @@ fn a_connection_is_erased_only_by_its_owner_and_takes_its_data_along() {
         let kept = crate::web::account_summaries(conn, owner).unwrap();
         assert_eq!(kept.len(), 1, "another user's delete changes nothing");
         assert_eq!(kept[0].connection_id, connection);
-        assert_eq!(kept[0].kind, "checking");
+        assert_eq!(kept[0].kind, AccountKind::Checking);
 
         assert!(crate::web::delete_connection(conn, owner, connection).unwrap());
         assert!(
@@ -575,7 +575,14 @@ fn checkouts_and_subscriptions_are_recorded_on_the_user() {
             (latest.external_id.as_str(), latest.status.as_str()),
             ("cs_2", "open")
         );
-        crate::web::set_checkout_status(conn, latest.id, "paid", Some("sub_9"), now()).unwrap();
+        crate::web::set_checkout_status(
+            conn,
+            latest.id,
+            tributary_domain::model::CheckoutStatus::Paid,
+            Some("sub_9"),
+            now(),
+        )
+        .unwrap();
         crate::web::record_subscription(conn, user.id, "stripe", "sub_9", now()).unwrap();
         let found = crate::web::find_checkout(conn, "stripe", "cs_2")
             .unwrap()

@@ -8,6 +8,7 @@ use crate::db::AnyConnection;
 use crate::schema::{accounts, checkouts, connections, sign_in_codes, users, web_sessions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::model::{AccountKind, CheckoutStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = web_sessions)]
@@ -253,8 +254,8 @@ pub struct CheckoutRecord {
     pub user_id: i64,
     pub processor: String,
     pub external_id: String,
-    /// `open`, `paid` or `declined`.
-    pub status: String,
+    #[diesel(deserialize_as = String)]
+    pub status: CheckoutStatus,
     pub subscription_reference: Option<String>,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
@@ -272,7 +273,7 @@ pub fn insert_checkout(
             checkouts::user_id.eq(user_id),
             checkouts::processor.eq(processor),
             checkouts::external_id.eq(external_id),
-            checkouts::status.eq("open"),
+            checkouts::status.eq(CheckoutStatus::Open.as_str()),
             checkouts::created_at.eq(now),
             checkouts::updated_at.eq(now),
         ))
@@ -309,13 +310,13 @@ pub fn latest_checkout(
 pub fn set_checkout_status(
     conn: &mut AnyConnection,
     id: i64,
-    status: &str,
+    status: CheckoutStatus,
     subscription_reference: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
     diesel::update(checkouts::table.find(id))
         .set((
-            checkouts::status.eq(status),
+            checkouts::status.eq(status.as_str()),
             checkouts::subscription_reference.eq(subscription_reference),
             checkouts::updated_at.eq(now),
         ))
@@ -343,12 +344,12 @@ pub fn record_subscription(
 }
 
 /// One of a user's accounts, as the browser pages list them.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountSummary {
     pub connection_id: i64,
     pub id: i64,
     pub name: String,
-    pub kind: String,
+    pub kind: AccountKind,
     pub currency: String,
     pub mask: Option<String>,
 }
@@ -358,7 +359,7 @@ pub fn account_summaries(
     conn: &mut AnyConnection,
     user_id: i64,
 ) -> StorageResult<Vec<AccountSummary>> {
-    Ok(accounts::table
+    let rows: Vec<(i64, i64, String, String, String, Option<String>)> = accounts::table
         .filter(accounts::user_id.eq(user_id))
         .order((accounts::connection_id, accounts::id))
         .select((
@@ -369,5 +370,17 @@ pub fn account_summaries(
             accounts::currency,
             accounts::mask,
         ))
-        .load(conn)?)
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(connection_id, id, name, kind, currency, mask)| {
+            Ok(AccountSummary {
+                connection_id,
+                id,
+                name,
+                kind: kind.parse()?,
+                currency,
+                mask,
+            })
+        })
+        .collect()
 }

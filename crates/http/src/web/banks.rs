@@ -170,13 +170,13 @@ pub(super) struct AccountLine {
 
 impl From<&AccountSummary> for AccountLine {
     fn from(account: &AccountSummary) -> Self {
-        let kind = match account.kind.parse::<AccountKind>() {
-            Ok(AccountKind::Checking) => "checking",
-            Ok(AccountKind::Savings) => "savings",
-            Ok(AccountKind::CreditCard) => "credit card",
-            Ok(AccountKind::Brokerage) => "brokerage",
-            Ok(AccountKind::Loan) => "loan",
-            Ok(AccountKind::Other) | Err(_) => "account",
+        let kind = match account.kind {
+            AccountKind::Checking => "checking",
+            AccountKind::Savings => "savings",
+            AccountKind::CreditCard => "credit card",
+            AccountKind::Brokerage => "brokerage",
+            AccountKind::Loan => "loan",
+            AccountKind::Other => "account",
         };
         Self {
             name: account.name.clone(),

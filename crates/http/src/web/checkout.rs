@@ -12,6 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 use std::sync::Arc;
+use tributary_domain::model::CheckoutStatus;
 use tributary_providers::payments::{
     CheckoutRequest, CheckoutState, PaymentError, PaymentProcessor, TEST_CARD_DECLINED,
     TEST_CARD_PAID, TestProcessor,
@@ -162,7 +163,7 @@ pub(super) async fn come_back(
             store::set_checkout_status(
                 &mut conn,
                 checkout.id,
-                "paid",
+                CheckoutStatus::Paid,
                 Some(subscription_reference),
                 now,
             )?;
@@ -221,7 +222,7 @@ async fn test_checkout(
     let lookup = checkout_id.clone();
     let owned = with_conn(state, move |conn| {
         Ok(store::find_checkout(conn, TestProcessor::NAME, &lookup)?
-            .is_some_and(|c| c.user_id == user_id && c.status != "paid"))
+            .is_some_and(|c| c.user_id == user_id && c.status != CheckoutStatus::Paid))
     })
     .await?;
     if !owned {
