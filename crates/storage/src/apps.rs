@@ -9,7 +9,8 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::model::BillingModel;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = apps)]
 pub struct AppRecord {
     pub id: i64,
     pub client_id: String,
@@ -17,38 +18,10 @@ pub struct AppRecord {
     /// SHA-256 of the client secret; `None` for public apps.
     pub client_secret_hash: Option<String>,
     pub is_public: bool,
+    #[diesel(deserialize_as = String)]
     pub billing_model: BillingModel,
     pub default_max_accounts: Option<i32>,
     pub created_at: NaiveDateTime,
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = apps)]
-struct AppRow {
-    id: i64,
-    client_id: String,
-    name: String,
-    client_secret_hash: Option<String>,
-    is_public: bool,
-    billing_model: String,
-    default_max_accounts: Option<i32>,
-    created_at: NaiveDateTime,
-}
-
-impl TryFrom<AppRow> for AppRecord {
-    type Error = StorageError;
-    fn try_from(row: AppRow) -> StorageResult<Self> {
-        Ok(AppRecord {
-            id: row.id,
-            client_id: row.client_id,
-            name: row.name,
-            client_secret_hash: row.client_secret_hash,
-            is_public: row.is_public,
-            billing_model: row.billing_model.parse()?,
-            default_max_accounts: row.default_max_accounts,
-            created_at: row.created_at,
-        })
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -84,31 +57,28 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
 }
 
 pub fn get_app(conn: &mut AnyConnection, id: i64) -> StorageResult<AppRecord> {
-    apps::table
+    Ok(apps::table
         .find(id)
-        .select(AppRow::as_select())
-        .first(conn)?
-        .try_into()
+        .select(AppRecord::as_select())
+        .first(conn)?)
 }
 
 pub fn find_by_client_id(
     conn: &mut AnyConnection,
     client_id: &str,
 ) -> StorageResult<Option<AppRecord>> {
-    let row: Option<AppRow> = apps::table
+    Ok(apps::table
         .filter(apps::client_id.eq(client_id))
-        .select(AppRow::as_select())
+        .select(AppRecord::as_select())
         .first(conn)
-        .optional()?;
-    row.map(AppRecord::try_from).transpose()
+        .optional()?)
 }
 
 pub fn list_apps(conn: &mut AnyConnection) -> StorageResult<Vec<AppRecord>> {
-    let rows: Vec<AppRow> = apps::table
+    Ok(apps::table
         .order(apps::id)
-        .select(AppRow::as_select())
-        .load(conn)?;
-    rows.into_iter().map(AppRecord::try_from).collect()
+        .select(AppRecord::as_select())
+        .load(conn)?)
 }
 
 pub fn set_secret_hash(conn: &mut AnyConnection, id: i64, hash: &str) -> StorageResult<()> {
