@@ -939,11 +939,14 @@ fn word_matches(shown: &str, actual: &str) -> bool {
             && actual.len() >= start.len() + end.len();
     }
     let digit = |s: &str| s.chars().any(|c| c.is_ascii_digit());
-    // An id shown stands for any id of its kind: random characters need not
-    // hold a digit (`app_efUiaROuiVKAnvo_cKkbFdOT`).
-    let same_kind =
-        || is_id(shown) && is_id(actual) && shown.split('_').next() == actual.split('_').next();
-    shown == actual || (digit(shown) && digit(actual)) || same_kind()
+    shown == actual || (digit(shown) && digit(actual)) || same_kind(shown, actual)
+}
+
+/// Both are ids with the same prefix: an id shown stands for any id of its
+/// kind, whose random characters need not hold a digit
+/// (`app_efUiaROuiVKAnvo_cKkbFdOT`).
+fn same_kind(shown: &str, actual: &str) -> bool {
+    is_id(shown) && is_id(actual) && shown.split('_').next() == actual.split('_').next()
 }
 
 /// An id as the documents show them: a short lowercase prefix, `_`, and
@@ -1081,17 +1084,16 @@ impl Shape {
                     bind(bindings, shown.clone(), real.clone());
                     return Ok(());
                 }
-                if word_matches(shown, real) && (shown.contains('…') || !is_id(shown)) {
-                    if shown.contains('…') && is_id(shown) {
+                if is_id(shown) {
+                    // `usr_vggg…`, `tat_…`: the real id of that kind, which
+                    // the next lines use.
+                    if same_kind(shown, real) {
                         bind(bindings, shown.clone(), real.clone());
+                        return Ok(());
                     }
-                    return Ok(());
-                }
-                if is_id(shown) && shown.split('_').next() == real.split('_').next() {
-                    bind(bindings, shown.clone(), real.clone());
-                    return Ok(());
-                }
-                if looks_like_time(shown) && looks_like_time(real) {
+                } else if word_matches(shown, real)
+                    || (looks_like_time(shown) && looks_like_time(real))
+                {
                     return Ok(());
                 }
                 Err(format!("{place} is {real:?}; the document shows {shown:?}"))
@@ -1174,21 +1176,22 @@ fn write_statement_files(dir: &Path) {
             std::fs::write(statements.join(name), content).unwrap();
         }
     }
-    std::fs::write(
-        statements.join("mt940.sta"),
-        testdata_bytes("mt940-rs/tests/data/mt940/full/sparkasse/buxtehude.sta"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("statement.xml"),
-        testdata_bytes("genkgo-camt/data/camt053.v2.multi.statement.xml"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("401k.ofx"),
-        testdata_bytes("ofxparse/fixtures/investment_401k.ofx"),
-    )
-    .unwrap();
+    for (file, source) in [
+        (
+            statements.join("mt940.sta"),
+            "mt940-rs/tests/data/mt940/full/sparkasse/buxtehude.sta",
+        ),
+        (
+            dir.join("statement.xml"),
+            "genkgo-camt/data/camt053.v2.multi.statement.xml",
+        ),
+        (
+            dir.join("401k.ofx"),
+            "ofxparse/fixtures/investment_401k.ofx",
+        ),
+    ] {
+        std::fs::write(file, testdata_bytes(source)).unwrap();
+    }
     std::fs::write(
         dir.join("bank.csv"),
         "when;how much;what\n03.10.2026;-12,50;Bakery\n04.10.2026;1.250,00;Salary\n",

@@ -468,7 +468,7 @@ impl SyncEngine {
                         );
                         Ok(SyncOutcome::LeaseLost { job_id: job.id })
                     }
-                    Err(StorageError::AccountLimit(limit)) => {
+                    Err(err @ StorageError::AccountLimit(limit)) => {
                         // The user's limit, not a fault: say so on the connection.
                         let detail = StatusDetail::AccountLimitReached(limit);
                         let reason = detail.reason();
@@ -481,7 +481,6 @@ impl SyncEngine {
                             Some(&detail),
                             now.naive_utc(),
                         )?;
-                        let err = StorageError::AccountLimit(limit);
                         Err(err.into())
                     }
                     Err(err) => {
