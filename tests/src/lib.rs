@@ -14,6 +14,7 @@ use std::sync::Arc;
 use tributary_auth::api_keys;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{AccountId, ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, Provider, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
@@ -38,15 +39,15 @@ pub struct World {
     pub alice_scoped_key: String,
     pub alice_revoked_key: String,
     pub bob_key: String,
-    pub bob_user: i64,
-    pub alice_sandbox_accounts: Vec<i64>,
-    pub alice_brokerage: i64,
+    pub bob_user: UserId,
+    pub alice_sandbox_accounts: Vec<AccountId>,
+    pub alice_brokerage: AccountId,
     /// A `csv` account (no holdings) with the exact amounts and one pending.
-    pub alice_imported: i64,
-    pub bob_account: i64,
-    pub alice_sandbox_connection: i64,
-    pub alice_imported_connection: i64,
-    pub bob_connection: i64,
+    pub alice_imported: AccountId,
+    pub bob_account: AccountId,
+    pub alice_sandbox_connection: ConnectionId,
+    pub alice_imported_connection: ConnectionId,
+    pub bob_connection: ConnectionId,
     /// Every key issued, to search the database for.
     pub issued_keys: Vec<String>,
 }
@@ -83,7 +84,7 @@ fn sandbox_user(
     database: &TestDatabase,
     clock: &dyn Clock,
     email: &str,
-) -> (i64, i64, Vec<i64>) {
+) -> (UserId, ConnectionId, Vec<AccountId>) {
     let mut conn = database.db().conn().unwrap();
     let user = users::create_personal_user(&mut conn, email, clock.now().naive_utc()).unwrap();
     drop(conn);
@@ -111,7 +112,11 @@ fn sandbox_user(
 }
 
 /// A `csv` connection with one account (exact amounts, one pending); returns (connection id, account id).
-pub fn imported_account(database: &TestDatabase, clock: &dyn Clock, user_id: i64) -> (i64, i64) {
+pub fn imported_account(
+    database: &TestDatabase,
+    clock: &dyn Clock,
+    user_id: UserId,
+) -> (ConnectionId, AccountId) {
     let conn = &mut *database.db().conn().unwrap();
     let institution = SnapshotInstitution {
         provider_institution_id: "statement".into(),

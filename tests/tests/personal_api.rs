@@ -111,13 +111,13 @@ async fn accounts_match_the_wire_format() {
         }
         let imported = accounts
             .iter()
-            .find(|a| a["id"] == server.world.alice_imported)
+            .find(|a| a["id"] == server.world.alice_imported.get())
             .unwrap();
         assert_eq!(imported["institution_logo"], "https://logos.example/cu.png");
         assert_eq!(imported["currency"], "EUR");
         let ids: Vec<i64> = accounts.iter().map(|a| a["id"].as_i64().unwrap()).collect();
         assert!(
-            !ids.contains(&server.world.bob_account),
+            !ids.contains(&server.world.bob_account.get()),
             "no one sees another user's accounts"
         );
         server
@@ -164,7 +164,7 @@ async fn transactions_match_the_wire_format_and_keep_exact_amounts() {
                 ]
             );
             assert!(t["id"].is_string());
-            assert_eq!(t["accountId"], server.world.alice_imported);
+            assert_eq!(t["accountId"], server.world.alice_imported.get());
             assert!(t["amount"].is_number());
             assert_eq!(t["currency"], "EUR");
             assert_eq!(t["date"].as_str().unwrap().len(), 10);
@@ -376,7 +376,7 @@ async fn a_scoped_key_sees_only_its_accounts() {
         let key = &server.world.alice_scoped_key;
         let body = get_json(&server, "/api/v1/accounts", key).await;
         assert_eq!(body["total"], 1);
-        assert_eq!(body["accounts"][0]["id"], server.world.alice_imported);
+        assert_eq!(body["accounts"][0]["id"], server.world.alice_imported.get());
         for endpoint in ["transactions", "balance", "holdings"] {
             let path = format!(
                 "/api/v1/accounts/{}/{endpoint}",
@@ -595,7 +595,7 @@ async fn connections_show_their_status() {
         );
         assert_eq!(
             scoped["connections"][0]["id"],
-            server.world.alice_imported_connection
+            server.world.alice_imported_connection.get()
         );
         server
     })
@@ -675,7 +675,7 @@ async fn a_disconnected_connection_keeps_its_data_and_is_not_synced() {
         let body: Value = answer.json().await.unwrap();
         assert_eq!(
             (body["id"].as_i64(), body["status"].as_str()),
-            (Some(connection), Some("DISCONNECTED")),
+            (Some(connection.get()), Some("DISCONNECTED")),
             "{body}"
         );
         // Its data stays (its accounts say DISCONNECTED); a sync is
@@ -700,7 +700,7 @@ async fn a_disconnected_connection_keeps_its_data_and_is_not_synced() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|c| c["id"] == connection)
+            .find(|c| c["id"] == connection.get())
             .unwrap()
             .clone();
         assert_eq!(

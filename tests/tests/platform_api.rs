@@ -13,6 +13,7 @@ use sha2::Digest as _;
 use std::sync::Arc;
 use tributary_auth::oauth;
 use tributary_domain::clock::Clock;
+use tributary_domain::ids::UserId;
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_domain::status::{AccountLimitExceeded, StatusDetail};
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform};
@@ -72,7 +73,7 @@ async fn token_request(
 }
 
 /// Tributary's id of an app's user, from the id the app knows.
-fn internal_id(server: &PlatformServer, app: &TestApp, public_id: &str) -> i64 {
+fn internal_id(server: &PlatformServer, app: &TestApp, public_id: &str) -> UserId {
     apps::find_app_user(
         &mut server.database.db().conn().unwrap(),
         app.record.id,
@@ -84,7 +85,7 @@ fn internal_id(server: &PlatformServer, app: &TestApp, public_id: &str) -> i64 {
 }
 
 /// Gives the user a synced sandbox connection.
-async fn give_sandbox_bank(server: &PlatformServer, user_id: i64, email: &str) {
+async fn give_sandbox_bank(server: &PlatformServer, user_id: UserId, email: &str) {
     let (db, clock, email) = (
         server.database.db().clone(),
         server.clock.clone(),
@@ -113,7 +114,7 @@ async fn give_sandbox_bank(server: &PlatformServer, user_id: i64, email: &str) {
 async fn issue_code(
     server: &PlatformServer,
     app: &TestApp,
-    user_id: i64,
+    user_id: UserId,
     redirect_uri: &str,
     challenge: Option<(&str, &str)>,
 ) -> Result<String, String> {
@@ -139,7 +140,7 @@ fn s256(verifier: &str) -> String {
 const VERIFIER: &str = "a-random-code-verifier-of-at-least-43-characters-0123456789";
 
 /// A registered user of app A with a sandbox bank; (public id, internal id, access, refresh).
-async fn user_with_bank(server: &PlatformServer, email: &str) -> (String, i64, String, String) {
+async fn user_with_bank(server: &PlatformServer, email: &str) -> (String, UserId, String, String) {
     let (status, body) = register(server, &server.app_a, email).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let public_id = body["user_id"].as_str().unwrap().to_owned();

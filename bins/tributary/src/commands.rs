@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tributary_auth::api_keys;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::email::normalize_email;
+use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId};
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_http::config::Config;
 use tributary_http::server::{open_database, sync_engine};
@@ -207,7 +208,7 @@ fn create_key(
     clock: &dyn Clock,
     email: &str,
     name: &str,
-    accounts: &[i64],
+    accounts: &[AccountId],
 ) -> anyhow::Result<()> {
     let user = find_user(db, email)?;
     let scope = (!accounts.is_empty()).then_some(accounts);
@@ -251,7 +252,7 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
+fn revoke_key(db: &Database, clock: &dyn Clock, id: ApiKeyId) -> anyhow::Result<()> {
     match key_store::revoke(&mut *db.conn()?, id, clock.now().naive_utc()) {
         Ok(key_store::Revocation {
             key,
@@ -279,7 +280,7 @@ fn revoke_key(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
     }
 }
 
-fn disconnect(db: &Database, clock: &dyn Clock, id: i64) -> anyhow::Result<()> {
+fn disconnect(db: &Database, clock: &dyn Clock, id: ConnectionId) -> anyhow::Result<()> {
     let conn = &mut *db.conn()?;
     let connection = match tributary_storage::connections::get_connection(conn, id) {
         Ok(connection) => connection,
@@ -643,7 +644,10 @@ fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<(
 
 /// Prints how one sync went; an error when it failed. A sync that could
 /// not start (no such connection) is only returned, not printed.
-fn report(connection_id: i64, result: Result<SyncOutcome, SyncError>) -> anyhow::Result<()> {
+fn report(
+    connection_id: ConnectionId,
+    result: Result<SyncOutcome, SyncError>,
+) -> anyhow::Result<()> {
     match result {
         Ok(SyncOutcome::Synced { summary: s, .. }) => {
             println!(
@@ -709,7 +713,7 @@ mod tests {
             Command::Users(UsersCommand::List),
             Command::Sync(crate::SyncArgs {
                 user: None,
-                connection: Some(1),
+                connection: Some(ConnectionId::new(1)),
                 all: false,
             }),
             Command::Connections(ConnectionsCommand::List { user: None }),

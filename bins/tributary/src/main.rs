@@ -6,6 +6,7 @@ mod commands;
 
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
+use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId};
 use tributary_http::config::DEFAULT_DATABASE_URL;
 
 #[derive(Debug, Parser)]
@@ -146,7 +147,7 @@ enum KeysCommand {
         name: String,
         /// Restrict the key to this account id (repeat for several).
         #[arg(long = "account", value_name = "ID")]
-        accounts: Vec<i64>,
+        accounts: Vec<AccountId>,
     },
     /// List a user's API keys (never the keys themselves).
     List {
@@ -156,7 +157,7 @@ enum KeysCommand {
     /// Revoke an API key by its id.
     Revoke {
         /// The id shown by `keys list`.
-        id: i64,
+        id: ApiKeyId,
     },
 }
 
@@ -204,7 +205,7 @@ enum ConnectionsCommand {
     },
     /// Stop syncing a connection and keep its data (`connect` again, or
     /// the portal's "Sign in to the bank again", resumes it).
-    Disconnect { id: i64 },
+    Disconnect { id: ConnectionId },
 }
 
 #[derive(Debug, Args)]
@@ -215,7 +216,7 @@ struct SyncArgs {
     user: Option<String>,
     /// Sync one connection.
     #[arg(long)]
-    connection: Option<i64>,
+    connection: Option<ConnectionId>,
     /// Sync every connection of every user.
     #[arg(long)]
     all: bool,

@@ -16,6 +16,7 @@ use std::time::Duration;
 use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -83,7 +84,7 @@ fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
 }
 
 /// Everything stored for the user, without Tributary's own ids.
-fn contents(db: &Database, user: i64) -> Vec<String> {
+fn contents(db: &Database, user: UserId) -> Vec<String> {
     let conn = &mut *db.conn().unwrap();
     let mut out = Vec::new();
     for account in read::list_accounts(conn, &Viewer::whole_user(user)).unwrap() {
@@ -119,8 +120,8 @@ fn contents(db: &Database, user: i64) -> Vec<String> {
 
 struct Connected {
     engine: SyncEngine,
-    user: i64,
-    connection: i64,
+    user: UserId,
+    connection: ConnectionId,
 }
 
 /// A user with a SimpleFIN connection to `server`, sealed with `key`.

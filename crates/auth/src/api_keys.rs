@@ -5,6 +5,7 @@
 use crate::secret;
 use chrono::{DateTime, Duration, Utc};
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::{AccountId, UserId};
 use tributary_storage::api_keys::{self as store, ApiKeyRecord, NewApiKey};
 use tributary_storage::{AnyConnection, StorageError};
 
@@ -36,9 +37,9 @@ pub struct IssuedApiKey {
 
 pub fn issue(
     conn: &mut AnyConnection,
-    user_id: i64,
+    user_id: UserId,
     name: &str,
-    account_scope: Option<&[i64]>,
+    account_scope: Option<&[AccountId]>,
     now: DateTime<Utc>,
 ) -> Result<IssuedApiKey, ApiKeyError> {
     let plain_text = secret::generate(API_KEY_PREFIX);

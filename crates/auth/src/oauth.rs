@@ -10,7 +10,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, NaiveDateTime};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tributary_domain::model::TokenKind;
+use tributary_domain::ids::{AppId, AuthCodeId, PortalSessionId, TokenId, UserId};
+use tributary_domain::model::{PkceMethod, TokenKind};
 use tributary_storage::apps::{self, AppRecord};
 use tributary_storage::oauth::{
     self as store, CodeRecord, NewCode, NewToken, PortalSessionRecord, TokenRecord,
@@ -39,26 +40,26 @@ pub trait OAuthStore {
         work: impl FnOnce(&mut Self) -> Result<T, StorageError>,
     ) -> Result<T, StorageError>;
     fn find_app(&mut self, client_id: &str) -> Result<Option<AppRecord>, StorageError>;
-    fn redirect_uris(&mut self, app_id: i64) -> Result<Vec<String>, StorageError>;
+    fn redirect_uris(&mut self, app_id: AppId) -> Result<Vec<String>, StorageError>;
     fn insert_token(&mut self, token: &NewToken<'_>) -> Result<(), StorageError>;
     fn find_token(&mut self, token_hash: &str) -> Result<Option<TokenRecord>, StorageError>;
     /// The token, read under a lock that serialises its rotations.
-    fn lock_token(&mut self, id: i64) -> Result<Option<TokenRecord>, StorageError>;
-    fn mark_token_used(&mut self, id: i64, now: NaiveDateTime) -> Result<bool, StorageError>;
+    fn lock_token(&mut self, id: TokenId) -> Result<Option<TokenRecord>, StorageError>;
+    fn mark_token_used(&mut self, id: TokenId, now: NaiveDateTime) -> Result<bool, StorageError>;
     fn revoke_family(&mut self, family: &str, now: NaiveDateTime) -> Result<usize, StorageError>;
-    fn revoke_token(&mut self, id: i64, now: NaiveDateTime) -> Result<(), StorageError>;
+    fn revoke_token(&mut self, id: TokenId, now: NaiveDateTime) -> Result<(), StorageError>;
     fn insert_code(&mut self, code: &NewCode<'_>) -> Result<(), StorageError>;
     fn find_code(&mut self, code_hash: &str) -> Result<Option<CodeRecord>, StorageError>;
     fn mark_code_redeemed(
         &mut self,
-        id: i64,
+        id: AuthCodeId,
         family: &str,
         now: NaiveDateTime,
     ) -> Result<bool, StorageError>;
     fn insert_portal_session(
         &mut self,
-        app_id: i64,
-        user_id: i64,
+        app_id: AppId,
+        user_id: UserId,
         hash: &str,
         expires_at: NaiveDateTime,
         now: NaiveDateTime,
@@ -69,7 +70,7 @@ pub trait OAuthStore {
     ) -> Result<Option<PortalSessionRecord>, StorageError>;
     fn mark_portal_session_used(
         &mut self,
-        id: i64,
+        id: PortalSessionId,
         now: NaiveDateTime,
     ) -> Result<bool, StorageError>;
 }
@@ -84,7 +85,7 @@ impl OAuthStore for AnyConnection {
     fn find_app(&mut self, client_id: &str) -> Result<Option<AppRecord>, StorageError> {
         apps::find_by_client_id(self, client_id)
     }
-    fn redirect_uris(&mut self, app_id: i64) -> Result<Vec<String>, StorageError> {
+    fn redirect_uris(&mut self, app_id: AppId) -> Result<Vec<String>, StorageError> {
         apps::redirect_uris(self, app_id)
     }
     fn insert_token(&mut self, token: &NewToken<'_>) -> Result<(), StorageError> {
@@ -93,16 +94,16 @@ impl OAuthStore for AnyConnection {
     fn find_token(&mut self, token_hash: &str) -> Result<Option<TokenRecord>, StorageError> {
         store::find_token(self, token_hash)
     }
-    fn lock_token(&mut self, id: i64) -> Result<Option<TokenRecord>, StorageError> {
+    fn lock_token(&mut self, id: TokenId) -> Result<Option<TokenRecord>, StorageError> {
         store::lock_token(self, id)
     }
-    fn mark_token_used(&mut self, id: i64, now: NaiveDateTime) -> Result<bool, StorageError> {
+    fn mark_token_used(&mut self, id: TokenId, now: NaiveDateTime) -> Result<bool, StorageError> {
         store::mark_token_used(self, id, now)
     }
     fn revoke_family(&mut self, family: &str, now: NaiveDateTime) -> Result<usize, StorageError> {
         store::revoke_family(self, family, now)
     }
-    fn revoke_token(&mut self, id: i64, now: NaiveDateTime) -> Result<(), StorageError> {
+    fn revoke_token(&mut self, id: TokenId, now: NaiveDateTime) -> Result<(), StorageError> {
         store::revoke_token(self, id, now)
     }
     fn insert_code(&mut self, code: &NewCode<'_>) -> Result<(), StorageError> {
@@ -113,7 +114,7 @@ impl OAuthStore for AnyConnection {
     }
     fn mark_code_redeemed(
         &mut self,
-        id: i64,
+        id: AuthCodeId,
         family: &str,
         now: NaiveDateTime,
     ) -> Result<bool, StorageError> {
@@ -121,8 +122,8 @@ impl OAuthStore for AnyConnection {
     }
     fn insert_portal_session(
         &mut self,
-        app_id: i64,
-        user_id: i64,
+        app_id: AppId,
+        user_id: UserId,
         hash: &str,
         expires_at: NaiveDateTime,
         now: NaiveDateTime,
@@ -137,7 +138,7 @@ impl OAuthStore for AnyConnection {
     }
     fn mark_portal_session_used(
         &mut self,
-        id: i64,
+        id: PortalSessionId,
         now: NaiveDateTime,
     ) -> Result<bool, StorageError> {
         store::mark_portal_session_used(self, id, now)
@@ -178,9 +179,9 @@ pub struct TokenPair {
     pub access_token: String,
     pub refresh_token: String,
     pub expires_in: i64,
-    pub app_id: i64,
+    pub app_id: AppId,
     /// Tributary's id of the user (the response carries the public id).
-    pub user_id: i64,
+    pub user_id: UserId,
 }
 
 /// A new token family id, for a pair issued from a fresh grant.
@@ -190,8 +191,8 @@ pub fn new_family() -> String {
 
 pub fn issue_pair(
     store: &mut impl OAuthStore,
-    app_id: i64,
-    user_id: i64,
+    app_id: AppId,
+    user_id: UserId,
     family: &str,
     now: NaiveDateTime,
 ) -> Result<TokenPair, StorageError> {
@@ -380,12 +381,12 @@ enum Rotation {
 }
 
 /// PKCE methods: only S256 (`plain` would let an eavesdropper redeem).
-fn check_challenge(challenge: &str, method: &str) -> Result<(), OAuthError> {
-    if method != "S256" {
-        return Err(OAuthError::InvalidRequest(format!(
+fn check_challenge(challenge: &str, method: &str) -> Result<PkceMethod, OAuthError> {
+    let method: PkceMethod = method.parse().map_err(|_| {
+        OAuthError::InvalidRequest(format!(
             "code_challenge_method `{method}` is not supported: use S256"
-        )));
-    }
+        ))
+    })?;
     if challenge.len() != 43
         || !challenge
             .bytes()
@@ -395,18 +396,21 @@ fn check_challenge(challenge: &str, method: &str) -> Result<(), OAuthError> {
             "code_challenge must be the base64url SHA-256 of the verifier (43 characters)".into(),
         ));
     }
-    Ok(())
+    Ok(method)
 }
 
 /// The PKCE part of an authorization request: required of public apps,
-/// S256 only, a well-formed challenge.
-pub fn check_pkce(app: &AppRecord, challenge: Option<(&str, &str)>) -> Result<(), OAuthError> {
+/// S256 only, a well-formed challenge. Answers the challenge with its method.
+pub fn check_pkce<'a>(
+    app: &AppRecord,
+    challenge: Option<(&'a str, &str)>,
+) -> Result<Option<(&'a str, PkceMethod)>, OAuthError> {
     match challenge {
-        Some((challenge, method)) => check_challenge(challenge, method),
+        Some((challenge, method)) => Ok(Some((challenge, check_challenge(challenge, method)?))),
         None if app.is_public => Err(OAuthError::InvalidRequest(
             "public clients must send a code_challenge (PKCE, S256)".into(),
         )),
-        None => Ok(()),
+        None => Ok(None),
     }
 }
 
@@ -416,7 +420,7 @@ pub fn check_pkce(app: &AppRecord, challenge: Option<(&str, &str)>) -> Result<()
 pub fn issue_code(
     store: &mut impl OAuthStore,
     app: &AppRecord,
-    user_id: i64,
+    user_id: UserId,
     redirect_uri: &str,
     challenge: Option<(&str, &str)>,
     now: NaiveDateTime,
@@ -430,7 +434,7 @@ pub fn issue_code(
             "redirect_uri is not registered for this client".into(),
         ));
     }
-    check_pkce(app, challenge)?;
+    let challenge = check_pkce(app, challenge)?;
     let code = secret::generate(CODE_PREFIX);
     store.insert_code(&NewCode {
         app_id: app.id,
@@ -438,7 +442,7 @@ pub fn issue_code(
         code_hash: &secret::hash(&code),
         redirect_uri,
         code_challenge: challenge.map(|(c, _)| c),
-        code_challenge_method: challenge.map(|(_, m)| m),
+        code_challenge_method: challenge.map(|(_, method)| method),
         expires_at: now + CODE_TTL,
         now,
     })?;
@@ -550,8 +554,8 @@ pub fn revoke(
 /// A portal session: a single-use secret (for the URL) valid 15 minutes.
 pub fn create_portal_session(
     store: &mut impl OAuthStore,
-    app_id: i64,
-    user_id: i64,
+    app_id: AppId,
+    user_id: UserId,
     now: NaiveDateTime,
 ) -> Result<(String, NaiveDateTime), StorageError> {
     let token = secret::generate(PORTAL_SESSION_PREFIX);

@@ -7,7 +7,8 @@ use crate::secret;
 use chrono::{Duration, NaiveDateTime};
 use rand::RngExt as _;
 use subtle::ConstantTimeEq;
-use tributary_storage::web::{self, NewSignInCode};
+use tributary_domain::ids::WebSessionId;
+use tributary_storage::sign_in_codes::{self as codes, NewSignInCode};
 use tributary_storage::{AnyConnection, StorageError};
 
 pub const CODE_TTL: Duration = Duration::minutes(10);
@@ -40,7 +41,7 @@ pub enum SignInError {
     Storage(#[from] StorageError),
 }
 
-fn code_hash(web_session_id: i64, code: &str) -> String {
+fn code_hash(web_session_id: WebSessionId, code: &str) -> String {
     secret::hash(&format!("sign-in\0{web_session_id}\0{code}"))
 }
 
@@ -48,12 +49,13 @@ fn code_hash(web_session_id: i64, code: &str) -> String {
 /// returns the code to mail.
 pub fn issue(
     conn: &mut AnyConnection,
-    web_session_id: i64,
+    web_session_id: WebSessionId,
     email: &str,
     ip: &str,
     now: NaiveDateTime,
 ) -> Result<String, SignInError> {
-    let (to_address, from_ip) = web::sign_in_codes_sent_since(conn, email, ip, now - SEND_WINDOW)?;
+    let (to_address, from_ip) =
+        codes::sign_in_codes_sent_since(conn, email, ip, now - SEND_WINDOW)?;
     if to_address >= MAX_SENDS_PER_ADDRESS {
         return Err(SignInError::AddressRateLimited);
     }
@@ -61,7 +63,7 @@ pub fn issue(
         return Err(SignInError::IpRateLimited);
     }
     let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
-    web::insert_sign_in_code(
+    codes::insert_sign_in_code(
         conn,
         &NewSignInCode {
             web_session_id,
@@ -79,15 +81,15 @@ pub fn issue(
 /// to. Every check counts as an attempt, right or wrong.
 pub fn verify(
     conn: &mut AnyConnection,
-    web_session_id: i64,
+    web_session_id: WebSessionId,
     typed: &str,
     now: NaiveDateTime,
 ) -> Result<String, SignInError> {
-    let record = web::latest_sign_in_code(conn, web_session_id)?.ok_or(SignInError::NoCode)?;
+    let record = codes::latest_sign_in_code(conn, web_session_id)?.ok_or(SignInError::NoCode)?;
     if record.used_at.is_some() || now >= record.expires_at {
         return Err(SignInError::Expired);
     }
-    if !web::count_sign_in_attempt(conn, record.id, MAX_ATTEMPTS)? {
+    if !codes::count_sign_in_attempt(conn, record.id, MAX_ATTEMPTS)? {
         return Err(SignInError::TooManyAttempts);
     }
     let typed: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
@@ -100,7 +102,7 @@ pub fn verify(
             SignInError::Wrong { remaining }
         });
     }
-    if !web::mark_sign_in_code_used(conn, record.id, now)? {
+    if !codes::mark_sign_in_code_used(conn, record.id, now)? {
         return Err(SignInError::Expired);
     }
     Ok(record.email)
@@ -112,8 +114,14 @@ mod tests {
 
     #[test]
     fn codes_are_bound_to_their_session() {
-        assert_ne!(code_hash(1, "123456"), code_hash(2, "123456"));
-        assert_eq!(code_hash(1, "123456"), code_hash(1, "123456"));
-        assert!(!code_hash(1, "123456").contains("123456"));
+        assert_ne!(
+            code_hash(WebSessionId::new(1), "123456"),
+            code_hash(WebSessionId::new(2), "123456")
+        );
+        assert_eq!(
+            code_hash(WebSessionId::new(1), "123456"),
+            code_hash(WebSessionId::new(1), "123456")
+        );
+        assert!(!code_hash(WebSessionId::new(1), "123456").contains("123456"));
     }
 }

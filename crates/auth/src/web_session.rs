@@ -7,16 +7,16 @@ use crate::secret;
 use chrono::{Duration, NaiveDateTime};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tributary_storage::web::{self, NewWebSession, WebSessionRecord};
+use tributary_domain::ids::{AppId, UserId};
+use tributary_domain::model::{PkceMethod, WebSessionPurpose};
+use tributary_storage::sign_in_codes;
+use tributary_storage::web_sessions::{self as web, NewWebSession, WebSessionRecord};
 use tributary_storage::{AnyConnection, StorageError};
 
 pub const WEB_SESSION_PREFIX: &str = "tws_";
 /// Long enough to sign in, pay and wait for a first sync; short enough that
 /// a forgotten tab does not stay signed in.
 pub const WEB_SESSION_TTL: Duration = Duration::hours(1);
-
-pub const PURPOSE_AUTHORIZE: &str = "authorize";
-pub const PURPOSE_PORTAL: &str = "portal";
 
 /// Authorization sessions one IP address may start per hour: far more
 /// than people behind one address sign in, few enough that nobody fills
@@ -28,7 +28,8 @@ pub const MAX_STARTS_PER_IP: i64 = 300;
 pub struct AuthorizationRequest<'a> {
     pub redirect_uri: &'a str,
     pub state: Option<&'a str>,
-    pub code_challenge: Option<(&'a str, &'a str)>,
+    /// Already checked (`oauth::check_pkce`).
+    pub code_challenge: Option<(&'a str, PkceMethod)>,
     pub login_hint: Option<&'a str>,
     /// The browser's IP address.
     pub ip: &'a str,
@@ -50,11 +51,12 @@ pub const SIGN_IN_CODE_RETENTION: Duration = Duration::days(1);
 /// Ended sessions and old sign-in codes are purged on the way.
 pub fn start_authorization(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     request: &AuthorizationRequest<'_>,
     now: NaiveDateTime,
 ) -> Result<String, StartError> {
-    web::purge_expired(conn, now, now - SIGN_IN_CODE_RETENTION)?;
+    web::purge_expired(conn, now)?;
+    sign_in_codes::purge_created_before(conn, now - SIGN_IN_CODE_RETENTION)?;
     if web::sessions_started_since(conn, request.ip, now - Duration::hours(1))? >= MAX_STARTS_PER_IP
     {
         return Err(StartError::RateLimited);
@@ -64,8 +66,9 @@ pub fn start_authorization(
         conn,
         &NewWebSession {
             token_hash: &secret::hash(&token),
-            purpose: PURPOSE_AUTHORIZE,
+            purpose: WebSessionPurpose::Authorize,
             app_id,
+            user_id: None,
             redirect_uri: Some(request.redirect_uri),
             client_state: request.state,
             code_challenge: request.code_challenge.map(|(c, _)| c),
@@ -74,7 +77,6 @@ pub fn start_authorization(
             ip: Some(request.ip),
             expires_at: now + WEB_SESSION_TTL,
             now,
-            ..NewWebSession::default()
         },
     )?;
     Ok(token)
@@ -83,8 +85,8 @@ pub fn start_authorization(
 /// Starts a portal session for a user who opened a portal link.
 pub fn start_portal(
     conn: &mut AnyConnection,
-    app_id: i64,
-    user_id: i64,
+    app_id: AppId,
+    user_id: UserId,
     now: NaiveDateTime,
 ) -> Result<String, StorageError> {
     let token = secret::generate(WEB_SESSION_PREFIX);
@@ -92,12 +94,17 @@ pub fn start_portal(
         conn,
         &NewWebSession {
             token_hash: &secret::hash(&token),
-            purpose: PURPOSE_PORTAL,
+            purpose: WebSessionPurpose::Portal,
             app_id,
             user_id: Some(user_id),
+            redirect_uri: None,
+            client_state: None,
+            code_challenge: None,
+            code_challenge_method: None,
+            login_hint: None,
+            ip: None,
             expires_at: now + WEB_SESSION_TTL,
             now,
-            ..NewWebSession::default()
         },
     )?;
     Ok(token)

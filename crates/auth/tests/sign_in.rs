@@ -7,6 +7,7 @@
 use chrono::{Duration, NaiveDate, NaiveDateTime};
 use tributary_auth::sign_in::{self, MAX_SENDS_PER_ADDRESS, MAX_SENDS_PER_IP, SignInError};
 use tributary_auth::web_session::{self, AuthorizationRequest};
+use tributary_domain::ids::WebSessionId;
 use tributary_domain::model::BillingModel;
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, NewApp};
@@ -20,7 +21,7 @@ fn noon() -> NaiveDateTime {
 }
 
 /// A new app and an authorization session of it: (cookie token, session id).
-fn session(conn: &mut AnyConnection) -> (String, i64) {
+fn session(conn: &mut AnyConnection) -> (String, WebSessionId) {
     let app = apps::create_app(
         conn,
         &NewApp {
@@ -213,7 +214,7 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
             "the ended session is gone"
         );
         // The code went with it (as counted by the send limit over any window).
-        let (to_address, _) = tributary_storage::web::sign_in_codes_sent_since(
+        let (to_address, _) = tributary_storage::sign_in_codes::sign_in_codes_sent_since(
             &mut conn,
             "old@example.com",
             "x",

@@ -8,6 +8,7 @@
 pub mod access;
 pub mod clock;
 pub mod email;
+pub mod ids;
 pub mod model;
 pub mod money;
 pub mod pending_match;

@@ -129,6 +129,31 @@ wire_enum! {
 }
 
 wire_enum! {
+    /// Which payment processor a checkout or subscription went through.
+    PaymentProcessorKind {
+        Test => "test",
+        Stripe => "stripe",
+    }
+}
+
+wire_enum! {
+    /// What a browser-flow session is for: an authorization request, or a
+    /// portal link a user opened.
+    WebSessionPurpose {
+        Authorize => "authorize",
+        Portal => "portal",
+    }
+}
+
+wire_enum! {
+    /// A PKCE code challenge method (RFC 7636). Only S256: `plain` would let
+    /// whoever saw the authorization request redeem its code.
+    PkceMethod {
+        S256 => "S256",
+    }
+}
+
+wire_enum! {
     /// An OAuth token's kind.
     TokenKind {
         Access => "access",

@@ -24,6 +24,7 @@
 //! 4. A stored posted record that the provider no longer lists is kept: the
 //!    provider's window may simply not reach back that far.
 
+use crate::ids::TransactionId;
 use crate::money::Decimal;
 pub use crate::pending_match::PendingMatchRule;
 use crate::snapshot::SnapshotTransaction;
@@ -34,7 +35,7 @@ use std::collections::{HashMap, HashSet};
 /// A transaction as stored, reduced to what reconciliation compares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredTransaction {
-    pub id: i64,
+    pub id: TransactionId,
     pub provider_id: String,
     pub pending_provider_id: Option<String>,
     pub is_pending: bool,
@@ -65,9 +66,9 @@ impl StoredTransaction {
 pub struct TransactionChanges {
     pub insert: Vec<SnapshotTransaction>,
     /// Rows to overwrite with the incoming record (`id`, record).
-    pub update: Vec<(i64, SnapshotTransaction)>,
+    pub update: Vec<(TransactionId, SnapshotTransaction)>,
     /// Pending rows that vanished.
-    pub delete: Vec<i64>,
+    pub delete: Vec<TransactionId>,
     pub unchanged: usize,
     /// How many of `update` are pending rows that became posted.
     pub posted_from_pending: usize,
@@ -153,7 +154,7 @@ pub fn reconcile(
     let by_provider_id: HashMap<&str, &StoredTransaction> =
         stored.iter().map(|t| (t.provider_id.as_str(), t)).collect();
     let mut seen_incoming: HashSet<&str> = HashSet::new();
-    let mut claimed_rows: HashSet<i64> = HashSet::new();
+    let mut claimed_rows: HashSet<TransactionId> = HashSet::new();
     let mut by_link: Vec<&SnapshotTransaction> = Vec::new();
 
     // Pass 1: records whose provider id is already stored.
@@ -279,7 +280,7 @@ mod tests {
 
     fn stored(id: i64, record: &SnapshotTransaction) -> StoredTransaction {
         StoredTransaction {
-            id,
+            id: TransactionId::new(id),
             provider_id: record.provider_id.clone(),
             pending_provider_id: record.pending_provider_id.clone(),
             is_pending: record.is_pending,
@@ -316,7 +317,7 @@ mod tests {
         let mut after = before.clone();
         after.description = Some("corrected".to_owned());
         let changes = reconcile_transactions(&[stored(7, &before)], &[after.clone()]);
-        assert_eq!(changes.update, vec![(7, after)]);
+        assert_eq!(changes.update, vec![(TransactionId::new(7), after)]);
     }
 
     #[test]
@@ -346,7 +347,7 @@ mod tests {
         let mut posted = incoming("t1", false, "-23.00");
         posted.pending_provider_id = Some("p1".to_owned());
         let changes = reconcile_transactions(&[stored(3, &pending)], &[posted.clone()]);
-        assert_eq!(changes.update, vec![(3, posted)]);
+        assert_eq!(changes.update, vec![(TransactionId::new(3), posted)]);
         assert_eq!(changes.posted_from_pending, 1);
         assert!(changes.insert.is_empty() && changes.delete.is_empty());
     }
@@ -358,7 +359,7 @@ mod tests {
         posted.pending_provider_id = Some("p1".to_owned());
         let changes =
             reconcile_transactions(&[stored(3, &pending)], &[pending.clone(), posted.clone()]);
-        assert_eq!(changes.update, vec![(3, posted)]);
+        assert_eq!(changes.update, vec![(TransactionId::new(3), posted)]);
         assert!(changes.insert.is_empty() && changes.delete.is_empty());
     }
 
@@ -403,7 +404,7 @@ mod tests {
             &[posted.clone()],
         );
         assert_eq!(changes.unchanged, 1);
-        assert_eq!(changes.delete, vec![1]);
+        assert_eq!(changes.delete, vec![TransactionId::new(1)]);
     }
 
     #[test]
@@ -411,7 +412,7 @@ mod tests {
         let pending = incoming("p1", true, "-20.00");
         let posted = incoming("t0", false, "-5.00");
         let changes = reconcile_transactions(&[stored(1, &pending), stored(2, &posted)], &[]);
-        assert_eq!(changes.delete, vec![1]);
+        assert_eq!(changes.delete, vec![TransactionId::new(1)]);
     }
 
     #[test]
@@ -454,7 +455,7 @@ mod tests {
     fn matched(rows: &[StoredTransaction], record: SnapshotTransaction) -> Option<i64> {
         let changes =
             reconcile_transactions_with(rows, &[record], Some(&PendingMatchRule::default()));
-        changes.update.first().map(|(id, _)| *id)
+        changes.update.first().map(|(id, _)| id.get())
     }
 
     #[test]
@@ -472,7 +473,7 @@ mod tests {
             Some(&PendingMatchRule::default()),
         );
         assert_eq!(changes.update.len(), 1);
-        assert_eq!(changes.update[0].0, 5);
+        assert_eq!(changes.update[0].0, TransactionId::new(5));
         assert_eq!(
             changes.update[0].1.pending_provider_id.as_deref(),
             Some("p"),

@@ -12,6 +12,7 @@ use std::pin::Pin;
 use tributary_auth::api_keys::{self, ApiKeyError};
 use tributary_auth::oauth::{self, AccessError};
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::AppId;
 use tributary_storage::apps::AppRecord;
 
 /// An extractor that authenticates a request as some [`Viewer`].
@@ -102,7 +103,7 @@ impl FromRequest for ApiKeyViewer {
 pub struct BearerViewer {
     pub viewer: Viewer,
     /// The app the token was issued to.
-    pub app_id: i64,
+    pub app_id: AppId,
 }
 
 impl Authenticated for BearerViewer {

@@ -12,6 +12,7 @@ use crate::state::AppState;
 use actix_web::{HttpResponse, web};
 use chrono::NaiveDateTime;
 use serde::Serialize;
+use tributary_domain::ids::{ConnectionId, SyncJobId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind, SyncJobStatus};
 use tributary_domain::schedule::on_demand_wait;
 use tributary_providers::sync::{self, SyncError};
@@ -34,10 +35,11 @@ pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
 }
 
 /// The `{connectionId}` of a path: a positive integer.
-fn connection_id(path: &str) -> Result<i64, ApiError> {
+fn connection_id(path: &str) -> Result<ConnectionId, ApiError> {
     path.parse::<i64>()
         .ok()
         .filter(|id| *id > 0)
+        .map(ConnectionId::new)
         .ok_or_else(|| {
             ApiError::bad_request(
                 "INVALID_CONNECTION_ID",
@@ -108,7 +110,7 @@ fn rfc3339(at: Option<NaiveDateTime>) -> Option<String> {
 
 #[derive(Serialize)]
 struct Connection {
-    id: i64,
+    id: ConnectionId,
     provider: &'static str,
     institution_name: String,
     status: &'static str,
@@ -142,7 +144,7 @@ struct ConnectionList {
 
 #[derive(Serialize)]
 struct SyncRequested {
-    job_id: i64,
+    job_id: SyncJobId,
     /// `queued` or `running`.
     status: &'static str,
     /// False when the connection already had a job queued or running.

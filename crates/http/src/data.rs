@@ -17,6 +17,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::NaiveDate;
 use std::collections::HashMap;
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::AccountId;
 use tributary_domain::money::Decimal;
 use tributary_storage::AnyConnection;
 use tributary_storage::read::{self, AccountView, TransactionFilter, TransactionPosition};
@@ -55,13 +56,17 @@ pub(crate) async fn with_conn<T: Send + 'static>(
     .await?
 }
 
-fn parse_account_id(raw: &str) -> Result<i64, ApiError> {
-    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| {
-        ApiError::bad_request(
-            "INVALID_ACCOUNT_ID",
-            format!("accountId must be a positive integer, got `{raw}`."),
-        )
-    })
+fn parse_account_id(raw: &str) -> Result<AccountId, ApiError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .map(AccountId::new)
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "INVALID_ACCOUNT_ID",
+                format!("accountId must be a positive integer, got `{raw}`."),
+            )
+        })
 }
 
 /// The same answer whether the account is missing, someone else's or out of
@@ -76,7 +81,7 @@ fn account_not_found() -> ApiError {
 fn visible_account(
     conn: &mut AnyConnection,
     viewer: &Viewer,
-    id: i64,
+    id: AccountId,
 ) -> Result<AccountView, ApiError> {
     read::find_account(conn, viewer, id)?.ok_or_else(account_not_found)
 }
@@ -393,6 +398,7 @@ async fn get_holdings<A: Authenticated>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tributary_domain::ids::TransactionId;
 
     fn parse(q: &str) -> Result<TransactionQuery, String> {
         TransactionQuery::parse(q).map_err(|e| e.code().to_owned())
@@ -433,7 +439,7 @@ mod tests {
     fn cursors_round_trip() {
         let position = TransactionPosition {
             date: NaiveDate::from_ymd_opt(2026, 11, 3).unwrap(),
-            id: 42,
+            id: TransactionId::new(42),
         };
         assert_eq!(decode_cursor(&encode_cursor(position)).unwrap(), position);
         let q = parse(&format!("cursor={}", encode_cursor(position))).unwrap();
@@ -448,7 +454,7 @@ mod tests {
 
     #[test]
     fn account_ids_must_be_positive_integers() {
-        assert_eq!(parse_account_id("17").unwrap(), 17);
+        assert_eq!(parse_account_id("17").unwrap(), AccountId::new(17));
         for bad in ["abc", "0", "-3", "1.5", "99999999999999999999"] {
             assert_eq!(
                 parse_account_id(bad).unwrap_err().code(),

@@ -2,6 +2,7 @@
 //! contract with existing clients: extend with optional fields, never rename.
 
 use serde::Serialize;
+use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 
@@ -13,7 +14,7 @@ pub struct AccountList {
 
 #[derive(Serialize)]
 pub struct Account {
-    pub id: i64,
+    pub id: AccountId,
     pub name: String,
     pub institution_name: String,
     pub institution_logo: Option<String>,
@@ -56,7 +57,7 @@ pub struct TransactionList {
 pub struct Transaction {
     pub id: String,
     #[serde(rename = "accountId")]
-    pub account_id: i64,
+    pub account_id: AccountId,
     #[serde(serialize_with = "decimal_json::serialize")]
     pub amount: Decimal,
     pub currency: String,

@@ -12,14 +12,15 @@ use chrono::NaiveDateTime;
 use serde::Deserialize;
 use std::fmt;
 use std::time::Duration;
-use tributary_domain::model::CheckoutStatus;
-use tributary_storage::{Database, StorageError, web};
+use tributary_domain::ids::UserId;
+use tributary_domain::model::{CheckoutStatus, PaymentProcessorKind};
+use tributary_storage::{Database, StorageError, checkouts};
 
 /// What the processor needs to start a checkout.
 #[derive(Debug, Clone)]
 pub struct CheckoutRequest {
     /// Tributary's id of the paying user (Stripe's `client_reference_id`).
-    pub user_id: i64,
+    pub user_id: UserId,
     pub email: String,
     /// Absolute URL the browser returns to after paying.
     pub return_url: String,
@@ -59,8 +60,8 @@ pub enum PaymentError {
 }
 
 pub trait PaymentProcessor: Send + Sync + fmt::Debug {
-    /// The name stored with checkouts and subscriptions (`test`, `stripe`).
-    fn name(&self) -> &'static str;
+    /// Which processor this is, as stored with checkouts and subscriptions.
+    fn kind(&self) -> PaymentProcessorKind;
     fn start(&self, request: &CheckoutRequest) -> Result<StartedCheckout, PaymentError>;
     fn confirm(&self, external_id: &str) -> Result<CheckoutState, PaymentError>;
 }
@@ -80,7 +81,7 @@ pub struct TestProcessor {
 }
 
 impl TestProcessor {
-    pub const NAME: &'static str = "test";
+    pub const KIND: PaymentProcessorKind = PaymentProcessorKind::Test;
 
     pub fn new(db: Database) -> Self {
         Self { db }
@@ -94,12 +95,12 @@ impl TestProcessor {
         now: NaiveDateTime,
     ) -> Result<bool, PaymentError> {
         let mut conn = self.db.conn()?;
-        let checkout = web::find_checkout(&mut conn, Self::NAME, external_id)?
+        let checkout = checkouts::find_checkout(&mut conn, Self::KIND, external_id)?
             .ok_or_else(|| PaymentError::UnknownCheckout(external_id.to_owned()))?;
         let digits: String = card_number.chars().filter(char::is_ascii_digit).collect();
         if digits == TEST_CARD_PAID {
             let reference = format!("test_sub_{}", checkout.id);
-            web::set_checkout_status(
+            checkouts::set_checkout_status(
                 &mut conn,
                 checkout.id,
                 CheckoutStatus::Paid,
@@ -108,15 +109,21 @@ impl TestProcessor {
             )?;
             Ok(true)
         } else {
-            web::set_checkout_status(&mut conn, checkout.id, CheckoutStatus::Declined, None, now)?;
+            checkouts::set_checkout_status(
+                &mut conn,
+                checkout.id,
+                CheckoutStatus::Declined,
+                None,
+                now,
+            )?;
             Ok(false)
         }
     }
 }
 
 impl PaymentProcessor for TestProcessor {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn kind(&self) -> PaymentProcessorKind {
+        Self::KIND
     }
 
     fn start(&self, _request: &CheckoutRequest) -> Result<StartedCheckout, PaymentError> {
@@ -130,7 +137,7 @@ impl PaymentProcessor for TestProcessor {
     }
 
     fn confirm(&self, external_id: &str) -> Result<CheckoutState, PaymentError> {
-        let checkout = web::find_checkout(&mut *self.db.conn()?, Self::NAME, external_id)?
+        let checkout = checkouts::find_checkout(&mut *self.db.conn()?, Self::KIND, external_id)?
             .ok_or_else(|| PaymentError::UnknownCheckout(external_id.to_owned()))?;
         Ok(match (checkout.status, checkout.subscription_reference) {
             (CheckoutStatus::Paid, Some(reference)) => CheckoutState::Paid {
@@ -140,6 +147,50 @@ impl PaymentProcessor for TestProcessor {
             _ => CheckoutState::Open,
         })
     }
+}
+
+/// Starts a checkout for the user at `processor` and records it as open, so
+/// that [`confirm_latest_checkout`] can ask about it when the browser is back.
+pub fn start_checkout(
+    db: &Database,
+    processor: &dyn PaymentProcessor,
+    request: &CheckoutRequest,
+    now: NaiveDateTime,
+) -> Result<StartedCheckout, PaymentError> {
+    let started = processor.start(request)?;
+    checkouts::insert_checkout(
+        &mut *db.conn()?,
+        request.user_id,
+        processor.kind(),
+        &started.external_id,
+        now,
+    )?;
+    Ok(started)
+}
+
+/// Asks `processor`, not the browser, whether the user's latest checkout with
+/// it was paid; a paid one is recorded with the user's subscription in one
+/// transaction. `Open` when the user has no checkout there.
+pub fn confirm_latest_checkout(
+    db: &Database,
+    processor: &dyn PaymentProcessor,
+    user_id: UserId,
+    now: NaiveDateTime,
+) -> Result<CheckoutState, PaymentError> {
+    let Some(checkout) = checkouts::latest_checkout(&mut *db.conn()?, user_id)?
+        .filter(|checkout| checkout.processor == processor.kind())
+    else {
+        return Ok(CheckoutState::Open);
+    };
+    // No pooled connection is held while the processor answers.
+    let state = processor.confirm(&checkout.external_id)?;
+    if let CheckoutState::Paid {
+        subscription_reference,
+    } = &state
+    {
+        checkouts::record_paid(&mut *db.conn()?, &checkout, subscription_reference, now)?;
+    }
+    Ok(state)
 }
 
 fn hex_string(bytes: &[u8]) -> String {
@@ -188,7 +239,7 @@ struct StripeErrorDetail {
 }
 
 impl StripeProcessor {
-    pub const NAME: &'static str = "stripe";
+    pub const KIND: PaymentProcessorKind = PaymentProcessorKind::Stripe;
 
     /// A client per call: checkouts are rare, and a blocking client must
     /// not outlive the worker thread that made it.
@@ -227,8 +278,8 @@ impl StripeProcessor {
 }
 
 impl PaymentProcessor for StripeProcessor {
-    fn name(&self) -> &'static str {
-        Self::NAME
+    fn kind(&self) -> PaymentProcessorKind {
+        Self::KIND
     }
 
     fn start(&self, request: &CheckoutRequest) -> Result<StartedCheckout, PaymentError> {

@@ -12,6 +12,7 @@ use rand::RngExt as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::clock::Clock;
+use tributary_domain::ids::{ConnectionId, SyncJobId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_domain::reconcile::SyncSummary;
 use tributary_domain::schedule::SyncPolicy;
@@ -31,11 +32,11 @@ pub enum SyncError {
     #[error(transparent)]
     Connect(ConnectorError),
     #[error("connection {0} is disconnected; connect it again to sync")]
-    Disconnected(i64),
+    Disconnected(ConnectionId),
     #[error(
         "connection {0} holds imported statements, which are not synced: import new files instead"
     )]
-    NotSynced(i64),
+    NotSynced(ConnectionId),
     #[error(
         "this provider keeps credentials, and no secret key is configured (TRIBUTARY_SECRET_KEY)"
     )]
@@ -43,41 +44,39 @@ pub enum SyncError {
     #[error("the stored credentials do not open: {0}")]
     CredentialsDoNotOpen(String),
     #[error("connection {connection_id} is being synced by another worker (job {job_id})")]
-    AlreadyRunning { connection_id: i64, job_id: i64 },
+    AlreadyRunning {
+        connection_id: ConnectionId,
+        job_id: SyncJobId,
+    },
 }
 
 /// How a job ended when the machinery itself worked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncOutcome {
     Synced {
-        job_id: i64,
+        job_id: SyncJobId,
         summary: SyncSummary,
     },
     /// The provider failed; the connection's status and reason say why.
     /// `retry_at` is set when the job went back to the queue.
     ProviderFailed {
-        job_id: i64,
+        job_id: SyncJobId,
         error: ConnectorError,
         retry_at: Option<NaiveDateTime>,
     },
     /// The worker's lease expired and another worker took the job over;
     /// this worker stored nothing.
-    LeaseLost {
-        job_id: i64,
-    },
+    LeaseLost { job_id: SyncJobId },
     /// The provider's daily quota is used up: the job waits until `until`
     /// and nothing was sent.
     Deferred {
-        job_id: i64,
+        job_id: SyncJobId,
         until: NaiveDateTime,
     },
     /// The job was claimed more often than the policy allows (its workers
     /// stopped or lost it before storing anything): it failed for good with
     /// `reason`, which the connection shows.
-    GaveUp {
-        job_id: i64,
-        reason: String,
-    },
+    GaveUp { job_id: SyncJobId, reason: String },
 }
 
 #[derive(Debug, Clone)]
@@ -136,7 +135,7 @@ impl SyncEngine {
     /// (credentials sealed), due for its first sync now.
     pub fn connect(
         &self,
-        user_id: i64,
+        user_id: UserId,
         provider: Provider,
         request: &ConnectRequest,
     ) -> Result<ConnectionRecord, SyncError> {
@@ -168,7 +167,7 @@ impl SyncEngine {
     /// the data, and makes the connection due for a sync now.
     pub fn reconnect(
         &self,
-        connection_id: i64,
+        connection_id: ConnectionId,
         request: &ConnectRequest,
     ) -> Result<ConnectionRecord, SyncError> {
         let connection = connections::get_connection(&mut *self.db.conn()?, connection_id)?;
@@ -217,7 +216,7 @@ impl SyncEngine {
 
     fn seal(
         &self,
-        user_id: i64,
+        user_id: UserId,
         provider: Provider,
         credentials: Option<&str>,
     ) -> Result<Option<Vec<u8>>, SyncError> {
@@ -253,7 +252,7 @@ impl SyncEngine {
     /// running).
     pub fn request_sync(
         &self,
-        connection_id: i64,
+        connection_id: ConnectionId,
         kind: SyncJobKind,
     ) -> Result<Enqueued, SyncError> {
         let mut conn = self.db.conn()?;
@@ -275,7 +274,7 @@ impl SyncEngine {
     }
 
     /// Stops syncing a connection and keeps its data: see [`disconnect`].
-    pub fn disconnect(&self, connection_id: i64) -> Result<ConnectionRecord, SyncError> {
+    pub fn disconnect(&self, connection_id: ConnectionId) -> Result<ConnectionRecord, SyncError> {
         let mut conn = self.db.conn()?;
         let connection = connections::get_connection(&mut conn, connection_id)?;
         disconnect(&mut conn, &connection, self.clock.now().naive_utc())
@@ -317,7 +316,7 @@ impl SyncEngine {
     /// it and runs it.
     pub fn sync_now(
         &self,
-        connection_id: i64,
+        connection_id: ConnectionId,
         kind: SyncJobKind,
         worker: &str,
     ) -> Result<SyncOutcome, SyncError> {
@@ -341,7 +340,10 @@ impl SyncEngine {
 
     /// The connections of a user (or of everyone) that can be synced: all
     /// but the disconnected ones.
-    pub fn connections_to_sync(&self, user_id: Option<i64>) -> Result<Vec<i64>, SyncError> {
+    pub fn connections_to_sync(
+        &self,
+        user_id: Option<UserId>,
+    ) -> Result<Vec<ConnectionId>, SyncError> {
         let all = connections::list_connections(&mut *self.db.conn()?, user_id)?;
         Ok(all
             .into_iter()

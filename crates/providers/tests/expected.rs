@@ -8,6 +8,7 @@
 
 use chrono::{TimeZone, Utc};
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::UserId;
 use tributary_domain::money::Decimal;
 use tributary_providers::import::{self, csv::CsvProfile};
 use tributary_storage::read::{self, TransactionFilter};
@@ -60,7 +61,7 @@ fn now() -> chrono::NaiveDateTime {
 }
 
 /// (transactions, their sum, balance rows) stored for the user.
-fn stored(db: &Database, user: i64) -> (usize, Decimal, usize) {
+fn stored(db: &Database, user: UserId) -> (usize, Decimal, usize) {
     let conn = &mut *db.conn().unwrap();
     let all = TransactionFilter {
         include_pending: true,

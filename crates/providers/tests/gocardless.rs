@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -121,7 +122,7 @@ fn mount_happy_path(rt: &tokio::runtime::Handle, server: &MockServer, requisitio
 }
 
 /// (posted, pending) transactions of the user.
-fn counts(db: &Database, user: i64) -> (i64, i64) {
+fn counts(db: &Database, user: UserId) -> (i64, i64) {
     let conn = &mut *db.conn().unwrap();
     read::list_accounts(conn, &Viewer::whole_user(user))
         .unwrap()
@@ -432,7 +433,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
     drop(impatient);
 }
 
-fn connection_of(db: &Database, user: i64) -> i64 {
+fn connection_of(db: &Database, user: UserId) -> ConnectionId {
     connections::list_connections(&mut db.conn().unwrap(), Some(user)).unwrap()[0].id
 }
 

@@ -5,6 +5,7 @@
 
 use chrono::{TimeZone, Utc};
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::UserId;
 use tributary_domain::model::Provider;
 use tributary_domain::money::Decimal;
 use tributary_providers::import::{self, Format, samples};
@@ -18,13 +19,13 @@ fn now() -> chrono::NaiveDateTime {
         .naive_utc()
 }
 
-fn import_file(db: &Database, user: i64, file: &str) -> Result<import::ImportSummary, String> {
+fn import_file(db: &Database, user: UserId, file: &str) -> Result<import::ImportSummary, String> {
     let statements = import::parse(&testdata_bytes(file), None).map_err(|e| e.to_string())?;
     import::store(&mut db.conn().unwrap(), user, statements, now()).map_err(|e| e.to_string())
 }
 
 /// (accounts, transactions, balance snapshots) of the user.
-fn counts(db: &Database, user: i64) -> (usize, i64, usize) {
+fn counts(db: &Database, user: UserId) -> (usize, i64, usize) {
     let conn = &mut *db.conn().unwrap();
     let accounts = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap();
     let all = TransactionFilter {
@@ -208,7 +209,7 @@ fn syncing_everything_leaves_the_statement_connection_alone() {
 }
 
 /// Every stored transaction of the user: (date, amount, description).
-fn stored(db: &Database, user: i64) -> Vec<(String, String, String)> {
+fn stored(db: &Database, user: UserId) -> Vec<(String, String, String)> {
     tributary_storage::testing::transaction_rows(db, user)
 }
 

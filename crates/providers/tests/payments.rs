@@ -6,12 +6,13 @@
 
 use chrono::{NaiveDate, NaiveDateTime};
 use std::time::Duration;
+use tributary_domain::ids::UserId;
 use tributary_providers::payments::{
     CheckoutRequest, CheckoutState, PaymentError, PaymentProcessor, StripeProcessor,
     TEST_CARD_DECLINED, TEST_CARD_PAID, TestProcessor,
 };
 use tributary_storage::testing::on_every_backend;
-use tributary_storage::{users, web};
+use tributary_storage::{checkouts, users};
 use wiremock::matchers::{body_string_contains, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -26,7 +27,7 @@ fn noon() -> NaiveDateTime {
 
 fn request() -> CheckoutRequest {
     CheckoutRequest {
-        user_id: 42,
+        user_id: UserId::new(42),
         email: "payer@example.com".into(),
         return_url: "https://tributary.example/connect/checkout/return".into(),
         cancel_url: "https://tributary.example/connect/checkout".into(),
@@ -167,10 +168,10 @@ fn the_test_processor_pays_with_the_test_card_only() {
                 "{}",
                 started.url
             );
-            web::insert_checkout(
+            checkouts::insert_checkout(
                 &mut db.conn().unwrap(),
                 user.id,
-                "test",
+                TestProcessor::KIND,
                 &started.external_id,
                 noon(),
             )

@@ -8,6 +8,7 @@ use chrono::{Duration, TimeZone, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_domain::snapshot::ProviderSnapshot;
 use tributary_providers::sandbox::{self, SandboxConnector};
@@ -46,7 +47,12 @@ fn clock() -> Arc<ManualClock> {
     ))
 }
 
-fn new_connection(engine: &SyncEngine, db: &Database, clock: &dyn Clock, email: &str) -> i64 {
+fn new_connection(
+    engine: &SyncEngine,
+    db: &Database,
+    clock: &dyn Clock,
+    email: &str,
+) -> ConnectionId {
     let user = users::create_personal_user(&mut db.conn().unwrap(), email, clock.now().naive_utc())
         .unwrap();
     engine
@@ -68,7 +74,7 @@ fn two_workers_run_every_job_exactly_once() {
         let mut registry = Registry::default();
         registry.register(counting.clone());
         let engine = SyncEngine::new(db.clone(), registry, clock.clone());
-        let ids: Vec<i64> = (0..CONNECTIONS)
+        let ids: Vec<ConnectionId> = (0..CONNECTIONS)
             .map(|i| new_connection(&engine, db, clock.as_ref(), &format!("user{i}@example.com")))
             .collect();
 
@@ -214,7 +220,7 @@ fn the_scheduler_skips_connections_only_the_user_can_fix() {
 }
 
 /// (balance snapshots, transactions) stored for a user's accounts.
-fn stored_counts(db: &Database, user_id: i64) -> (usize, i64) {
+fn stored_counts(db: &Database, user_id: UserId) -> (usize, i64) {
     use tributary_domain::access::Viewer;
     use tributary_storage::read::{self, TransactionFilter};
     let conn = &mut *db.conn().unwrap();
@@ -311,7 +317,7 @@ fn a_sync_longer_than_the_lease_finishes_once_with_two_workers() {
             ..SyncPolicy::default()
         };
         let engine = SyncEngine::with_policy(db.clone(), registry, clock.clone(), policy);
-        let ids: Vec<i64> = (0..3)
+        let ids: Vec<ConnectionId> = (0..3)
             .map(|i| {
                 let email = format!("slow{i}@example.com");
                 let user = users::create_personal_user(

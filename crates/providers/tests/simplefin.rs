@@ -13,6 +13,7 @@ use std::time::Duration;
 use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
@@ -33,7 +34,7 @@ fn accounts_ok() -> ResponseTemplate {
 }
 
 /// (posted transactions, balance snapshots) of the user.
-fn counts(db: &Database, user: i64) -> (i64, usize) {
+fn counts(db: &Database, user: UserId) -> (i64, usize) {
     let conn = &mut *db.conn().unwrap();
     read::list_accounts(conn, &Viewer::whole_user(user))
         .unwrap()
@@ -66,8 +67,8 @@ struct Setup {
     /// loaded machine.
     impatient: SyncEngine,
     clock: Arc<ManualClock>,
-    user: i64,
-    connection: i64,
+    user: UserId,
+    connection: ConnectionId,
 }
 
 fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {

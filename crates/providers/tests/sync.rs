@@ -7,6 +7,7 @@ use chrono::{Duration, TimeZone, Utc};
 use std::sync::Arc;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
@@ -16,7 +17,7 @@ use tributary_storage::testing::on_every_backend;
 use tributary_storage::{Database, connections, sync_jobs, users};
 
 /// An engine on a clock stopped at 2026-11-21 08:00 UTC, and a new user.
-fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>, i64) {
+fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>, UserId) {
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
     ));
@@ -28,7 +29,7 @@ fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>,
 
 /// `engine_and_user` plus a sandbox connection as `username` (not synced);
 /// returns (engine, clock, user id, connection id).
-fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, i64, i64) {
+fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, UserId, ConnectionId) {
     let email = format!("{username}@example.com");
     let (engine, clock, user) = engine_and_user(db, &email);
     let settings = sandbox::connect_request(&email, username);
@@ -37,7 +38,7 @@ fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, i64, i
 }
 
 /// (posted, pending) transaction counts over all of the user's accounts.
-fn counts(db: &Database, user_id: i64) -> (i64, i64) {
+fn counts(db: &Database, user_id: UserId) -> (i64, i64) {
     let conn = &mut *db.conn().unwrap();
     let mut posted = 0;
     let mut all = 0;

@@ -8,12 +8,15 @@ use crate::error::StorageError;
 use crate::schema::{accounts, api_key_accounts, api_keys};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::ids::{AccountId, ApiKeyId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = api_keys)]
 pub struct ApiKeyRecord {
-    pub id: i64,
-    pub user_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: ApiKeyId,
+    #[diesel(deserialize_as = i64)]
+    pub user_id: UserId,
     pub name: String,
     /// Lower-case hex SHA-256 of the key.
     pub key_hash: String,
@@ -25,11 +28,11 @@ pub struct ApiKeyRecord {
 
 #[derive(Debug, Clone)]
 pub struct NewApiKey<'a> {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub name: &'a str,
     pub key_hash: &'a str,
     /// `Some` restricts the key to these accounts (all must be the user's).
-    pub account_scope: Option<&'a [i64]>,
+    pub account_scope: Option<&'a [AccountId]>,
     pub now: NaiveDateTime,
 }
 
@@ -40,31 +43,32 @@ pub fn insert_api_key(
     conn.atomically(|conn| {
         if let Some(scope) = key.account_scope {
             let owned: Vec<i64> = accounts::table
-                .filter(accounts::user_id.eq(key.user_id))
-                .filter(accounts::id.eq_any(scope))
+                .filter(accounts::user_id.eq(key.user_id.get()))
+                .filter(accounts::id.eq_any(scope.iter().map(|id| id.get())))
                 .select(accounts::id)
                 .load(conn)?;
-            if let Some(missing) = scope.iter().find(|id| !owned.contains(id)) {
+            if let Some(missing) = scope.iter().find(|id| !owned.contains(&id.get())) {
                 return Err(StorageError::InvalidReference(format!(
                     "account {missing} does not exist or does not belong to this user"
                 )));
             }
         }
-        let id: i64 = diesel::insert_into(api_keys::table)
+        let id = diesel::insert_into(api_keys::table)
             .values((
-                api_keys::user_id.eq(key.user_id),
+                api_keys::user_id.eq(key.user_id.get()),
                 api_keys::name.eq(key.name),
                 api_keys::key_hash.eq(key.key_hash),
                 api_keys::is_restricted.eq(key.account_scope.is_some()),
                 api_keys::created_at.eq(key.now),
             ))
             .returning(api_keys::id)
-            .get_result(conn)?;
+            .get_result::<i64>(conn)
+            .map(ApiKeyId::new)?;
         if let Some(scope) = key.account_scope {
             backend::insert_api_key_scope(conn, id, scope)?;
         }
         Ok(api_keys::table
-            .find(id)
+            .find(id.get())
             .select(ApiKeyRecord::as_select())
             .first(conn)?)
     })
@@ -76,7 +80,7 @@ pub fn insert_api_key(
 pub fn find_by_hash(
     conn: &mut AnyConnection,
     key_hash: &str,
-) -> StorageResult<Option<(ApiKeyRecord, Option<Vec<i64>>)>> {
+) -> StorageResult<Option<(ApiKeyRecord, Option<Vec<AccountId>>)>> {
     let Some(record) = api_keys::table
         .filter(api_keys::key_hash.eq(key_hash))
         .select(ApiKeyRecord::as_select())
@@ -93,20 +97,23 @@ pub fn find_by_hash(
     Ok(Some((record, scope)))
 }
 
-pub fn scope_of(conn: &mut AnyConnection, key_id: i64) -> StorageResult<Vec<i64>> {
+pub fn scope_of(conn: &mut AnyConnection, key_id: ApiKeyId) -> StorageResult<Vec<AccountId>> {
     Ok(api_key_accounts::table
-        .filter(api_key_accounts::api_key_id.eq(key_id))
+        .filter(api_key_accounts::api_key_id.eq(key_id.get()))
         .order(api_key_accounts::account_id)
         .select(api_key_accounts::account_id)
-        .load(conn)?)
+        .load::<i64>(conn)?
+        .into_iter()
+        .map(AccountId::new)
+        .collect())
 }
 
 pub fn touch_last_used(
     conn: &mut AnyConnection,
-    key_id: i64,
+    key_id: ApiKeyId,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(api_keys::table.find(key_id))
+    diesel::update(api_keys::table.find(key_id.get()))
         .set(api_keys::last_used_at.eq(now))
         .execute(conn)?;
     Ok(())
@@ -114,15 +121,15 @@ pub fn touch_last_used(
 
 pub fn list_for_user(
     conn: &mut AnyConnection,
-    user_id: i64,
-) -> StorageResult<Vec<(ApiKeyRecord, Option<Vec<i64>>)>> {
+    user_id: UserId,
+) -> StorageResult<Vec<(ApiKeyRecord, Option<Vec<AccountId>>)>> {
     let keys: Vec<ApiKeyRecord> = api_keys::table
-        .filter(api_keys::user_id.eq(user_id))
+        .filter(api_keys::user_id.eq(user_id.get()))
         .order(api_keys::id)
         .select(ApiKeyRecord::as_select())
         .load(conn)?;
     let scopes: Vec<(i64, i64)> = api_key_accounts::table
-        .filter(api_key_accounts::api_key_id.eq_any(keys.iter().map(|k| k.id)))
+        .filter(api_key_accounts::api_key_id.eq_any(keys.iter().map(|k| k.id.get())))
         .order((api_key_accounts::api_key_id, api_key_accounts::account_id))
         .load(conn)?;
     Ok(keys
@@ -131,8 +138,8 @@ pub fn list_for_user(
             let scope = key.is_restricted.then(|| {
                 scopes
                     .iter()
-                    .filter(|(k, _)| *k == key.id)
-                    .map(|(_, a)| *a)
+                    .filter(|(k, _)| *k == key.id.get())
+                    .map(|(_, a)| AccountId::new(*a))
                     .collect()
             });
             (key, scope)
@@ -151,19 +158,19 @@ pub struct Revocation {
 /// the first revocation time.
 pub fn revoke(
     conn: &mut AnyConnection,
-    key_id: i64,
+    key_id: ApiKeyId,
     now: NaiveDateTime,
 ) -> StorageResult<Revocation> {
     conn.atomically(|conn| {
         let changed = diesel::update(
             api_keys::table
-                .find(key_id)
+                .find(key_id.get())
                 .filter(api_keys::revoked_at.is_null()),
         )
         .set(api_keys::revoked_at.eq(now))
         .execute(conn)?;
         let key = api_keys::table
-            .find(key_id)
+            .find(key_id.get())
             .select(ApiKeyRecord::as_select())
             .first(conn)?;
         Ok(Revocation {

@@ -7,12 +7,14 @@ use crate::users::UserRecord;
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::ids::{AppId, UserId};
 use tributary_domain::model::BillingModel;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = apps)]
 pub struct AppRecord {
-    pub id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: AppId,
     pub client_id: String,
     pub name: String,
     /// SHA-256 of the client secret; `None` for public apps.
@@ -37,7 +39,7 @@ pub struct NewApp<'a> {
 
 pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<AppRecord> {
     conn.atomically(|conn| {
-        let id: i64 = diesel::insert_into(apps::table)
+        let id = diesel::insert_into(apps::table)
             .values((
                 apps::client_id.eq(new.client_id),
                 apps::name.eq(new.name),
@@ -48,7 +50,8 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
                 apps::created_at.eq(new.now),
             ))
             .returning(apps::id)
-            .get_result(conn)?;
+            .get_result::<i64>(conn)
+            .map(AppId::new)?;
         for uri in new.redirect_uris {
             add_redirect_uri(conn, id, uri, new.now)?;
         }
@@ -56,9 +59,9 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
     })
 }
 
-pub fn get_app(conn: &mut AnyConnection, id: i64) -> StorageResult<AppRecord> {
+pub fn get_app(conn: &mut AnyConnection, id: AppId) -> StorageResult<AppRecord> {
     Ok(apps::table
-        .find(id)
+        .find(id.get())
         .select(AppRecord::as_select())
         .first(conn)?)
 }
@@ -81,8 +84,8 @@ pub fn list_apps(conn: &mut AnyConnection) -> StorageResult<Vec<AppRecord>> {
         .load(conn)?)
 }
 
-pub fn set_secret_hash(conn: &mut AnyConnection, id: i64, hash: &str) -> StorageResult<()> {
-    let updated = diesel::update(apps::table.find(id).filter(apps::is_public.eq(false)))
+pub fn set_secret_hash(conn: &mut AnyConnection, id: AppId, hash: &str) -> StorageResult<()> {
+    let updated = diesel::update(apps::table.find(id.get()).filter(apps::is_public.eq(false)))
         .set(apps::client_secret_hash.eq(hash))
         .execute(conn)?;
     if updated == 0 {
@@ -93,9 +96,9 @@ pub fn set_secret_hash(conn: &mut AnyConnection, id: i64, hash: &str) -> Storage
     Ok(())
 }
 
-pub fn redirect_uris(conn: &mut AnyConnection, app_id: i64) -> StorageResult<Vec<String>> {
+pub fn redirect_uris(conn: &mut AnyConnection, app_id: AppId) -> StorageResult<Vec<String>> {
     Ok(app_redirect_uris::table
-        .filter(app_redirect_uris::app_id.eq(app_id))
+        .filter(app_redirect_uris::app_id.eq(app_id.get()))
         .order(app_redirect_uris::id)
         .select(app_redirect_uris::uri)
         .load(conn)?)
@@ -103,13 +106,13 @@ pub fn redirect_uris(conn: &mut AnyConnection, app_id: i64) -> StorageResult<Vec
 
 pub fn add_redirect_uri(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     uri: &str,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
     diesel::insert_into(app_redirect_uris::table)
         .values((
-            app_redirect_uris::app_id.eq(app_id),
+            app_redirect_uris::app_id.eq(app_id.get()),
             app_redirect_uris::uri.eq(uri),
             app_redirect_uris::created_at.eq(now),
         ))
@@ -120,12 +123,12 @@ pub fn add_redirect_uri(
 /// `false` when the app had no such URI.
 pub fn remove_redirect_uri(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     uri: &str,
 ) -> StorageResult<bool> {
     let removed = diesel::delete(
         app_redirect_uris::table
-            .filter(app_redirect_uris::app_id.eq(app_id))
+            .filter(app_redirect_uris::app_id.eq(app_id.get()))
             .filter(app_redirect_uris::uri.eq(uri)),
     )
     .execute(conn)?;
@@ -135,11 +138,11 @@ pub fn remove_redirect_uri(
 /// A user of an app, by the id the app knows it by.
 pub fn find_app_user(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     public_id: &str,
 ) -> StorageResult<Option<UserRecord>> {
     Ok(users::table
-        .filter(users::app_id.eq(app_id))
+        .filter(users::app_id.eq(app_id.get()))
         .filter(users::public_id.eq(public_id))
         .select(UserRecord::as_select())
         .first(conn)
@@ -148,11 +151,11 @@ pub fn find_app_user(
 
 pub fn find_app_user_by_email(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     email: &str,
 ) -> StorageResult<Option<UserRecord>> {
     Ok(users::table
-        .filter(users::app_id.eq(app_id))
+        .filter(users::app_id.eq(app_id.get()))
         .filter(users::email.eq(email))
         .select(UserRecord::as_select())
         .first(conn)
@@ -161,7 +164,7 @@ pub fn find_app_user_by_email(
 
 #[derive(Debug, Clone)]
 pub struct NewAppUser<'a> {
-    pub app_id: i64,
+    pub app_id: AppId,
     pub email: &'a str,
     pub public_id: &'a str,
     pub external_user_id: Option<&'a str>,
@@ -204,31 +207,31 @@ pub struct AppUserChanges<'a> {
 
 pub fn update_app_user(
     conn: &mut AnyConnection,
-    user_id: i64,
+    user_id: UserId,
     changes: &AppUserChanges<'_>,
     now: NaiveDateTime,
 ) -> StorageResult<UserRecord> {
     conn.atomically(|conn| {
         if let Some(email) = changes.email {
-            diesel::update(users::table.find(user_id))
+            diesel::update(users::table.find(user_id.get()))
                 .set(users::email.eq(email))
                 .execute(conn)?;
         }
         if let Some(external) = changes.external_user_id {
-            diesel::update(users::table.find(user_id))
+            diesel::update(users::table.find(user_id.get()))
                 .set(users::external_user_id.eq(external))
                 .execute(conn)?;
         }
         if let Some(max) = changes.max_accounts {
-            diesel::update(users::table.find(user_id))
+            diesel::update(users::table.find(user_id.get()))
                 .set(users::max_accounts.eq(max))
                 .execute(conn)?;
         }
-        diesel::update(users::table.find(user_id))
+        diesel::update(users::table.find(user_id.get()))
             .set(users::updated_at.eq(now))
             .execute(conn)?;
         Ok(users::table
-            .find(user_id)
+            .find(user_id.get())
             .select(UserRecord::as_select())
             .first(conn)?)
     })
@@ -237,15 +240,15 @@ pub fn update_app_user(
 /// Erases a user and, through the foreign keys, everything that is theirs:
 /// connections, accounts, transactions, balances, holdings, keys, tokens,
 /// codes, portal sessions and jobs.
-pub fn delete_user(conn: &mut AnyConnection, user_id: i64) -> StorageResult<bool> {
-    Ok(diesel::delete(users::table.find(user_id)).execute(conn)? > 0)
+pub fn delete_user(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<bool> {
+    Ok(diesel::delete(users::table.find(user_id.get())).execute(conn)? > 0)
 }
 
 /// The number of accounts a user may have, when limited: their own limit,
 /// else their app's default when the integrator pays.
-pub fn account_limit(conn: &mut AnyConnection, user_id: i64) -> StorageResult<Option<i32>> {
+pub fn account_limit(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<Option<i32>> {
     let (own, app_id): (Option<i32>, Option<i64>) = users::table
-        .find(user_id)
+        .find(user_id.get())
         .select((users::max_accounts, users::app_id))
         .first(conn)?;
     if own.is_some() {
@@ -254,7 +257,7 @@ pub fn account_limit(conn: &mut AnyConnection, user_id: i64) -> StorageResult<Op
     let Some(app_id) = app_id else {
         return Ok(None);
     };
-    let app = get_app(conn, app_id)?;
+    let app = get_app(conn, AppId::new(app_id))?;
     Ok(if app.billing_model == BillingModel::Integrator {
         app.default_max_accounts
     } else {

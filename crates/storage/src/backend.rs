@@ -11,6 +11,9 @@ use crate::schema::{accounts, api_key_accounts, institutions, securities, transa
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
+use tributary_domain::ids::{
+    AccountId, ApiKeyId, AppId, ConnectionId, InstitutionId, SecurityId, SyncJobId, UserId,
+};
 use tributary_domain::snapshot::{Security, SnapshotInstitution, SnapshotTransaction};
 
 /// Runs `$body` with `$c` bound to the concrete connection of either backend.
@@ -28,7 +31,7 @@ pub(crate) fn upsert_institution(
     conn: &mut AnyConnection,
     provider: &str,
     institution: &SnapshotInstitution,
-) -> QueryResult<i64> {
+) -> QueryResult<InstitutionId> {
     let row = (
         institutions::provider.eq(provider),
         institutions::provider_institution_id.eq(&institution.provider_institution_id),
@@ -44,11 +47,15 @@ pub(crate) fn upsert_institution(
             institutions::logo_url.eq(excluded(institutions::logo_url)),
         ))
         .returning(institutions::id)
-        .get_result(c))
+        .get_result::<i64>(c))
+    .map(InstitutionId::new)
 }
 
 /// Inserts or refreshes a security by its identity key; returns its id.
-pub(crate) fn upsert_security(conn: &mut AnyConnection, security: &Security) -> QueryResult<i64> {
+pub(crate) fn upsert_security(
+    conn: &mut AnyConnection,
+    security: &Security,
+) -> QueryResult<SecurityId> {
     let row = (
         securities::identity_key.eq(security.identity_key()),
         securities::name.eq(&security.name),
@@ -69,12 +76,13 @@ pub(crate) fn upsert_security(conn: &mut AnyConnection, security: &Security) -> 
             securities::cusip.eq(excluded(securities::cusip)),
         ))
         .returning(securities::id)
-        .get_result(c))
+        .get_result::<i64>(c))
+    .map(SecurityId::new)
 }
 
 pub(crate) struct AccountUpsert<'a> {
-    pub connection_id: i64,
-    pub user_id: i64,
+    pub connection_id: ConnectionId,
+    pub user_id: UserId,
     pub provider_account_id: &'a str,
     pub name: &'a str,
     pub kind: &'a str,
@@ -87,10 +95,10 @@ pub(crate) struct AccountUpsert<'a> {
 pub(crate) fn upsert_account(
     conn: &mut AnyConnection,
     account: &AccountUpsert<'_>,
-) -> QueryResult<i64> {
+) -> QueryResult<AccountId> {
     let row = (
-        accounts::connection_id.eq(account.connection_id),
-        accounts::user_id.eq(account.user_id),
+        accounts::connection_id.eq(account.connection_id.get()),
+        accounts::user_id.eq(account.user_id.get()),
         accounts::provider_account_id.eq(account.provider_account_id),
         accounts::name.eq(account.name),
         accounts::kind.eq(account.kind),
@@ -111,14 +119,15 @@ pub(crate) fn upsert_account(
             accounts::updated_at.eq(excluded(accounts::updated_at)),
         ))
         .returning(accounts::id)
-        .get_result(c))
+        .get_result::<i64>(c))
+    .map(AccountId::new)
 }
 
 /// Inserts new transactions of one account, in batches that stay under both
 /// backends' limits on bound parameters.
 pub(crate) fn insert_transactions(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
     records: &[SnapshotTransaction],
     now: NaiveDateTime,
 ) -> QueryResult<()> {
@@ -127,7 +136,7 @@ pub(crate) fn insert_transactions(
             .iter()
             .map(|record| {
                 (
-                    transactions::account_id.eq(account_id),
+                    transactions::account_id.eq(account_id.get()),
                     transactions::created_at.eq(now),
                     TransactionValues::new(record, now),
                 )
@@ -140,15 +149,15 @@ pub(crate) fn insert_transactions(
 
 pub(crate) fn insert_api_key_scope(
     conn: &mut AnyConnection,
-    key_id: i64,
-    account_ids: &[i64],
+    key_id: ApiKeyId,
+    account_ids: &[AccountId],
 ) -> QueryResult<()> {
     let rows: Vec<_> = account_ids
         .iter()
         .map(|account| {
             (
-                api_key_accounts::api_key_id.eq(key_id),
-                api_key_accounts::account_id.eq(*account),
+                api_key_accounts::api_key_id.eq(key_id.get()),
+                api_key_accounts::account_id.eq(account.get()),
             )
         })
         .collect();
@@ -158,10 +167,10 @@ pub(crate) fn insert_api_key_scope(
 
 #[derive(diesel::QueryableByName)]
 pub(crate) struct ClaimedRow {
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    pub(crate) id: i64,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    pub(crate) connection_id: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt, deserialize_as = i64)]
+    pub(crate) id: SyncJobId,
+    #[diesel(sql_type = diesel::sql_types::BigInt, deserialize_as = i64)]
+    pub(crate) connection_id: ConnectionId,
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub(crate) kind: String,
     #[diesel(sql_type = diesel::sql_types::Integer)]
@@ -177,8 +186,9 @@ pub(crate) fn claim_job(
     worker: &str,
     now: NaiveDateTime,
     lease_until: NaiveDateTime,
-    only: Option<i64>,
+    only: Option<SyncJobId>,
 ) -> QueryResult<Option<ClaimedRow>> {
+    let only = only.map(SyncJobId::get);
     use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
     const CLAIMABLE: &str = "((status = 'queued' AND (run_after <= $2 OR id = $4)) \
                              OR (status = 'running' AND lease_expires_at < $2))";
@@ -210,10 +220,11 @@ pub(crate) fn claim_job(
 }
 
 /// An app's user as inserted.
-#[derive(Insertable)]
+#[derive(Insertable, Clone, Copy)]
 #[diesel(table_name = users)]
 pub(crate) struct AppUserRow<'a> {
-    pub(crate) app_id: i64,
+    #[diesel(serialize_as = i64)]
+    pub(crate) app_id: AppId,
     pub(crate) email: &'a str,
     pub(crate) public_id: &'a str,
     pub(crate) external_user_id: Option<&'a str>,
@@ -230,11 +241,11 @@ pub(crate) fn insert_user_unless_exists(
 ) -> QueryResult<bool> {
     let inserted = match conn {
         AnyConnection::Sqlite(c) => diesel::insert_into(users::table)
-            .values(row)
+            .values(*row)
             .on_conflict_do_nothing()
             .execute(c),
         AnyConnection::Postgresql(c) => diesel::insert_into(users::table)
-            .values(row)
+            .values(*row)
             .on_conflict_do_nothing()
             .execute(c),
     }?;

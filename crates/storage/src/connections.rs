@@ -8,6 +8,7 @@ use crate::schema::{accounts, connections, institutions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::{ConnectionId, InstitutionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::snapshot::SnapshotInstitution;
 use tributary_domain::status::StatusDetail;
@@ -15,11 +16,16 @@ use tributary_domain::status::StatusDetail;
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = connections)]
 struct ConnectionRow {
-    id: i64,
-    user_id: i64,
-    institution_id: i64,
-    provider: String,
-    status: String,
+    #[diesel(deserialize_as = i64)]
+    id: ConnectionId,
+    #[diesel(deserialize_as = i64)]
+    user_id: UserId,
+    #[diesel(deserialize_as = i64)]
+    institution_id: InstitutionId,
+    #[diesel(deserialize_as = String)]
+    provider: Provider,
+    #[diesel(deserialize_as = String)]
+    status: ConnectionStatus,
     status_reason: Option<String>,
     status_detail: Option<String>,
     settings: String,
@@ -35,9 +41,9 @@ struct ConnectionRow {
 /// part of it: they are read only by the code that decrypts them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionRecord {
-    pub id: i64,
-    pub user_id: i64,
-    pub institution_id: i64,
+    pub id: ConnectionId,
+    pub user_id: UserId,
+    pub institution_id: InstitutionId,
     pub institution_name: String,
     pub provider: Provider,
     pub status: ConnectionStatus,
@@ -62,8 +68,8 @@ impl ConnectionRow {
             user_id: self.user_id,
             institution_id: self.institution_id,
             institution_name,
-            provider: self.provider.parse()?,
-            status: self.status.parse()?,
+            provider: self.provider,
+            status: self.status,
             status_reason: self.status_reason,
             status_detail: self
                 .status_detail
@@ -89,7 +95,7 @@ pub fn upsert_institution(
     conn: &mut AnyConnection,
     provider: Provider,
     institution: &SnapshotInstitution,
-) -> StorageResult<i64> {
+) -> StorageResult<InstitutionId> {
     Ok(backend::upsert_institution(
         conn,
         provider.as_str(),
@@ -99,7 +105,7 @@ pub fn upsert_institution(
 
 #[derive(Debug, Clone)]
 pub struct NewConnection<'a> {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub provider: Provider,
     pub institution: &'a SnapshotInstitution,
     pub settings: &'a serde_json::Value,
@@ -118,8 +124,8 @@ pub fn create_connection(
         let institution_id = upsert_institution(conn, new.provider, new.institution)?;
         let id: i64 = diesel::insert_into(connections::table)
             .values((
-                connections::user_id.eq(new.user_id),
-                connections::institution_id.eq(institution_id),
+                connections::user_id.eq(new.user_id.get()),
+                connections::institution_id.eq(institution_id.get()),
                 connections::provider.eq(new.provider.as_str()),
                 connections::status.eq(ConnectionStatus::Active.as_str()),
                 connections::settings.eq(new.settings.to_string()),
@@ -131,7 +137,7 @@ pub fn create_connection(
             ))
             .returning(connections::id)
             .get_result(conn)?;
-        get_connection(conn, id)
+        get_connection(conn, ConnectionId::new(id))
     })
 }
 
@@ -139,13 +145,13 @@ pub fn create_connection(
 /// credentials, status ACTIVE, failures forgotten, due for a sync now.
 pub fn replace_credentials(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     settings: &serde_json::Value,
     sealed_credentials: Option<&[u8]>,
     consent_expires_at: Option<NaiveDateTime>,
     now: NaiveDateTime,
 ) -> StorageResult<ConnectionRecord> {
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::settings.eq(settings.to_string()),
             connections::credentials_encrypted.eq(sealed_credentials),
@@ -161,10 +167,13 @@ pub fn replace_credentials(
     get_connection(conn, id)
 }
 
-pub fn get_connection(conn: &mut AnyConnection, id: i64) -> StorageResult<ConnectionRecord> {
+pub fn get_connection(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+) -> StorageResult<ConnectionRecord> {
     let (row, name): (ConnectionRow, String) = connections::table
         .inner_join(institutions::table)
-        .filter(connections::id.eq(id))
+        .filter(connections::id.eq(id.get()))
         .select((ConnectionRow::as_select(), institutions::name))
         .first(conn)?;
     row.into_record(name)
@@ -173,7 +182,7 @@ pub fn get_connection(conn: &mut AnyConnection, id: i64) -> StorageResult<Connec
 /// Connections of one user, or of everyone, oldest first.
 pub fn list_connections(
     conn: &mut AnyConnection,
-    user_id: Option<i64>,
+    user_id: Option<UserId>,
 ) -> StorageResult<Vec<ConnectionRecord>> {
     let mut query = connections::table
         .inner_join(institutions::table)
@@ -181,7 +190,7 @@ pub fn list_connections(
         .order(connections::id)
         .into_boxed();
     if let Some(user_id) = user_id {
-        query = query.filter(connections::user_id.eq(user_id));
+        query = query.filter(connections::user_id.eq(user_id.get()));
     }
     let rows: Vec<(ConnectionRow, String)> = query.load(conn)?;
     rows.into_iter()
@@ -193,7 +202,7 @@ pub fn list_connections(
 /// consecutive failure.
 pub fn record_failure(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     status: ConnectionStatus,
     reason: &str,
     detail: Option<&StatusDetail>,
@@ -203,7 +212,7 @@ pub fn record_failure(
         .map(serde_json::to_string)
         .transpose()
         .map_err(|err| crate::StorageError::Corrupt(format!("connection status detail: {err}")))?;
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::status.eq(status.as_str()),
             connections::status_reason.eq(reason),
@@ -219,11 +228,11 @@ pub fn record_failure(
 /// `notice` is what the provider reported alongside its data, if anything.
 pub(crate) fn record_success(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     notice: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::status.eq(ConnectionStatus::Active.as_str()),
             connections::status_reason.eq(notice),
@@ -236,8 +245,12 @@ pub(crate) fn record_success(
     Ok(())
 }
 
-pub fn set_next_sync(conn: &mut AnyConnection, id: i64, at: NaiveDateTime) -> StorageResult<()> {
-    diesel::update(connections::table.find(id))
+pub fn set_next_sync(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+    at: NaiveDateTime,
+) -> StorageResult<()> {
+    diesel::update(connections::table.find(id.get()))
         .set(connections::next_sync_at.eq(at))
         .execute(conn)?;
     Ok(())
@@ -250,7 +263,7 @@ pub fn due_for_sync(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
     limit: i64,
-) -> StorageResult<Vec<i64>> {
+) -> StorageResult<Vec<ConnectionId>> {
     Ok(connections::table
         .filter(connections::next_sync_at.le(now))
         .filter(connections::status.eq_any([
@@ -260,24 +273,30 @@ pub fn due_for_sync(
         .order((connections::next_sync_at, connections::id))
         .limit(limit)
         .select(connections::id)
-        .load(conn)?)
+        .load::<i64>(conn)?
+        .into_iter()
+        .map(ConnectionId::new)
+        .collect())
 }
 
 /// The sealed credentials of a connection, if it has any.
-pub fn sealed_credentials(conn: &mut AnyConnection, id: i64) -> StorageResult<Option<Vec<u8>>> {
+pub fn sealed_credentials(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+) -> StorageResult<Option<Vec<u8>>> {
     Ok(connections::table
-        .find(id)
+        .find(id.get())
         .select(connections::credentials_encrypted)
         .first(conn)?)
 }
 
 pub fn set_sealed_credentials(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     sealed: Option<&[u8]>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::credentials_encrypted.eq(sealed),
             connections::updated_at.eq(now),
@@ -289,8 +308,8 @@ pub fn set_sealed_credentials(
 /// A connection's sealed credentials with what they are sealed under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealedCredentials {
-    pub connection_id: i64,
-    pub user_id: i64,
+    pub connection_id: ConnectionId,
+    pub user_id: UserId,
     pub provider: Provider,
     pub sealed: Vec<u8>,
 }
@@ -311,8 +330,8 @@ pub fn all_sealed_credentials(conn: &mut AnyConnection) -> StorageResult<Vec<Sea
         .filter_map(|(connection_id, user_id, provider, sealed)| {
             sealed.map(|sealed| {
                 Ok(SealedCredentials {
-                    connection_id,
-                    user_id,
+                    connection_id: ConnectionId::new(connection_id),
+                    user_id: UserId::new(user_id),
                     provider: provider.parse()?,
                     sealed,
                 })
@@ -334,7 +353,7 @@ pub fn list_visible(
 pub fn find_visible(
     conn: &mut AnyConnection,
     viewer: &Viewer,
-    id: i64,
+    id: ConnectionId,
 ) -> StorageResult<Option<ConnectionRecord>> {
     Ok(load_visible(conn, viewer, Some(id))?.pop())
 }
@@ -342,22 +361,22 @@ pub fn find_visible(
 fn load_visible(
     conn: &mut AnyConnection,
     viewer: &Viewer,
-    only: Option<i64>,
+    only: Option<ConnectionId>,
 ) -> StorageResult<Vec<ConnectionRecord>> {
     let mut query = connections::table
         .inner_join(institutions::table)
-        .filter(connections::user_id.eq(viewer.user_id))
+        .filter(connections::user_id.eq(viewer.user_id.get()))
         .select((ConnectionRow::as_select(), institutions::name))
         .order(connections::id)
         .into_boxed();
     if let Some(id) = only {
-        query = query.filter(connections::id.eq(id));
+        query = query.filter(connections::id.eq(id.get()));
     }
     if let Some(scope) = &viewer.account_scope {
         query = query.filter(
             connections::id.eq_any(
                 accounts::table
-                    .filter(accounts::id.eq_any(scope))
+                    .filter(accounts::id.eq_any(scope.iter().map(|id| id.get())))
                     .select(accounts::connection_id),
             ),
         );
@@ -372,20 +391,20 @@ fn load_visible(
 /// `false` (and nothing counted) when today's quota is used up.
 pub fn take_daily_quota(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     today: chrono::NaiveDate,
     limit: i32,
 ) -> StorageResult<bool> {
     conn.atomically(|conn| {
         let (day, used): (Option<chrono::NaiveDate>, i32) = connections::table
-            .find(id)
+            .find(id.get())
             .select((connections::quota_day, connections::quota_used))
             .first(conn)?;
         let used_today = if day == Some(today) { used } else { 0 };
         if used_today >= limit {
             return Ok(false);
         }
-        diesel::update(connections::table.find(id))
+        diesel::update(connections::table.find(id.get()))
             .set((
                 connections::quota_day.eq(today),
                 connections::quota_used.eq(used_today + 1),
@@ -399,11 +418,11 @@ pub fn take_daily_quota(
 /// changing its status.
 pub fn set_reason(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     reason: &str,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::status_reason.eq(reason),
             connections::status_detail.eq(None::<String>),
@@ -417,10 +436,10 @@ pub fn set_reason(
 /// accounts, transactions, balances and holdings stay.
 pub fn disconnect(
     conn: &mut AnyConnection,
-    id: i64,
+    id: ConnectionId,
     now: NaiveDateTime,
 ) -> StorageResult<ConnectionRecord> {
-    diesel::update(connections::table.find(id))
+    diesel::update(connections::table.find(id.get()))
         .set((
             connections::status.eq(ConnectionStatus::Disconnected.as_str()),
             connections::status_reason.eq(None::<String>),
@@ -432,8 +451,8 @@ pub fn disconnect(
     get_connection(conn, id)
 }
 
-pub fn unschedule(conn: &mut AnyConnection, id: i64) -> StorageResult<()> {
-    diesel::update(connections::table.find(id))
+pub fn unschedule(conn: &mut AnyConnection, id: ConnectionId) -> StorageResult<()> {
+    diesel::update(connections::table.find(id.get()))
         .set(connections::next_sync_at.eq(None::<NaiveDateTime>))
         .execute(conn)?;
     Ok(())
@@ -454,4 +473,21 @@ pub fn unscheduled_connection(
     let created = create_connection(conn, new)?;
     unschedule(conn, created.id)?;
     get_connection(conn, created.id)
+}
+
+/// Erases one of the user's connections and, through the foreign keys, its
+/// accounts, transactions, balances, holdings and jobs. `false` when the
+/// user has no such connection.
+pub fn delete_connection(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    connection_id: ConnectionId,
+) -> StorageResult<bool> {
+    Ok(diesel::delete(
+        connections::table
+            .filter(connections::id.eq(connection_id.get()))
+            .filter(connections::user_id.eq(user_id.get())),
+    )
+    .execute(conn)?
+        > 0)
 }

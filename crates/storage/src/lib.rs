@@ -3,19 +3,22 @@
 //! of Tributary lives in this crate.
 
 mod backend;
+mod columns;
 pub mod db;
 pub mod error;
 pub mod schema;
 
 pub mod api_keys;
 pub mod apps;
+pub mod checkouts;
 pub mod connections;
 pub mod oauth;
 pub mod read;
+pub mod sign_in_codes;
 pub mod sync_apply;
 pub mod sync_jobs;
 pub mod users;
-pub mod web;
+pub mod web_sessions;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

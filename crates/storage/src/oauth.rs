@@ -8,14 +8,18 @@ use crate::db::AnyConnection;
 use crate::schema::{oauth_codes, oauth_tokens, portal_sessions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use tributary_domain::model::TokenKind;
+use tributary_domain::ids::{AppId, AuthCodeId, PortalSessionId, TokenId, UserId};
+use tributary_domain::model::{PkceMethod, TokenKind};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = oauth_tokens)]
 pub struct TokenRecord {
-    pub id: i64,
-    pub app_id: i64,
-    pub user_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: TokenId,
+    #[diesel(deserialize_as = i64)]
+    pub app_id: AppId,
+    #[diesel(deserialize_as = i64)]
+    pub user_id: UserId,
     pub family: String,
     #[diesel(deserialize_as = String)]
     pub kind: TokenKind,
@@ -28,8 +32,8 @@ pub struct TokenRecord {
 
 #[derive(Debug, Clone)]
 pub struct NewToken<'a> {
-    pub app_id: i64,
-    pub user_id: i64,
+    pub app_id: AppId,
+    pub user_id: UserId,
     pub family: &'a str,
     pub kind: TokenKind,
     pub token_hash: &'a str,
@@ -40,8 +44,8 @@ pub struct NewToken<'a> {
 pub fn insert_token(conn: &mut AnyConnection, token: &NewToken<'_>) -> StorageResult<()> {
     diesel::insert_into(oauth_tokens::table)
         .values((
-            oauth_tokens::app_id.eq(token.app_id),
-            oauth_tokens::user_id.eq(token.user_id),
+            oauth_tokens::app_id.eq(token.app_id.get()),
+            oauth_tokens::user_id.eq(token.user_id.get()),
             oauth_tokens::family.eq(token.family),
             oauth_tokens::kind.eq(token.kind.as_str()),
             oauth_tokens::token_hash.eq(token.token_hash),
@@ -67,8 +71,8 @@ pub fn find_token(
 /// write transaction it must run in already excludes other writers): every
 /// rotation of one refresh token queues here, so exactly one finds it
 /// unused, and the others find it used with the winner's pair committed.
-pub fn lock_token(conn: &mut AnyConnection, id: i64) -> StorageResult<Option<TokenRecord>> {
-    let token = oauth_tokens::table.find(id);
+pub fn lock_token(conn: &mut AnyConnection, id: TokenId) -> StorageResult<Option<TokenRecord>> {
+    let token = oauth_tokens::table.find(id.get());
     Ok(match conn {
         AnyConnection::Postgresql(pg) => token
             .select(TokenRecord::as_select())
@@ -87,12 +91,12 @@ pub fn lock_token(conn: &mut AnyConnection, id: i64) -> StorageResult<Option<Tok
 /// rotation of the same token to commit, then finds it used.
 pub fn mark_token_used(
     conn: &mut AnyConnection,
-    id: i64,
+    id: TokenId,
     now: NaiveDateTime,
 ) -> StorageResult<bool> {
     let updated = diesel::update(
         oauth_tokens::table
-            .find(id)
+            .find(id.get())
             .filter(oauth_tokens::used_at.is_null())
             .filter(oauth_tokens::revoked_at.is_null()),
     )
@@ -125,10 +129,14 @@ pub fn revoke_family(
     )
 }
 
-pub fn revoke_token(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> StorageResult<()> {
+pub fn revoke_token(
+    conn: &mut AnyConnection,
+    id: TokenId,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
     diesel::update(
         oauth_tokens::table
-            .find(id)
+            .find(id.get())
             .filter(oauth_tokens::revoked_at.is_null()),
     )
     .set(oauth_tokens::revoked_at.eq(now))
@@ -139,13 +147,17 @@ pub fn revoke_token(conn: &mut AnyConnection, id: i64, now: NaiveDateTime) -> St
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = oauth_codes)]
 pub struct CodeRecord {
-    pub id: i64,
-    pub app_id: i64,
-    pub user_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: AuthCodeId,
+    #[diesel(deserialize_as = i64)]
+    pub app_id: AppId,
+    #[diesel(deserialize_as = i64)]
+    pub user_id: UserId,
     pub code_hash: String,
     pub redirect_uri: String,
     pub code_challenge: Option<String>,
-    pub code_challenge_method: Option<String>,
+    #[diesel(deserialize_as = crate::columns::NullableText)]
+    pub code_challenge_method: Option<PkceMethod>,
     pub expires_at: NaiveDateTime,
     pub redeemed_at: Option<NaiveDateTime>,
     pub family: Option<String>,
@@ -154,12 +166,12 @@ pub struct CodeRecord {
 
 #[derive(Debug, Clone)]
 pub struct NewCode<'a> {
-    pub app_id: i64,
-    pub user_id: i64,
+    pub app_id: AppId,
+    pub user_id: UserId,
     pub code_hash: &'a str,
     pub redirect_uri: &'a str,
     pub code_challenge: Option<&'a str>,
-    pub code_challenge_method: Option<&'a str>,
+    pub code_challenge_method: Option<PkceMethod>,
     pub expires_at: NaiveDateTime,
     pub now: NaiveDateTime,
 }
@@ -167,12 +179,13 @@ pub struct NewCode<'a> {
 pub fn insert_code(conn: &mut AnyConnection, code: &NewCode<'_>) -> StorageResult<()> {
     diesel::insert_into(oauth_codes::table)
         .values((
-            oauth_codes::app_id.eq(code.app_id),
-            oauth_codes::user_id.eq(code.user_id),
+            oauth_codes::app_id.eq(code.app_id.get()),
+            oauth_codes::user_id.eq(code.user_id.get()),
             oauth_codes::code_hash.eq(code.code_hash),
             oauth_codes::redirect_uri.eq(code.redirect_uri),
             oauth_codes::code_challenge.eq(code.code_challenge),
-            oauth_codes::code_challenge_method.eq(code.code_challenge_method),
+            oauth_codes::code_challenge_method
+                .eq(code.code_challenge_method.map(PkceMethod::as_str)),
             oauth_codes::expires_at.eq(code.expires_at),
             oauth_codes::created_at.eq(code.now),
         ))
@@ -192,13 +205,13 @@ pub fn find_code(conn: &mut AnyConnection, code_hash: &str) -> StorageResult<Opt
 /// already was.
 pub fn mark_code_redeemed(
     conn: &mut AnyConnection,
-    id: i64,
+    id: AuthCodeId,
     family: &str,
     now: NaiveDateTime,
 ) -> StorageResult<bool> {
     let updated = diesel::update(
         oauth_codes::table
-            .find(id)
+            .find(id.get())
             .filter(oauth_codes::redeemed_at.is_null()),
     )
     .set((
@@ -212,9 +225,12 @@ pub fn mark_code_redeemed(
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = portal_sessions)]
 pub struct PortalSessionRecord {
-    pub id: i64,
-    pub app_id: i64,
-    pub user_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: PortalSessionId,
+    #[diesel(deserialize_as = i64)]
+    pub app_id: AppId,
+    #[diesel(deserialize_as = i64)]
+    pub user_id: UserId,
     pub token_hash: String,
     pub expires_at: NaiveDateTime,
     pub used_at: Option<NaiveDateTime>,
@@ -223,16 +239,16 @@ pub struct PortalSessionRecord {
 
 pub fn insert_portal_session(
     conn: &mut AnyConnection,
-    app_id: i64,
-    user_id: i64,
+    app_id: AppId,
+    user_id: UserId,
     token_hash: &str,
     expires_at: NaiveDateTime,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
     diesel::insert_into(portal_sessions::table)
         .values((
-            portal_sessions::app_id.eq(app_id),
-            portal_sessions::user_id.eq(user_id),
+            portal_sessions::app_id.eq(app_id.get()),
+            portal_sessions::user_id.eq(user_id.get()),
             portal_sessions::token_hash.eq(token_hash),
             portal_sessions::expires_at.eq(expires_at),
             portal_sessions::created_at.eq(now),
@@ -255,12 +271,12 @@ pub fn find_portal_session(
 /// Marks a portal session used; `false` if it already was.
 pub fn mark_portal_session_used(
     conn: &mut AnyConnection,
-    id: i64,
+    id: PortalSessionId,
     now: NaiveDateTime,
 ) -> StorageResult<bool> {
     let updated = diesel::update(
         portal_sessions::table
-            .find(id)
+            .find(id.get())
             .filter(portal_sessions::used_at.is_null()),
     )
     .set(portal_sessions::used_at.eq(now))

@@ -2,6 +2,7 @@
 //! whatever the number of rows: accounts join their connection and
 //! institution, holdings join their security, nothing is fetched per row.
 
+use crate::columns::{DecimalText, OptionalDecimalText};
 use crate::db::AnyConnection;
 use crate::schema::{
     accounts, balances, connections, holdings, institutions, securities, transactions,
@@ -10,23 +11,31 @@ use crate::{StorageError, StorageResult};
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::prelude::*;
 use tributary_domain::access::Viewer;
+use tributary_domain::ids::{AccountId, ConnectionId, TransactionId, UserId};
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::Security;
 
-#[derive(Debug, Clone, PartialEq)]
+/// An account with its connection's provider and status and its
+/// institution, read in one row.
+#[derive(Debug, Clone, PartialEq, Queryable)]
 pub struct AccountView {
-    pub id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: AccountId,
     pub name: String,
+    #[diesel(deserialize_as = String)]
     pub kind: AccountKind,
     pub currency: String,
     pub mask: Option<String>,
+    #[diesel(deserialize_as = String)]
     pub provider: Provider,
+    #[diesel(deserialize_as = String)]
     pub status: ConnectionStatus,
     pub institution_name: String,
     pub institution_logo: Option<String>,
 }
 
+/// The columns of [`AccountView`], in its field order.
 type AccountColumns = (
     accounts::id,
     accounts::name,
@@ -51,47 +60,18 @@ const ACCOUNT_COLUMNS: AccountColumns = (
     institutions::logo_url,
 );
 
-type AccountRow = (
-    i64,
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    String,
-    String,
-    Option<String>,
-);
-
-fn account_view(row: AccountRow) -> StorageResult<AccountView> {
-    let (id, name, kind, currency, mask, provider, status, institution_name, institution_logo) =
-        row;
-    Ok(AccountView {
-        id,
-        name,
-        kind: kind.parse()?,
-        currency,
-        mask,
-        provider: provider.parse()?,
-        status: status.parse()?,
-        institution_name,
-        institution_logo,
-    })
-}
-
 /// Every account the viewer may see, in id order.
 pub fn list_accounts(conn: &mut AnyConnection, viewer: &Viewer) -> StorageResult<Vec<AccountView>> {
     let mut query = accounts::table
         .inner_join(connections::table.inner_join(institutions::table))
-        .filter(accounts::user_id.eq(viewer.user_id))
+        .filter(accounts::user_id.eq(viewer.user_id.get()))
         .select(ACCOUNT_COLUMNS)
         .order(accounts::id)
         .into_boxed();
     if let Some(scope) = &viewer.account_scope {
-        query = query.filter(accounts::id.eq_any(scope));
+        query = query.filter(accounts::id.eq_any(scope.iter().map(|id| id.get())));
     }
-    let rows: Vec<AccountRow> = query.load(conn)?;
-    rows.into_iter().map(account_view).collect()
+    Ok(query.load(conn)?)
 }
 
 /// The account, when it exists and the viewer may see it. Someone else's
@@ -99,19 +79,18 @@ pub fn list_accounts(conn: &mut AnyConnection, viewer: &Viewer) -> StorageResult
 pub fn find_account(
     conn: &mut AnyConnection,
     viewer: &Viewer,
-    account_id: i64,
+    account_id: AccountId,
 ) -> StorageResult<Option<AccountView>> {
     if !viewer.may_see_account(account_id) {
         return Ok(None);
     }
-    let row: Option<AccountRow> = accounts::table
+    Ok(accounts::table
         .inner_join(connections::table.inner_join(institutions::table))
-        .filter(accounts::id.eq(account_id))
-        .filter(accounts::user_id.eq(viewer.user_id))
+        .filter(accounts::id.eq(account_id.get()))
+        .filter(accounts::user_id.eq(viewer.user_id.get()))
         .select(ACCOUNT_COLUMNS)
         .first(conn)
-        .optional()?;
-    row.map(account_view).transpose()
+        .optional()?)
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -126,62 +105,34 @@ pub struct TransactionFilter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransactionPosition {
     pub date: NaiveDate,
-    pub id: i64,
+    pub id: TransactionId,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = transactions)]
 pub struct TransactionRecord {
-    pub id: i64,
-    pub account_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: TransactionId,
+    #[diesel(deserialize_as = i64)]
+    pub account_id: AccountId,
     pub provider_transaction_id: String,
     pub pending_provider_id: Option<String>,
     pub is_pending: bool,
+    #[diesel(column_name = booked_on)]
     pub date: NaiveDate,
+    #[diesel(deserialize_as = DecimalText)]
     pub amount: Decimal,
     pub currency: String,
     pub merchant: Option<String>,
     pub description: Option<String>,
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = transactions)]
-struct TransactionRow {
-    id: i64,
-    account_id: i64,
-    provider_transaction_id: String,
-    pending_provider_id: Option<String>,
-    is_pending: bool,
-    booked_on: NaiveDate,
-    amount: String,
-    currency: String,
-    merchant: Option<String>,
-    description: Option<String>,
-}
-
-impl TryFrom<TransactionRow> for TransactionRecord {
-    type Error = StorageError;
-    fn try_from(row: TransactionRow) -> StorageResult<Self> {
-        Ok(TransactionRecord {
-            id: row.id,
-            account_id: row.account_id,
-            provider_transaction_id: row.provider_transaction_id,
-            pending_provider_id: row.pending_provider_id,
-            is_pending: row.is_pending,
-            date: row.booked_on,
-            amount: parse_decimal(&row.amount)?,
-            currency: row.currency,
-            merchant: row.merchant,
-            description: row.description,
-        })
-    }
-}
-
 fn filtered_transactions<'a>(
-    account_id: i64,
+    account_id: AccountId,
     filter: &TransactionFilter,
 ) -> transactions::BoxedQuery<'a, crate::db::MultiBackend> {
     let mut query = transactions::table
-        .filter(transactions::account_id.eq(account_id))
+        .filter(transactions::account_id.eq(account_id.get()))
         .into_boxed();
     if !filter.include_pending {
         query = query.filter(transactions::is_pending.eq(false));
@@ -200,13 +151,13 @@ fn filtered_transactions<'a>(
 /// (date, id) keeps pages stable while new rows arrive.
 pub fn list_transactions(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
     filter: &TransactionFilter,
     limit: Option<i64>,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
     let mut query = filtered_transactions(account_id, filter)
-        .select(TransactionRow::as_select())
+        .select(TransactionRecord::as_select())
         .order((transactions::booked_on.desc(), transactions::id.desc()));
     if let Some(after) = after {
         query = query.filter(
@@ -214,20 +165,19 @@ pub fn list_transactions(
                 .lt(after.date)
                 .or(transactions::booked_on
                     .eq(after.date)
-                    .and(transactions::id.lt(after.id))),
+                    .and(transactions::id.lt(after.id.get()))),
         );
     }
     if let Some(limit) = limit {
         query = query.limit(limit);
     }
-    let rows: Vec<TransactionRow> = query.load(conn)?;
-    rows.into_iter().map(TransactionRecord::try_from).collect()
+    Ok(query.load(conn)?)
 }
 
 /// How many transactions match the filter (the `total` of a paged listing).
 pub fn count_transactions(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
     filter: &TransactionFilter,
 ) -> StorageResult<i64> {
     Ok(filtered_transactions(account_id, filter)
@@ -235,47 +185,28 @@ pub fn count_transactions(
         .get_result(conn)?)
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable)]
+#[diesel(table_name = balances)]
 pub struct BalanceRecord {
+    #[diesel(deserialize_as = DecimalText)]
     pub amount: Decimal,
+    #[diesel(deserialize_as = OptionalDecimalText)]
     pub available: Option<Decimal>,
     pub currency: String,
     pub as_of: NaiveDateTime,
 }
 
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = balances)]
-struct BalanceRow {
-    amount: String,
-    available: Option<String>,
-    currency: String,
-    as_of: NaiveDateTime,
-}
-
-impl TryFrom<BalanceRow> for BalanceRecord {
-    type Error = StorageError;
-    fn try_from(row: BalanceRow) -> StorageResult<Self> {
-        Ok(BalanceRecord {
-            amount: parse_decimal(&row.amount)?,
-            available: row.available.as_deref().map(parse_decimal).transpose()?,
-            currency: row.currency,
-            as_of: row.as_of,
-        })
-    }
-}
-
 /// The newest balance snapshot of an account.
 pub fn latest_balance(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
 ) -> StorageResult<Option<BalanceRecord>> {
-    let row: Option<BalanceRow> = balances::table
-        .filter(balances::account_id.eq(account_id))
+    Ok(balances::table
+        .filter(balances::account_id.eq(account_id.get()))
         .order((balances::as_of.desc(), balances::id.desc()))
-        .select(BalanceRow::as_select())
+        .select(BalanceRecord::as_select())
         .first(conn)
-        .optional()?;
-    row.map(BalanceRecord::try_from).transpose()
+        .optional()?)
 }
 
 /// The newest balance a connection holds for the account it knows as
@@ -284,35 +215,33 @@ pub fn latest_balance(
 /// statement should open on.
 pub fn stated_balance_before(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
     provider_account_id: &str,
     until: NaiveDate,
     before: NaiveDate,
 ) -> StorageResult<Option<BalanceRecord>> {
     let limit = until.succ_opt().unwrap_or(until).min(before);
-    let row: Option<BalanceRow> = balances::table
+    Ok(balances::table
         .inner_join(accounts::table)
-        .filter(accounts::connection_id.eq(connection_id))
+        .filter(accounts::connection_id.eq(connection_id.get()))
         .filter(accounts::provider_account_id.eq(provider_account_id))
         .filter(balances::as_of.lt(limit.and_time(chrono::NaiveTime::MIN)))
         .order((balances::as_of.desc(), balances::id.desc()))
-        .select(BalanceRow::as_select())
+        .select(BalanceRecord::as_select())
         .first(conn)
-        .optional()?;
-    row.map(BalanceRecord::try_from).transpose()
+        .optional()?)
 }
 
 /// Balance history of an account, oldest first.
 pub fn balance_history(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
 ) -> StorageResult<Vec<BalanceRecord>> {
-    let rows: Vec<BalanceRow> = balances::table
-        .filter(balances::account_id.eq(account_id))
+    Ok(balances::table
+        .filter(balances::account_id.eq(account_id.get()))
         .order((balances::as_of.asc(), balances::id.asc()))
-        .select(BalanceRow::as_select())
-        .load(conn)?;
-    rows.into_iter().map(BalanceRecord::try_from).collect()
+        .select(BalanceRecord::as_select())
+        .load(conn)?)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -350,10 +279,13 @@ type HoldingRow = (
 );
 
 /// Holdings of an account with their securities, by security name.
-pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult<Vec<HoldingView>> {
+pub fn list_holdings(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+) -> StorageResult<Vec<HoldingView>> {
     let rows: Vec<HoldingRow> = holdings::table
         .inner_join(securities::table)
-        .filter(holdings::account_id.eq(account_id))
+        .filter(holdings::account_id.eq(account_id.get()))
         .order((securities::name, holdings::id))
         .select((
             (
@@ -417,4 +349,31 @@ pub fn list_holdings(conn: &mut AnyConnection, account_id: i64) -> StorageResult
             },
         )
         .collect()
+}
+
+/// One of a user's accounts, as the browser pages list them.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = accounts)]
+pub struct AccountSummary {
+    #[diesel(deserialize_as = i64)]
+    pub connection_id: ConnectionId,
+    #[diesel(deserialize_as = i64)]
+    pub id: AccountId,
+    pub name: String,
+    #[diesel(deserialize_as = String)]
+    pub kind: AccountKind,
+    pub currency: String,
+    pub mask: Option<String>,
+}
+
+/// Every account of the user, by connection then id.
+pub fn account_summaries(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+) -> StorageResult<Vec<AccountSummary>> {
+    Ok(accounts::table
+        .filter(accounts::user_id.eq(user_id.get()))
+        .order((accounts::connection_id, accounts::id))
+        .select(AccountSummary::as_select())
+        .load(conn)?)
 }

@@ -10,13 +10,14 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
+use tributary_domain::ids::{AccountId, ConnectionId};
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotBalance};
 use tributary_domain::status::AccountLimitExceeded;
 
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
     snapshot: &ProviderSnapshot,
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {
@@ -24,7 +25,7 @@ pub fn apply_snapshot(
         let connection = connections::get_connection(conn, connection_id)?;
         upsert_institution(conn, connection.provider, &snapshot.institution)?;
         let known_accounts: HashSet<String> = accounts::table
-            .filter(accounts::connection_id.eq(connection.id))
+            .filter(accounts::connection_id.eq(connection.id.get()))
             .select(accounts::provider_account_id)
             .load::<String>(conn)?
             .into_iter()
@@ -38,7 +39,7 @@ pub fn apply_snapshot(
             && let Some(limit) = crate::apps::account_limit(conn, connection.user_id)?
         {
             let existing: i64 = accounts::table
-                .filter(accounts::user_id.eq(connection.user_id))
+                .filter(accounts::user_id.eq(connection.user_id.get()))
                 .count()
                 .get_result(conn)?;
             let wanted = existing + new_accounts as i64;
@@ -79,7 +80,7 @@ pub fn apply_snapshot(
 /// the earlier one's figures.
 fn record_balance(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
     balance: &SnapshotBalance,
     complete: bool,
     now: NaiveDateTime,
@@ -93,7 +94,7 @@ fn record_balance(
     let as_of = balance.as_of.naive_utc();
     if !complete {
         let same_date = balances::table
-            .filter(balances::account_id.eq(account_id))
+            .filter(balances::account_id.eq(account_id.get()))
             .filter(balances::as_of.eq(as_of));
         let existing: Option<i64> = same_date.select(balances::id).first(conn).optional()?;
         if let Some(id) = existing {
@@ -105,7 +106,7 @@ fn record_balance(
     }
     diesel::insert_into(balances::table)
         .values((
-            balances::account_id.eq(account_id),
+            balances::account_id.eq(account_id.get()),
             values,
             balances::as_of.eq(as_of),
             balances::created_at.eq(now),
@@ -143,11 +144,14 @@ fn apply_account(
     summary.absorb(&changes);
 
     if !changes.delete.is_empty() {
-        diesel::delete(transactions::table.filter(transactions::id.eq_any(&changes.delete)))
-            .execute(conn)?;
+        diesel::delete(
+            transactions::table
+                .filter(transactions::id.eq_any(changes.delete.iter().map(|id| id.get()))),
+        )
+        .execute(conn)?;
     }
     for (id, record) in &changes.update {
-        diesel::update(transactions::table.find(*id))
+        diesel::update(transactions::table.find(id.get()))
             .set(TransactionValues::new(record, now))
             .execute(conn)?;
     }
@@ -164,14 +168,14 @@ fn apply_account(
                 "provider {provider} reported holdings but is not marked as supporting them"
             )));
         }
-        diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id)))
+        diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id.get())))
             .execute(conn)?;
         for position in positions {
             let security_id = backend::upsert_security(conn, &position.security)?;
             diesel::insert_into(holdings::table)
                 .values((
-                    holdings::account_id.eq(account_id),
-                    holdings::security_id.eq(security_id),
+                    holdings::account_id.eq(account_id.get()),
+                    holdings::security_id.eq(security_id.get()),
                     holdings::quantity.eq(position.quantity.to_string()),
                     holdings::price.eq(position.price.to_string()),
                     holdings::value.eq(position.value.to_string()),
@@ -191,7 +195,7 @@ fn apply_account(
 
 fn stored_transactions(
     conn: &mut AnyConnection,
-    account_id: i64,
+    account_id: AccountId,
 ) -> StorageResult<Vec<StoredTransaction>> {
     let all = crate::read::TransactionFilter {
         include_pending: true,
@@ -252,7 +256,7 @@ pub fn apply_for_job(
 /// statement file's statements, in order); all or nothing.
 pub fn apply_all(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
     snapshots: &[ProviderSnapshot],
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {

@@ -16,13 +16,16 @@ use crate::schema::sync_jobs;
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::ids::{ConnectionId, SyncJobId};
 use tributary_domain::model::{SyncJobKind, SyncJobStatus};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = sync_jobs)]
 pub struct SyncJobRecord {
-    pub id: i64,
-    pub connection_id: i64,
+    #[diesel(deserialize_as = i64)]
+    pub id: SyncJobId,
+    #[diesel(deserialize_as = i64)]
+    pub connection_id: ConnectionId,
     #[diesel(deserialize_as = String)]
     pub kind: SyncJobKind,
     #[diesel(deserialize_as = String)]
@@ -41,8 +44,8 @@ pub struct SyncJobRecord {
 /// A job a worker holds the lease of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedJob {
-    pub id: i64,
-    pub connection_id: i64,
+    pub id: SyncJobId,
+    pub connection_id: ConnectionId,
     pub kind: SyncJobKind,
     /// Including this one.
     pub attempts: i32,
@@ -51,14 +54,14 @@ pub struct ClaimedJob {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Enqueued {
-    pub job_id: i64,
+    pub job_id: SyncJobId,
     /// False when the connection already had a queued or running job.
     pub created: bool,
 }
 
 pub fn enqueue(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
     kind: SyncJobKind,
     run_after: NaiveDateTime,
     now: NaiveDateTime,
@@ -66,7 +69,7 @@ pub fn enqueue(
     let inserted = conn.transaction(|conn| {
         diesel::insert_into(sync_jobs::table)
             .values((
-                sync_jobs::connection_id.eq(connection_id),
+                sync_jobs::connection_id.eq(connection_id.get()),
                 sync_jobs::kind.eq(kind.as_str()),
                 sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
                 sync_jobs::run_after.eq(run_after),
@@ -77,7 +80,7 @@ pub fn enqueue(
     });
     match inserted.map_err(StorageError::from) {
         Ok(job_id) => Ok(Enqueued {
-            job_id,
+            job_id: SyncJobId::new(job_id),
             created: true,
         }),
         Err(StorageError::Conflict(_)) => {
@@ -96,10 +99,10 @@ pub fn enqueue(
 /// The connection's queued or running job, if any.
 pub fn active_job(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
 ) -> StorageResult<Option<SyncJobRecord>> {
     Ok(sync_jobs::table
-        .filter(sync_jobs::connection_id.eq(connection_id))
+        .filter(sync_jobs::connection_id.eq(connection_id.get()))
         .filter(sync_jobs::status.eq_any([
             SyncJobStatus::Queued.as_str(),
             SyncJobStatus::Running.as_str(),
@@ -125,7 +128,7 @@ pub fn claim(
 /// expired; `None` when another worker holds it or it has finished.
 pub fn claim_job(
     conn: &mut AnyConnection,
-    job_id: i64,
+    job_id: SyncJobId,
     worker: &str,
     now: NaiveDateTime,
     lease_until: NaiveDateTime,
@@ -144,7 +147,7 @@ pub fn renew_lease(
 ) -> StorageResult<bool> {
     let updated = diesel::update(
         sync_jobs::table
-            .find(job.id)
+            .find(job.id.get())
             .filter(sync_jobs::locked_by.eq(&job.worker))
             .filter(sync_jobs::status.eq(SyncJobStatus::Running.as_str())),
     )
@@ -164,7 +167,7 @@ pub fn finish(
 ) -> StorageResult<()> {
     diesel::update(
         sync_jobs::table
-            .find(job.id)
+            .find(job.id.get())
             .filter(sync_jobs::locked_by.eq(&job.worker)),
     )
     .set((
@@ -187,7 +190,7 @@ pub fn retry_later(
 ) -> StorageResult<()> {
     diesel::update(
         sync_jobs::table
-            .find(job.id)
+            .find(job.id.get())
             .filter(sync_jobs::locked_by.eq(&job.worker)),
     )
     .set((
@@ -201,19 +204,19 @@ pub fn retry_later(
     Ok(())
 }
 
-pub fn get_job(conn: &mut AnyConnection, job_id: i64) -> StorageResult<SyncJobRecord> {
+pub fn get_job(conn: &mut AnyConnection, job_id: SyncJobId) -> StorageResult<SyncJobRecord> {
     Ok(sync_jobs::table
-        .find(job_id)
+        .find(job_id.get())
         .select(SyncJobRecord::as_select())
         .first(conn)?)
 }
 
 pub fn jobs_of_connection(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
 ) -> StorageResult<Vec<SyncJobRecord>> {
     Ok(sync_jobs::table
-        .filter(sync_jobs::connection_id.eq(connection_id))
+        .filter(sync_jobs::connection_id.eq(connection_id.get()))
         .order(sync_jobs::id)
         .select(SyncJobRecord::as_select())
         .load(conn)?)
@@ -222,10 +225,10 @@ pub fn jobs_of_connection(
 /// The most recent on-demand request for a connection (for rate limiting).
 pub fn last_on_demand_at(
     conn: &mut AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
 ) -> StorageResult<Option<NaiveDateTime>> {
     Ok(sync_jobs::table
-        .filter(sync_jobs::connection_id.eq(connection_id))
+        .filter(sync_jobs::connection_id.eq(connection_id.get()))
         .filter(sync_jobs::kind.eq(SyncJobKind::OnDemand.as_str()))
         .order(sync_jobs::created_at.desc())
         .select(sync_jobs::created_at)

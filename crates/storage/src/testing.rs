@@ -10,6 +10,7 @@ use crate::db::{AnyConnection, Backend, Database, DatabaseUrl, PoolOptions};
 use diesel::connection::SimpleConnection;
 use rand::RngExt as _;
 use std::time::Duration;
+use tributary_domain::ids::UserId;
 
 pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -316,7 +317,7 @@ pub fn dump(db: &Database) -> String {
 /// Every stored transaction of the user, pending ones too, as (date,
 /// amount, description), sorted: what two ways of importing the same files
 /// must agree on.
-pub fn transaction_rows(db: &Database, user_id: i64) -> Vec<(String, String, String)> {
+pub fn transaction_rows(db: &Database, user_id: UserId) -> Vec<(String, String, String)> {
     use crate::read::{self, TransactionFilter};
     let conn = &mut *db.conn().expect("connection for reading");
     let all = TransactionFilter {

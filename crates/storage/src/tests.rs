@@ -11,7 +11,8 @@ use diesel::connection::{Connection, Instrumentation, InstrumentationEvent, Simp
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tributary_domain::access::Viewer;
-use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::ids::{ApiKeyId, ConnectionId, TransactionId, UserId};
+use tributary_domain::model::{AccountKind, PaymentProcessorKind, Provider};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
 
@@ -75,7 +76,11 @@ fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
 }
 
 /// A user with one connection of `provider`; returns (user id, connection id).
-fn user_with_connection(conn: &mut AnyConnection, email: &str, provider: Provider) -> (i64, i64) {
+fn user_with_connection(
+    conn: &mut AnyConnection,
+    email: &str,
+    provider: Provider,
+) -> (UserId, ConnectionId) {
     let user = users::create_personal_user(conn, email, now()).unwrap();
     let connection = connections::create_connection(
         conn,
@@ -314,7 +319,7 @@ fn keyset_pages_stay_stable_while_rows_arrive() {
         sync_apply::apply_snapshot(conn, connection, &snapshot(vec![account("a", more)]), now())
             .unwrap();
 
-        let mut seen: Vec<i64> = page1.iter().map(|t| t.id).collect();
+        let mut seen: Vec<TransactionId> = page1.iter().map(|t| t.id).collect();
         let mut after = Some(TransactionPosition {
             date: last.date,
             id: last.id,
@@ -329,7 +334,7 @@ fn keyset_pages_stay_stable_while_rows_arrive() {
             });
         }
         let original = read::list_transactions(conn, acc, &filter, None, None).unwrap();
-        let original_ids: Vec<i64> = original
+        let original_ids: Vec<TransactionId> = original
             .iter()
             .filter(|t| t.provider_transaction_id.starts_with('t'))
             .map(|t| t.id)
@@ -480,7 +485,7 @@ fn api_keys_are_stored_as_hashes_with_their_scope() {
         assert_eq!(again.key.revoked_at, Some(now()), "the first time is kept");
         assert!(!again.revoked_now);
         assert!(matches!(
-            api_keys::revoke(conn, 9_999, now()),
+            api_keys::revoke(conn, ApiKeyId::new(9_999), now()),
             Err(StorageError::NotFound)
         ));
     });
@@ -501,12 +506,12 @@ fn one_personal_user_per_email() {
 fn foreign_keys_are_enforced() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let err = users::get_user(conn, 42).unwrap_err();
+        let err = users::get_user(conn, UserId::new(42)).unwrap_err();
         assert!(matches!(err, StorageError::NotFound));
         let err = connections::create_connection(
             conn,
             &NewConnection {
-                user_id: 42,
+                user_id: UserId::new(42),
                 provider: Provider::Sandbox,
                 institution: &institution(),
                 settings: &serde_json::json!({}),
@@ -529,17 +534,20 @@ fn a_connection_is_erased_only_by_its_owner_and_takes_its_data_along() {
         let (other, _) = user_with_connection(conn, "other@example.com", Provider::Sandbox);
         let snap = snapshot(vec![account("a", vec![transaction("t1", 2, "-5.00")])]);
         sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
-        assert_eq!(crate::web::account_summaries(conn, owner).unwrap().len(), 1);
+        assert_eq!(
+            crate::read::account_summaries(conn, owner).unwrap().len(),
+            1
+        );
 
-        assert!(!crate::web::delete_connection(conn, other, connection).unwrap());
-        let kept = crate::web::account_summaries(conn, owner).unwrap();
+        assert!(!crate::connections::delete_connection(conn, other, connection).unwrap());
+        let kept = crate::read::account_summaries(conn, owner).unwrap();
         assert_eq!(kept.len(), 1, "another user's delete changes nothing");
         assert_eq!(kept[0].connection_id, connection);
         assert_eq!(kept[0].kind, AccountKind::Checking);
 
-        assert!(crate::web::delete_connection(conn, owner, connection).unwrap());
+        assert!(crate::connections::delete_connection(conn, owner, connection).unwrap());
         assert!(
-            crate::web::account_summaries(conn, owner)
+            crate::read::account_summaries(conn, owner)
                 .unwrap()
                 .is_empty()
         );
@@ -563,19 +571,41 @@ fn checkouts_and_subscriptions_are_recorded_on_the_user() {
         let conn = &mut *db.conn().unwrap();
         let user = users::create_personal_user(conn, "payer@example.com", now()).unwrap();
         assert_eq!(user.subscribed_at, None);
-        crate::web::insert_checkout(conn, user.id, "stripe", "cs_1", now()).unwrap();
-        crate::web::insert_checkout(conn, user.id, "stripe", "cs_2", now()).unwrap();
-        let duplicate = crate::web::insert_checkout(conn, user.id, "stripe", "cs_2", now());
+        crate::checkouts::insert_checkout(
+            conn,
+            user.id,
+            PaymentProcessorKind::Stripe,
+            "cs_1",
+            now(),
+        )
+        .unwrap();
+        crate::checkouts::insert_checkout(
+            conn,
+            user.id,
+            PaymentProcessorKind::Stripe,
+            "cs_2",
+            now(),
+        )
+        .unwrap();
+        let duplicate = crate::checkouts::insert_checkout(
+            conn,
+            user.id,
+            PaymentProcessorKind::Stripe,
+            "cs_2",
+            now(),
+        );
         assert!(
             duplicate.is_err(),
             "a processor's checkout id is recorded once"
         );
-        let latest = crate::web::latest_checkout(conn, user.id).unwrap().unwrap();
+        let latest = crate::checkouts::latest_checkout(conn, user.id)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (latest.external_id.as_str(), latest.status.as_str()),
             ("cs_2", "open")
         );
-        crate::web::set_checkout_status(
+        crate::checkouts::set_checkout_status(
             conn,
             latest.id,
             tributary_domain::model::CheckoutStatus::Paid,
@@ -583,13 +613,20 @@ fn checkouts_and_subscriptions_are_recorded_on_the_user() {
             now(),
         )
         .unwrap();
-        crate::web::record_subscription(conn, user.id, "stripe", "sub_9", now()).unwrap();
-        let found = crate::web::find_checkout(conn, "stripe", "cs_2")
+        crate::checkouts::record_subscription(
+            conn,
+            user.id,
+            PaymentProcessorKind::Stripe,
+            "sub_9",
+            now(),
+        )
+        .unwrap();
+        let found = crate::checkouts::find_checkout(conn, PaymentProcessorKind::Stripe, "cs_2")
             .unwrap()
             .unwrap();
         assert_eq!(found.subscription_reference.as_deref(), Some("sub_9"));
         assert!(
-            crate::web::find_checkout(conn, "test", "cs_2")
+            crate::checkouts::find_checkout(conn, PaymentProcessorKind::Test, "cs_2")
                 .unwrap()
                 .is_none()
         );

@@ -6,12 +6,15 @@ use crate::db::AnyConnection;
 use crate::schema::users;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use tributary_domain::ids::{AppId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = users)]
 pub struct UserRecord {
-    pub id: i64,
-    pub app_id: Option<i64>,
+    #[diesel(deserialize_as = i64)]
+    pub id: UserId,
+    #[diesel(deserialize_as = crate::columns::NullableId)]
+    pub app_id: Option<AppId>,
     pub email: String,
     pub external_user_id: Option<String>,
     pub max_accounts: Option<i32>,
@@ -29,14 +32,15 @@ pub fn create_personal_user(
     email: &str,
     now: NaiveDateTime,
 ) -> StorageResult<UserRecord> {
-    let id: i64 = diesel::insert_into(users::table)
+    let id = diesel::insert_into(users::table)
         .values((
             users::email.eq(email),
             users::created_at.eq(now),
             users::updated_at.eq(now),
         ))
         .returning(users::id)
-        .get_result(conn)?;
+        .get_result::<i64>(conn)
+        .map(UserId::new)?;
     get_user(conn, id)
 }
 
@@ -52,9 +56,9 @@ pub fn find_personal_user(
         .optional()?)
 }
 
-pub fn get_user(conn: &mut AnyConnection, id: i64) -> StorageResult<UserRecord> {
+pub fn get_user(conn: &mut AnyConnection, id: UserId) -> StorageResult<UserRecord> {
     Ok(users::table
-        .find(id)
+        .find(id.get())
         .select(UserRecord::as_select())
         .first(conn)?)
 }

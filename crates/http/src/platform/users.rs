@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tributary_auth::oauth;
 use tributary_domain::email::normalize_email;
+use tributary_domain::ids::AppId;
 use tributary_storage::apps::{self, AppUserChanges, NewAppUser};
 use tributary_storage::users::UserRecord;
 use tributary_storage::{AnyConnection, StorageError};
@@ -114,7 +115,7 @@ fn limits_field(value: &Value) -> Result<Option<i32>, ApiError> {
 
 fn app_user(
     conn: &mut AnyConnection,
-    app_id: i64,
+    app_id: AppId,
     public_id: &str,
 ) -> Result<UserRecord, ApiError> {
     apps::find_app_user(conn, app_id, public_id)?.ok_or_else(|| {

@@ -122,19 +122,22 @@ pub(super) async fn start(
         }
         (None, None) => None,
     };
-    if let Err(err) = oauth::check_pkce(&app, challenge) {
-        return Ok(error_redirect(
-            &redirect_uri,
-            Some(client_state),
-            err.code(),
-            &err.to_string(),
-        ));
-    }
+    let challenge = match oauth::check_pkce(&app, challenge) {
+        Ok(checked) => checked,
+        Err(err) => {
+            return Ok(error_redirect(
+                &redirect_uri,
+                Some(client_state),
+                err.code(),
+                &err.to_string(),
+            ));
+        }
+    };
 
     let request = (
         redirect_uri.clone(),
         client_state.to_owned(),
-        challenge.map(|(c, m)| (c.to_owned(), m.to_owned())),
+        challenge.map(|(c, method)| (c.to_owned(), method)),
         param("email").map(str::to_owned),
         state.client_ip(&req),
     );
@@ -147,7 +150,7 @@ pub(super) async fn start(
             &AuthorizationRequest {
                 redirect_uri,
                 state: Some(client_state),
-                code_challenge: challenge.as_ref().map(|(c, m)| (c.as_str(), m.as_str())),
+                code_challenge: challenge.as_ref().map(|(c, method)| (c.as_str(), *method)),
                 login_hint: login_hint.as_deref(),
                 ip,
             },

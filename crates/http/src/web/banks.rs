@@ -11,12 +11,13 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::status::StatusDetail;
 use tributary_providers::sandbox;
 use tributary_storage::apps;
 use tributary_storage::connections::{self, ConnectionRecord};
-use tributary_storage::web::{self as store, AccountSummary};
+use tributary_storage::read::AccountSummary;
 
 /// A way to connect, as the list shows it.
 #[derive(Debug, Clone)]
@@ -118,11 +119,11 @@ pub(super) struct Holdings {
 
 pub(super) async fn holdings(
     state: &web::Data<AppState>,
-    user_id: i64,
+    user_id: UserId,
 ) -> Result<Holdings, PageError> {
     with_conn(state, move |conn| {
         let connections = connections::list_connections(conn, Some(user_id))?;
-        let accounts = store::account_summaries(conn, user_id)?;
+        let accounts = tributary_storage::read::account_summaries(conn, user_id)?;
         let remaining = apps::account_limit(conn, user_id)?
             .map(|limit| (i64::from(limit) - accounts.len() as i64).max(0));
         Ok(Holdings {
@@ -148,7 +149,7 @@ struct BanksPage<'a> {
 
 /// A connection as the pages show it.
 pub(super) struct ConnectionLine {
-    pub id: i64,
+    pub id: ConnectionId,
     pub institution: String,
     pub status: &'static str,
     pub needs_reauth: bool,
@@ -239,7 +240,7 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
 
 pub(super) async fn user_lines(
     state: &web::Data<AppState>,
-    user_id: i64,
+    user_id: UserId,
 ) -> Result<Vec<ConnectionLine>, PageError> {
     Ok(lines(&holdings(state, user_id).await?))
 }

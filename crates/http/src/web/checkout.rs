@@ -14,10 +14,10 @@ use serde::Deserialize;
 use std::sync::Arc;
 use tributary_domain::model::CheckoutStatus;
 use tributary_providers::payments::{
-    CheckoutRequest, CheckoutState, PaymentError, PaymentProcessor, TEST_CARD_DECLINED,
+    self, CheckoutRequest, CheckoutState, PaymentError, PaymentProcessor, TEST_CARD_DECLINED,
     TEST_CARD_PAID, TestProcessor,
 };
-use tributary_storage::web as store;
+use tributary_storage::checkouts;
 
 #[derive(Template)]
 #[template(path = "checkout.html")]
@@ -113,18 +113,8 @@ pub(super) async fn start(
     };
     let now = state.clock.now().naive_utc();
     let db = state.db.clone();
-    let started = web::block(move || -> Result<_, PaymentError> {
-        let started = processor.start(&request)?;
-        store::insert_checkout(
-            &mut *db.conn()?,
-            request.user_id,
-            processor.name(),
-            &started.external_id,
-            now,
-        )?;
-        Ok(started)
-    })
-    .await?;
+    let started =
+        web::block(move || payments::start_checkout(&db, &*processor, &request, now)).await?;
     match started {
         Ok(started) => Ok(see_other(&started.url)),
         Err(err) => checkout_page(
@@ -146,38 +136,9 @@ pub(super) async fn come_back(
     let processor = processor(&state)?;
     let now = state.clock.now().naive_utc();
     let db = state.db.clone();
-    let outcome = web::block(move || -> Result<_, PaymentError> {
-        let mut conn = db.conn()?;
-        let Some(checkout) =
-            store::latest_checkout(&mut conn, user_id)?.filter(|c| c.processor == processor.name())
-        else {
-            return Ok(CheckoutState::Open);
-        };
-        drop(conn);
-        let state = processor.confirm(&checkout.external_id)?;
-        let mut conn = db.conn()?;
-        if let CheckoutState::Paid {
-            subscription_reference,
-        } = &state
-        {
-            store::set_checkout_status(
-                &mut conn,
-                checkout.id,
-                CheckoutStatus::Paid,
-                Some(subscription_reference),
-                now,
-            )?;
-            store::record_subscription(
-                &mut conn,
-                user_id,
-                processor.name(),
-                subscription_reference,
-                now,
-            )?;
-        }
-        Ok(state)
-    })
-    .await?;
+    let outcome =
+        web::block(move || payments::confirm_latest_checkout(&db, &*processor, user_id, now))
+            .await?;
     match outcome {
         Ok(CheckoutState::Paid { .. }) => {
             if let Some(user) = session.user.as_mut() {
@@ -213,7 +174,7 @@ async fn test_checkout(
     let is_test = state
         .payments
         .as_ref()
-        .is_some_and(|p| p.name() == TestProcessor::NAME);
+        .is_some_and(|p| p.kind() == TestProcessor::KIND);
     if !is_test {
         return Err(PageError::not_found());
     }
@@ -221,8 +182,10 @@ async fn test_checkout(
     let user_id = session.user()?.id;
     let lookup = checkout_id.clone();
     let owned = with_conn(state, move |conn| {
-        Ok(store::find_checkout(conn, TestProcessor::NAME, &lookup)?
-            .is_some_and(|c| c.user_id == user_id && c.status != CheckoutStatus::Paid))
+        Ok(
+            checkouts::find_checkout(conn, TestProcessor::KIND, &lookup)?
+                .is_some_and(|c| c.user_id == user_id && c.status != CheckoutStatus::Paid),
+        )
     })
     .await?;
     if !owned {

@@ -12,13 +12,13 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_providers::import;
 use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
 use tributary_providers::{ConnectRequest, InstitutionChoice};
 use tributary_storage::connections::{self, ConnectionRecord};
-use tributary_storage::web as store;
 
 #[derive(Template)]
 #[template(path = "bank_form.html")]
@@ -242,7 +242,7 @@ pub(super) fn connect_failure(err: &SyncError) -> String {
 /// page shows how it goes. A worker that claimed the job first is as good.
 /// Not on the request handlers' blocking pool: it is as small as the
 /// connection pool, and a slow bank would hold one of its threads.
-pub(super) fn sync_in_background(state: &AppState, connection_id: i64) {
+pub(super) fn sync_in_background(state: &AppState, connection_id: ConnectionId) {
     let Some(engine) = state.engine.clone() else {
         return;
     };
@@ -282,7 +282,7 @@ pub(super) enum Target {
     /// A new connection.
     New,
     /// Signing in to the bank again for this connection (its data is kept).
-    Existing(i64),
+    Existing(ConnectionId),
 }
 
 /// The credential step: asks the provider, then sends the person to their
@@ -346,7 +346,7 @@ async fn to_the_bank(
         .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
     let (session_id, connection_id) = (session.record.id, connection.id);
     with_conn(state, move |conn| {
-        Ok(store::set_pending_connection(
+        Ok(tributary_storage::web_sessions::set_pending_connection(
             conn,
             session_id,
             Some(connection_id),
@@ -366,7 +366,9 @@ pub(super) async fn gocardless_return(
     };
     let session_id = session.record.id;
     with_conn(&state, move |conn| {
-        Ok(store::set_pending_connection(conn, session_id, None)?)
+        Ok(tributary_storage::web_sessions::set_pending_connection(
+            conn, session_id, None,
+        )?)
     })
     .await?;
     sync_in_background(&state, connection_id);

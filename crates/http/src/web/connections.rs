@@ -12,10 +12,10 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
+use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
-use tributary_storage::web as store;
 
 /// The request's session and the connection its path names, which must be
 /// the session user's; for a form, its CSRF token checked first.
@@ -39,7 +39,7 @@ async fn own_connection(
     session: &Session,
     raw_id: &str,
 ) -> Result<ConnectionRecord, PageError> {
-    let id: i64 = raw_id.parse().map_err(|_| PageError::not_found())?;
+    let id: ConnectionId = raw_id.parse().map_err(|_| PageError::not_found())?;
     let user_id = session.user()?.id;
     with_conn(state, move |conn| {
         let connection = connections::list_connections(conn, Some(user_id))?
@@ -69,7 +69,7 @@ pub(super) async fn progress(
     // Polled every second while a sync runs: the user's connections and
     // accounts are read once, and the connection is found among them.
     let session = session::load(&req, &state).await?;
-    let connection_id: i64 = path.parse().map_err(|_| PageError::not_found())?;
+    let connection_id: ConnectionId = path.parse().map_err(|_| PageError::not_found())?;
     let holdings = holdings(&state, session.user()?.id).await?;
     let connection = holdings
         .connections
@@ -209,7 +209,11 @@ pub(super) async fn remove(
     let (session, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
     let (user_id, connection_id) = (connection.user_id, connection.id);
     with_conn(&state, move |conn| {
-        Ok(store::delete_connection(conn, user_id, connection_id)?)
+        Ok(tributary_storage::connections::delete_connection(
+            conn,
+            user_id,
+            connection_id,
+        )?)
     })
     .await?;
     Ok(see_other(home(&session)))

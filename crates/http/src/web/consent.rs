@@ -14,7 +14,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 use tributary_auth::oauth;
-use tributary_storage::web as store;
+use tributary_domain::model::PkceMethod;
 
 #[derive(Template)]
 #[template(path = "consent.html")]
@@ -98,7 +98,7 @@ pub(super) async fn decide(
             let challenge = record
                 .code_challenge
                 .as_deref()
-                .zip(record.code_challenge_method.as_deref());
+                .zip(record.code_challenge_method.map(PkceMethod::as_str));
             Some(
                 oauth::issue_code(conn, &app, user_id, &uri, challenge, now).map_err(|err| {
                     match err {
@@ -114,7 +114,7 @@ pub(super) async fn decide(
         } else {
             None
         };
-        store::delete_session(conn, record.id)?;
+        tributary_storage::web_sessions::delete_session(conn, record.id)?;
         Ok(code)
     })
     .await?;

@@ -5,10 +5,11 @@ use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};
 use tributary_auth::web_session;
+use tributary_domain::model::WebSessionPurpose;
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, AppRecord};
 use tributary_storage::users::{self, UserRecord};
-use tributary_storage::web::WebSessionRecord;
+use tributary_storage::web_sessions::WebSessionRecord;
 
 pub const SESSION_COOKIE: &str = "tributary_session";
 
@@ -69,7 +70,7 @@ impl Session {
     }
 
     pub fn is_portal(&self) -> bool {
-        self.record.purpose == web_session::PURPOSE_PORTAL
+        self.record.purpose == WebSessionPurpose::Portal
     }
 }
 

@@ -14,7 +14,6 @@ use tributary_auth::sign_in::{self, SignInError};
 use tributary_domain::email::normalize_email;
 use tributary_domain::model::BillingModel;
 use tributary_storage::apps::{self, NewAppUser};
-use tributary_storage::web as store;
 
 #[derive(Template)]
 #[template(path = "sign_in.html")]
@@ -180,7 +179,9 @@ pub(super) async fn verify_form(
     let session = session::load(&req, &state).await?;
     let session_id = session.record.id;
     let email = with_conn(&state, move |conn| {
-        Ok(store::latest_sign_in_code(conn, session_id)?)
+        Ok(tributary_storage::sign_in_codes::latest_sign_in_code(
+            conn, session_id,
+        )?)
     })
     .await?
     .map(|c| c.email);
@@ -214,7 +215,9 @@ pub(super) async fn verify(
             Ok(email) => email,
             Err(SignInError::Storage(err)) => return Err(err.into()),
             Err(refused) => {
-                let email = store::latest_sign_in_code(conn, session_id)?.map(|c| c.email);
+                let email =
+                    tributary_storage::sign_in_codes::latest_sign_in_code(conn, session_id)?
+                        .map(|c| c.email);
                 return Ok(Err((refused.to_string(), email)));
             }
         };
@@ -229,7 +232,7 @@ pub(super) async fn verify(
                 now,
             },
         )?;
-        store::set_session_user(conn, session_id, user.id)?;
+        tributary_storage::web_sessions::set_session_user(conn, session_id, user.id)?;
         Ok(Ok(user))
     })
     .await?;

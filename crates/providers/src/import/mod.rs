@@ -15,6 +15,7 @@ mod xml;
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::*;
@@ -377,7 +378,7 @@ pub struct ImportSummary {
 /// becomes a balance snapshot at its date.
 pub fn store(
     conn: &mut tributary_storage::AnyConnection,
-    user_id: i64,
+    user_id: UserId,
     statements: Vec<Statement>,
     now: chrono::NaiveDateTime,
 ) -> Result<ImportSummary, tributary_storage::StorageError> {
@@ -423,7 +424,7 @@ pub fn store(
 /// itself). A difference usually means a statement between them is missing.
 fn check_continuity(
     conn: &mut tributary_storage::AnyConnection,
-    connection_id: i64,
+    connection_id: ConnectionId,
     statements: &mut [Statement],
 ) -> Result<(), tributary_storage::StorageError> {
     let closings: Vec<(String, chrono::NaiveDate, Decimal)> = statements
