@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod fakes;
+pub mod harness;
 pub mod platform;
 
 use actix_web::dev::ServerHandle;

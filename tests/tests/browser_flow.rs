@@ -14,21 +14,9 @@ use sha2::Digest as _;
 use tributary_e2e::browser::{
     Browser, authorize_path, code_in, connect_sandbox, exchange, sign_in, sign_in_at,
 };
-use tributary_e2e::platform::{PlatformServer, start_platform_with_pages};
-use tributary_http::web::mailer::DevOutbox;
-use tributary_storage::testing::{TestDatabase, dump, dump_rows, row_count, testdata_bytes};
+use tributary_e2e::harness::with_pages as on_every_backend;
 
-async fn on_every_backend<F, Fut>(scenario: F)
-where
-    F: Fn(PlatformServer, DevOutbox) -> Fut,
-    Fut: std::future::Future<Output = PlatformServer>,
-{
-    for database in TestDatabase::all() {
-        eprintln!("-- on {:?}", database.backend());
-        let (server, outbox) = start_platform_with_pages(database);
-        scenario(server, outbox).await.stop().await;
-    }
-}
+use tributary_storage::testing::{TestDatabase, dump, dump_rows, row_count, testdata_bytes};
 
 #[actix_web::test]
 async fn the_whole_flow_ends_with_a_code_that_reads_the_sandbox_accounts() {

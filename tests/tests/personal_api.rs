@@ -6,21 +6,9 @@
 
 use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
+use tributary_e2e::harness::personal as on_every_backend;
 use tributary_e2e::{EXACT_AMOUNTS, TestServer, assert_same_rows, start};
 use tributary_storage::testing::{TestDatabase, dump};
-
-/// Runs `scenario` against a fresh server on every backend.
-async fn on_every_backend<F, Fut>(scenario: F)
-where
-    F: Fn(TestServer) -> Fut,
-    Fut: std::future::Future<Output = TestServer>,
-{
-    for database in TestDatabase::all() {
-        eprintln!("-- on {:?}", database.backend());
-        let server = start(database);
-        scenario(server).await.stop().await;
-    }
-}
 
 async fn get(server: &TestServer, path: &str, key: Option<&str>) -> Response {
     let mut request = Client::new().get(server.url(path));

@@ -13,12 +13,10 @@ use actix_web::{HttpResponse, web};
 use chrono::NaiveDateTime;
 use serde::Serialize;
 use tributary_domain::ids::{ConnectionId, SyncJobId};
-use tributary_domain::model::{ConnectionStatus, SyncJobKind, SyncJobStatus};
-use tributary_domain::schedule::on_demand_wait;
-use tributary_providers::sync::{self, SyncError};
+use tributary_domain::model::SyncJobKind;
+use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord};
-use tributary_storage::sync_jobs;
 
 pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
     cfg.service(routes::get("/connections", list::<A>))
@@ -173,37 +171,33 @@ async fn request_sync<A: Authenticated>(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let answer = with_visible_connection(auth, &state, &path, |conn, connection, now| {
-        let id = connection.id;
-        if connection.status == ConnectionStatus::Disconnected {
-            return Err(ApiError::new(
-                actix_web::http::StatusCode::CONFLICT,
-                "CONNECTION_DISCONNECTED",
-                "This connection is disconnected; sign in to the bank again (the portal's \"Sign in to the bank again\") to sync it.",
-            ));
-        }
-        if !connection.provider.is_synced() {
-            return Err(not_synced());
-        }
-        if let Some(job) = sync_jobs::active_job(conn, id)? {
-            return Ok(SyncRequested {
-                job_id: job.id,
-                status: job.status.as_str(),
-                created: false,
-            });
-        }
-        if let Some(wait) = on_demand_wait(sync_jobs::last_on_demand_at(conn, id)?, now) {
-            return Err(ApiError::too_many_requests(
-                "SYNC_RATE_LIMITED",
-                "This connection was synced on request less than a minute ago",
-                // Rounded up: asking again after the whole seconds succeeds.
-                wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
-            ));
-        }
-        let enqueued = sync_jobs::enqueue(conn, id, SyncJobKind::OnDemand, now, now)?;
+        let requested = sync::request_sync(
+            conn,
+            &connection,
+            SyncJobKind::OnDemand,
+            Requester::Client,
+            now,
+        )
+            .map_err(|err| match err {
+                SyncError::Disconnected(_) => ApiError::new(
+                    actix_web::http::StatusCode::CONFLICT,
+                    "CONNECTION_DISCONNECTED",
+                    "This connection is disconnected; sign in to the bank again (the portal's \"Sign in to the bank again\") to sync it.",
+                ),
+                SyncError::NotSynced(_) => not_synced(),
+                SyncError::RateLimited { wait, .. } => ApiError::too_many_requests(
+                    "SYNC_RATE_LIMITED",
+                    "This connection was synced on request less than a minute ago",
+                    // Rounded up: asking again after the whole seconds succeeds.
+                    wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+                ),
+                SyncError::Storage(err) => err.into(),
+                other => ApiError::internal(other),
+            })?;
         Ok(SyncRequested {
-            job_id: enqueued.job_id,
-            status: SyncJobStatus::Queued.as_str(),
-            created: enqueued.created,
+            job_id: requested.job_id,
+            status: requested.status.as_str(),
+            created: requested.created,
         })
     })
     .await?;

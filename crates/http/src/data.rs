@@ -43,17 +43,13 @@ pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
         ));
 }
 
-/// Runs blocking database work off the async runtime.
+/// Runs blocking database work off the async runtime (see
+/// [`crate::fault::with_conn`]), for handlers that answer the envelope.
 pub(crate) async fn with_conn<T: Send + 'static>(
     state: &web::Data<AppState>,
     work: impl FnOnce(&mut AnyConnection) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let db = state.db.clone();
-    web::block(move || {
-        let mut conn = db.conn()?;
-        work(&mut conn)
-    })
-    .await?
+    crate::fault::with_conn(state, work).await
 }
 
 fn parse_account_id(raw: &str) -> Result<AccountId, ApiError> {

@@ -1,8 +1,10 @@
 //! The error envelope of the data endpoints:
 //! `{"error": <reason phrase>, "message": <human text>, "code": <STABLE_CODE>,
 //! "request_id": <id>}`. Codes are listed in docs/errors.md and never reused.
-//! A 5xx body never carries internal details; the log gets the cause.
+//! A 5xx body never carries internal details; the log gets the cause
+//! (server-side failures are classified in `crate::fault`).
 
+use crate::fault::{Fault, FaultKind};
 use crate::request_id;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -16,8 +18,9 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
-    /// Logged (with the request id) for server errors; never sent.
-    cause: Option<String>,
+    /// A server-side failure: logged with the request id, never sent.
+    /// Boxed: most errors have none, and a `Result` stays small.
+    fault: Option<Box<Fault>>,
     /// Seconds for a `Retry-After` header.
     retry_after: Option<u64>,
     /// The `WWW-Authenticate` challenge of a 401.
@@ -46,7 +49,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
-            cause: None,
+            fault: None,
             retry_after: None,
             challenge: BEARER_CHALLENGE,
             allow: None,
@@ -118,15 +121,7 @@ impl ApiError {
     /// An unexpected failure: the client sees a generic message, the log sees
     /// `cause`.
     pub fn internal(cause: impl fmt::Display) -> Self {
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: "INTERNAL_ERROR",
-            message: "An internal error occurred; quote the request id when reporting it.".into(),
-            cause: Some(cause.to_string()),
-            retry_after: None,
-            challenge: BEARER_CHALLENGE,
-            allow: None,
-        }
+        Fault::internal(cause).into()
     }
 
     pub fn code(&self) -> &'static str {
@@ -146,40 +141,47 @@ impl fmt::Display for ApiError {
     }
 }
 
+impl From<Fault> for ApiError {
+    fn from(fault: Fault) -> Self {
+        let (code, message) = match fault.kind {
+            FaultKind::Unavailable => (
+                "DATABASE_UNAVAILABLE",
+                "The database is unavailable; retry shortly.",
+            ),
+            FaultKind::StorageFull => (
+                "STORAGE_FULL",
+                "The database has no room left: nothing was changed. Retry later.",
+            ),
+            FaultKind::Internal => (
+                "INTERNAL_ERROR",
+                "An internal error occurred; quote the request id when reporting it.",
+            ),
+        };
+        let status = fault.status();
+        Self {
+            retry_after: fault.retry_after(),
+            fault: Some(Box::new(fault)),
+            ..Self::new(status, code, message)
+        }
+    }
+}
+
 impl From<StorageError> for ApiError {
     fn from(err: StorageError) -> Self {
         match err {
-            StorageError::Unavailable(cause) => Self {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                code: "DATABASE_UNAVAILABLE",
-                message: "The database is unavailable; retry shortly.".into(),
-                cause: Some(cause),
-                retry_after: Some(5),
-                challenge: BEARER_CHALLENGE,
-                allow: None,
-            },
-            StorageError::Full(cause) => Self {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                code: "STORAGE_FULL",
-                message: "The database has no room left: nothing was changed. Retry later.".into(),
-                cause: Some(cause),
-                retry_after: Some(60),
-                challenge: BEARER_CHALLENGE,
-                allow: None,
-            },
             StorageError::AccountLimit(limit) => Self::new(
                 StatusCode::CONFLICT,
                 "ACCOUNT_LIMIT_REACHED",
                 format!("{}.", limit.describe()),
             ),
-            other => Self::internal(other),
+            other => Fault::from(other).into(),
         }
     }
 }
 
 impl From<actix_web::error::BlockingError> for ApiError {
     fn from(err: actix_web::error::BlockingError) -> Self {
-        Self::internal(err)
+        Fault::from(err).into()
     }
 }
 
@@ -189,14 +191,10 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let request_id = request_id::current().unwrap_or_else(|| "unknown".to_owned());
-        if let Some(cause) = &self.cause {
-            log::error!(
-                "request {request_id} failed with {} {}: {cause}",
-                self.status.as_u16(),
-                self.code
-            );
-        }
+        let request_id = match &self.fault {
+            Some(fault) => fault.log(),
+            None => request_id::current().unwrap_or_else(|| "unknown".to_owned()),
+        };
         let mut response = HttpResponse::build(self.status);
         if self.status == StatusCode::UNAUTHORIZED {
             response.insert_header((

@@ -9,6 +9,7 @@ pub mod connections;
 pub mod data;
 pub mod demo;
 pub mod error;
+pub mod fault;
 pub mod health;
 pub mod imports;
 pub mod malformed;

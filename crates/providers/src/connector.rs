@@ -116,6 +116,60 @@ impl ConnectorError {
     }
 }
 
+/// An HTTP provider's answer that is not a success, as the error it means.
+/// The rule every HTTP connector shares: 429 and 5xx are transient (retried,
+/// honouring the provider's wait); the statuses `needs_user` names (each
+/// provider's own: SimpleFIN's 402, GoCardless's 401/403/409) need the user,
+/// in the words it returns; anything else is an answer we cannot use.
+pub(crate) fn classify_http_status(
+    answer: &HttpAnswer<'_>,
+    needs_user: impl FnOnce(reqwest::StatusCode) -> Option<String>,
+) -> Option<ConnectorError> {
+    let HttpAnswer {
+        provider,
+        what,
+        status,
+        detail,
+        retry_after,
+    } = *answer;
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    };
+    Some(match status {
+        s if s.is_success() => return None,
+        reqwest::StatusCode::TOO_MANY_REQUESTS => ConnectorError::Unavailable {
+            reason: format!("{provider} rate-limited {what} (429){detail}"),
+            retry_after,
+        },
+        s if s.is_server_error() => ConnectorError::Unavailable {
+            reason: format!("{provider} answered {what} with {s}{detail}"),
+            retry_after,
+        },
+        s => match needs_user(s) {
+            Some(advice) => ConnectorError::ReauthRequired(advice),
+            None => {
+                ConnectorError::Protocol(format!("{provider} answered {what} with {s}{detail}"))
+            }
+        },
+    })
+}
+
+/// What [`classify_http_status`] reads of an answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HttpAnswer<'a> {
+    /// The provider's name as people know it (`SimpleFIN`).
+    pub provider: &'a str,
+    /// What was asked (`the accounts request`).
+    pub what: &'a str,
+    pub status: reqwest::StatusCode,
+    /// The provider's own words about the error, if any.
+    pub detail: &'a str,
+    /// How long the provider asked us to wait.
+    pub retry_after: Option<Duration>,
+}
+
 /// A bank a user can pick, for providers that reach many.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstitutionChoice {

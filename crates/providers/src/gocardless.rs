@@ -16,7 +16,8 @@
 //! reconnect; 429 carries the time until the quota resets.
 
 use crate::connector::{
-    ConnectRequest, Connector, ConnectorError, FetchContext, InstitutionChoice, Prepared,
+    ConnectRequest, Connector, ConnectorError, FetchContext, HttpAnswer, InstitutionChoice,
+    Prepared, classify_http_status,
 };
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng as _;
@@ -172,24 +173,29 @@ impl GoCardlessConnector {
         if !status.is_success() {
             let retry = reset_after(&response);
             let detail = error_text(&response.text().unwrap_or_default());
-            return Err(match status {
-                StatusCode::TOO_MANY_REQUESTS => unavailable(
-                    format!("GoCardless rate-limited {what} (429) {detail}"),
-                    retry,
-                ),
-                s if s.is_server_error() => unavailable(
-                    format!("GoCardless answered {what} with {s} {detail}"),
-                    retry,
-                ),
-                StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::CONFLICT => {
-                    ConnectorError::ReauthRequired(format!(
+            let answer = HttpAnswer {
+                provider: "GoCardless",
+                what,
+                status,
+                detail: &detail,
+                retry_after: retry,
+            };
+            let needs_user = |status| {
+                matches!(
+                    status,
+                    StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::CONFLICT
+                )
+                .then(|| {
+                    format!(
                         "GoCardless refused {what} ({status}): {detail}; the bank access has expired or was revoked, reconnect"
-                    ))
-                }
-                s => ConnectorError::Protocol(format!(
-                    "GoCardless answered {what} with {s}: {detail}"
-                )),
-            });
+                    )
+                })
+            };
+            return Err(
+                classify_http_status(&answer, needs_user).unwrap_or_else(|| {
+                    ConnectorError::Protocol(format!("GoCardless answered {what} with {status}"))
+                }),
+            );
         }
         let is_json = response
             .headers()

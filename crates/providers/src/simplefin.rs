@@ -9,7 +9,10 @@
 //! retry). 429 and 5xx and timeouts are transient (retried, `Retry-After`
 //! honoured). A body that is not the JSON we expect is a protocol error.
 
-use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
+use crate::connector::{
+    ConnectRequest, Connector, ConnectorError, FetchContext, HttpAnswer, Prepared,
+    classify_http_status,
+};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use reqwest::StatusCode;
@@ -63,24 +66,17 @@ fn retry_after(response: &Response) -> Option<Duration> {
 
 /// Errors every SimpleFIN answer can carry, whatever the endpoint.
 fn status_error(response: &Response, what: &str) -> Option<ConnectorError> {
-    let status = response.status();
-    match status {
-        s if s.is_success() => None,
-        StatusCode::TOO_MANY_REQUESTS => Some(ConnectorError::Unavailable {
-            reason: format!("SimpleFIN rate-limited {what} (429)"),
-            retry_after: retry_after(response),
-        }),
-        s if s.is_server_error() => Some(ConnectorError::Unavailable {
-            reason: format!("SimpleFIN answered {what} with {s}"),
-            retry_after: retry_after(response),
-        }),
-        StatusCode::PAYMENT_REQUIRED => Some(ConnectorError::ReauthRequired(
-            "SimpleFIN asks for payment (402): renew the SimpleFIN subscription".into(),
-        )),
-        s => Some(ConnectorError::Protocol(format!(
-            "SimpleFIN answered {what} with {s}"
-        ))),
-    }
+    let answer = HttpAnswer {
+        provider: "SimpleFIN",
+        what,
+        status: response.status(),
+        detail: "",
+        retry_after: retry_after(response),
+    };
+    classify_http_status(&answer, |status| {
+        (status == StatusCode::PAYMENT_REQUIRED)
+            .then(|| "SimpleFIN asks for payment (402): renew the SimpleFIN subscription".into())
+    })
 }
 
 /// The access URL split into the address to call and its Basic credentials.

@@ -15,11 +15,13 @@ use tributary_domain::clock::Clock;
 use tributary_domain::ids::{ConnectionId, SyncJobId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
 use tributary_domain::reconcile::SyncSummary;
-use tributary_domain::schedule::SyncPolicy;
+use tributary_domain::schedule::{SyncPolicy, on_demand_wait};
 use tributary_domain::secrets::{Sealer, credentials_context};
+use tributary_domain::snapshot::ProviderSnapshot;
 use tributary_domain::status::StatusDetail;
+use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
-use tributary_storage::sync_jobs::{self, ClaimedJob, Enqueued};
+use tributary_storage::sync_jobs::{self, ClaimedJob};
 use tributary_storage::{Database, StorageError, sync_apply};
 
 #[derive(Debug, thiserror::Error)]
@@ -37,6 +39,13 @@ pub enum SyncError {
         "connection {0} holds imported statements, which are not synced: import new files instead"
     )]
     NotSynced(ConnectionId),
+    /// An on-demand sync was asked for within a minute of the last one.
+    #[error("connection {connection_id} was synced on request less than a minute ago")]
+    RateLimited {
+        connection_id: ConnectionId,
+        /// How long until a request is accepted.
+        wait: std::time::Duration,
+    },
     #[error(
         "this provider keeps credentials, and no secret key is configured (TRIBUTARY_SECRET_KEY)"
     )]
@@ -248,29 +257,22 @@ impl SyncEngine {
             .map_err(|_| SyncError::CredentialsDoNotOpen("they are not text".into()))
     }
 
-    /// Queues a sync of the connection (or returns the one already queued or
-    /// running).
+    /// Asks for a sync of the connection now, by [`request_sync`]'s rule, as
+    /// the operator.
     pub fn request_sync(
         &self,
         connection_id: ConnectionId,
         kind: SyncJobKind,
-    ) -> Result<Enqueued, SyncError> {
+    ) -> Result<RequestedSync, SyncError> {
         let mut conn = self.db.conn()?;
         let connection = connections::get_connection(&mut conn, connection_id)?;
-        if connection.status == ConnectionStatus::Disconnected {
-            return Err(SyncError::Disconnected(connection_id));
-        }
-        if !connection.provider.is_synced() {
-            return Err(SyncError::NotSynced(connection_id));
-        }
-        let now = self.clock.now().naive_utc();
-        Ok(sync_jobs::enqueue(
+        request_sync(
             &mut conn,
-            connection_id,
+            &connection,
             kind,
-            now,
-            now,
-        )?)
+            Requester::Operator,
+            self.clock.now().naive_utc(),
+        )
     }
 
     /// Stops syncing a connection and keeps its data: see [`disconnect`].
@@ -320,11 +322,11 @@ impl SyncEngine {
         kind: SyncJobKind,
         worker: &str,
     ) -> Result<SyncOutcome, SyncError> {
-        let enqueued = self.request_sync(connection_id, kind)?;
+        let requested = self.request_sync(connection_id, kind)?;
         let now = self.clock.now();
         let claimed = sync_jobs::claim_job(
             &mut *self.db.conn()?,
-            enqueued.job_id,
+            requested.job_id,
             worker,
             now.naive_utc(),
             at(now, self.policy.lease),
@@ -333,7 +335,7 @@ impl SyncEngine {
             Some(job) => self.run_job(&job),
             None => Err(SyncError::AlreadyRunning {
                 connection_id,
-                job_id: enqueued.job_id,
+                job_id: requested.job_id,
             }),
         }
     }
@@ -352,8 +354,25 @@ impl SyncEngine {
             .collect())
     }
 
-    /// Runs a claimed job to its end.
+    /// Runs a claimed job to its end: prepare (attempts, credentials, the
+    /// provider's daily quota), fetch the snapshot, record the outcome.
     pub fn run_job(&self, job: &ClaimedJob) -> Result<SyncOutcome, SyncError> {
+        let (connection, credentials) = match self.prepare(job)? {
+            Prepared::Ready {
+                connection,
+                credentials,
+            } => (connection, credentials),
+            Prepared::Done(outcome) => return Ok(outcome),
+        };
+        match self.fetch(job, &connection, credentials.as_deref()) {
+            Ok(snapshot) => self.record_snapshot(job, &snapshot),
+            Err(error) => self.record_provider_failure(job, error),
+        }
+    }
+
+    /// What a job needs before the provider is asked, or the outcome that
+    /// ends it here: too many attempts, or the daily quota used up.
+    fn prepare(&self, job: &ClaimedJob) -> Result<Prepared, SyncError> {
         // Every claim counts an attempt, takeovers of an expired lease too:
         // a job that never gets to store its result stops cycling here.
         if job.attempts > self.policy.max_attempts {
@@ -371,10 +390,10 @@ impl SyncEngine {
                 None,
                 self.clock.now().naive_utc(),
             )?;
-            return Ok(SyncOutcome::GaveUp {
+            return Ok(Prepared::Done(SyncOutcome::GaveUp {
                 job_id: job.id,
                 reason,
-            });
+            }));
         }
         let connection = connections::get_connection(&mut *self.db.conn()?, job.connection_id)?;
         let credentials = match self.open_credentials(&connection) {
@@ -417,18 +436,31 @@ impl SyncEngine {
                 log::info!("job {}: {reason}", job.id);
                 sync_jobs::retry_later(&mut conn, job, until, &reason)?;
                 connections::set_reason(&mut conn, job.connection_id, &reason, now.naive_utc())?;
-                return Ok(SyncOutcome::Deferred {
+                return Ok(Prepared::Done(SyncOutcome::Deferred {
                     job_id: job.id,
                     until,
-                });
+                }));
             }
         }
-        let fetched = match self.registry.get(connection.provider) {
+        Ok(Prepared::Ready {
+            connection,
+            credentials,
+        })
+    }
+
+    /// Asks the provider, renewing the job's lease meanwhile.
+    fn fetch(
+        &self,
+        job: &ClaimedJob,
+        connection: &ConnectionRecord,
+        credentials: Option<&str>,
+    ) -> Result<ProviderSnapshot, ConnectorError> {
+        match self.registry.get(connection.provider) {
             Some(connector) => self.with_heartbeat(job, || {
                 connector.fetch(&FetchContext {
                     now: self.clock.now(),
                     settings: &connection.settings,
-                    credentials: credentials.as_deref(),
+                    credentials,
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
                 })
             }),
@@ -436,128 +468,149 @@ impl SyncEngine {
                 "no connector is configured for provider `{}`",
                 connection.provider
             ))),
-        };
+        }
+    }
 
+    /// Stores a fetched snapshot for the job (if it still holds the lease).
+    fn record_snapshot(
+        &self,
+        job: &ClaimedJob,
+        snapshot: &ProviderSnapshot,
+    ) -> Result<SyncOutcome, SyncError> {
         let now = self.clock.now();
         let mut conn = self.db.conn()?;
-        match fetched {
-            Ok(snapshot) => {
-                let next_sync = at(now, self.policy.next_sync_delay(random_permille()));
-                let lease_until = at(now, self.policy.lease);
-                match sync_apply::apply_for_job(
+        let next_sync = at(now, self.policy.next_sync_delay(random_permille()));
+        let lease_until = at(now, self.policy.lease);
+        match sync_apply::apply_for_job(
+            &mut conn,
+            job,
+            snapshot,
+            now.naive_utc(),
+            lease_until,
+            next_sync,
+        ) {
+            Ok(Some(summary)) => {
+                log::info!(
+                    "job {} synced connection {}: {summary:?}",
+                    job.id,
+                    job.connection_id
+                );
+                Ok(SyncOutcome::Synced {
+                    job_id: job.id,
+                    summary,
+                })
+            }
+            Ok(None) => {
+                log::warn!(
+                    "job {}: lease lost to another worker; its result was not stored",
+                    job.id
+                );
+                Ok(SyncOutcome::LeaseLost { job_id: job.id })
+            }
+            Err(err @ StorageError::AccountLimit(limit)) => {
+                // The user's limit, not a fault: say so on the connection.
+                let detail = StatusDetail::AccountLimitReached(limit);
+                let reason = detail.reason();
+                log::warn!("job {}: {reason}", job.id);
+                fail_job(
                     &mut conn,
                     job,
-                    &snapshot,
-                    now.naive_utc(),
-                    lease_until,
-                    next_sync,
-                ) {
-                    Ok(Some(summary)) => {
-                        log::info!(
-                            "job {} synced connection {}: {summary:?}",
-                            job.id,
-                            job.connection_id
-                        );
-                        Ok(SyncOutcome::Synced {
-                            job_id: job.id,
-                            summary,
-                        })
-                    }
-                    Ok(None) => {
-                        log::warn!(
-                            "job {}: lease lost to another worker; its result was not stored",
-                            job.id
-                        );
-                        Ok(SyncOutcome::LeaseLost { job_id: job.id })
-                    }
-                    Err(err @ StorageError::AccountLimit(limit)) => {
-                        // The user's limit, not a fault: say so on the connection.
-                        let detail = StatusDetail::AccountLimitReached(limit);
-                        let reason = detail.reason();
-                        log::warn!("job {}: {reason}", job.id);
-                        fail_job(
-                            &mut conn,
-                            job,
-                            ConnectionStatus::Error,
-                            &reason,
-                            Some(&detail),
-                            now.naive_utc(),
-                        )?;
-                        Err(err.into())
-                    }
-                    Err(err) => {
-                        log::error!(
-                            "job {}: storing the snapshot of connection {} failed: {err}",
-                            job.id,
-                            job.connection_id
-                        );
-                        sync_jobs::finish(
-                            &mut conn,
-                            job,
-                            SyncJobStatus::Failed,
-                            None,
-                            Some("storing the snapshot failed"),
-                            now.naive_utc(),
-                        )?;
-                        Err(err.into())
-                    }
-                }
-            }
-            Err(error) => {
-                let reason = error.to_string();
-                connections::record_failure(
-                    &mut conn,
-                    job.connection_id,
-                    error.connection_status(),
+                    ConnectionStatus::Error,
                     &reason,
-                    None,
+                    Some(&detail),
                     now.naive_utc(),
                 )?;
-                let retry_at = (error.is_transient() && job.attempts < self.policy.max_attempts)
-                    .then(|| {
-                        let retry_after = match &error {
-                            ConnectorError::Unavailable { retry_after, .. } => *retry_after,
-                            _ => None,
-                        };
-                        at(
-                            now,
-                            self.policy
-                                .retry_delay(job.attempts, retry_after, random_permille()),
-                        )
-                    });
-                match retry_at {
-                    Some(when) => {
-                        log::warn!(
-                            "job {} (attempt {}) failed, retrying at {when}: {reason}",
-                            job.id,
-                            job.attempts
-                        );
-                        sync_jobs::retry_later(&mut conn, job, when, &reason)?;
-                    }
-                    None => {
-                        log::warn!(
-                            "job {} (attempt {}) failed for good: {reason}",
-                            job.id,
-                            job.attempts
-                        );
-                        sync_jobs::finish(
-                            &mut conn,
-                            job,
-                            SyncJobStatus::Failed,
-                            None,
-                            Some(&reason),
-                            now.naive_utc(),
-                        )?;
-                    }
-                }
-                Ok(SyncOutcome::ProviderFailed {
-                    job_id: job.id,
-                    error,
-                    retry_at,
-                })
+                Err(err.into())
+            }
+            Err(err) => {
+                log::error!(
+                    "job {}: storing the snapshot of connection {} failed: {err}",
+                    job.id,
+                    job.connection_id
+                );
+                sync_jobs::finish(
+                    &mut conn,
+                    job,
+                    SyncJobStatus::Failed,
+                    None,
+                    Some("storing the snapshot failed"),
+                    now.naive_utc(),
+                )?;
+                Err(err.into())
             }
         }
     }
+
+    /// Records a provider's failure on the connection, and retries the job
+    /// later when the failure is transient and attempts remain.
+    fn record_provider_failure(
+        &self,
+        job: &ClaimedJob,
+        error: ConnectorError,
+    ) -> Result<SyncOutcome, SyncError> {
+        let now = self.clock.now();
+        let mut conn = self.db.conn()?;
+        let reason = error.to_string();
+        connections::record_failure(
+            &mut conn,
+            job.connection_id,
+            error.connection_status(),
+            &reason,
+            None,
+            now.naive_utc(),
+        )?;
+        let retry_at =
+            (error.is_transient() && job.attempts < self.policy.max_attempts).then(|| {
+                let retry_after = match &error {
+                    ConnectorError::Unavailable { retry_after, .. } => *retry_after,
+                    _ => None,
+                };
+                at(
+                    now,
+                    self.policy
+                        .retry_delay(job.attempts, retry_after, random_permille()),
+                )
+            });
+        match retry_at {
+            Some(when) => {
+                log::warn!(
+                    "job {} (attempt {}) failed, retrying at {when}: {reason}",
+                    job.id,
+                    job.attempts
+                );
+                sync_jobs::retry_later(&mut conn, job, when, &reason)?;
+            }
+            None => {
+                log::warn!(
+                    "job {} (attempt {}) failed for good: {reason}",
+                    job.id,
+                    job.attempts
+                );
+                sync_jobs::finish(
+                    &mut conn,
+                    job,
+                    SyncJobStatus::Failed,
+                    None,
+                    Some(&reason),
+                    now.naive_utc(),
+                )?;
+            }
+        }
+        Ok(SyncOutcome::ProviderFailed {
+            job_id: job.id,
+            error,
+            retry_at,
+        })
+    }
+}
+
+/// The result of [`SyncEngine::prepare`].
+enum Prepared {
+    Ready {
+        connection: ConnectionRecord,
+        credentials: Option<String>,
+    },
+    Done(SyncOutcome),
 }
 
 impl SyncEngine {
@@ -609,6 +662,69 @@ fn fail_job(
 ) -> Result<(), StorageError> {
     connections::record_failure(conn, job.connection_id, status, reason, detail, now)?;
     sync_jobs::finish(conn, job, SyncJobStatus::Failed, None, Some(reason), now)
+}
+
+/// The job that answers a request to sync `connection` now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestedSync {
+    pub job_id: SyncJobId,
+    pub status: SyncJobStatus,
+    /// False when the connection already had a queued or running job, which
+    /// answers the request instead.
+    pub created: bool,
+}
+
+/// Who asks for a sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requester {
+    /// A client of the APIs or the pages: held to one on-demand sync a
+    /// minute per connection, so that no client spends a provider's quota.
+    Client,
+    /// The operator (the CLI, the engine's own `sync_now`), who runs the
+    /// server and answers for its quotas.
+    Operator,
+}
+
+/// The one rule for asking a sync now, whoever asks (the APIs, the pages,
+/// the CLI, the engine's `sync_now`): a disconnected connection or one of
+/// imported statements is refused; a queued or running job answers as it
+/// is; a client's on-demand request within a minute of the last one is
+/// refused with the wait; else a job is queued.
+pub fn request_sync(
+    conn: &mut AnyConnection,
+    connection: &ConnectionRecord,
+    kind: SyncJobKind,
+    requester: Requester,
+    now: NaiveDateTime,
+) -> Result<RequestedSync, SyncError> {
+    if connection.status == ConnectionStatus::Disconnected {
+        return Err(SyncError::Disconnected(connection.id));
+    }
+    if !connection.provider.is_synced() {
+        return Err(SyncError::NotSynced(connection.id));
+    }
+    if let Some(job) = sync_jobs::active_job(conn, connection.id)? {
+        return Ok(RequestedSync {
+            job_id: job.id,
+            status: job.status,
+            created: false,
+        });
+    }
+    if kind == SyncJobKind::OnDemand
+        && requester == Requester::Client
+        && let Some(wait) = on_demand_wait(sync_jobs::last_on_demand_at(conn, connection.id)?, now)
+    {
+        return Err(SyncError::RateLimited {
+            connection_id: connection.id,
+            wait,
+        });
+    }
+    let enqueued = sync_jobs::enqueue(conn, connection.id, kind, now, now)?;
+    Ok(RequestedSync {
+        job_id: enqueued.job_id,
+        status: SyncJobStatus::Queued,
+        created: enqueued.created,
+    })
 }
 
 /// The one rule for disconnecting (the API, the portal and the CLI use it):

@@ -4,6 +4,7 @@
 //! use the RFC 6749 §5.2 body, not the data endpoints' envelope.
 
 use crate::auth::basic_credentials;
+use crate::fault::Fault;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, ContentType};
@@ -14,33 +15,41 @@ use std::fmt;
 use tributary_auth::oauth::{self, OAuthError};
 use tributary_storage::{AnyConnection, users};
 
-/// An RFC 6749 §5.2 error answer.
+/// An RFC 6749 §5.2 error answer: the client's mistake, or a server-side
+/// [`Fault`] answered as `server_error`.
 #[derive(Debug)]
-pub(super) struct TokenError(OAuthError);
+pub(super) enum TokenError {
+    OAuth(OAuthError),
+    Fault(Fault),
+}
 
 impl fmt::Display for TokenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.code(), self.0)
+        match self {
+            TokenError::OAuth(err) => write!(f, "{}: {err}", err.code()),
+            TokenError::Fault(fault) => write!(f, "server_error: {:?}", fault.kind),
+        }
     }
 }
 
 impl From<OAuthError> for TokenError {
     fn from(err: OAuthError) -> Self {
-        TokenError(err)
+        match err {
+            OAuthError::Storage(err) => TokenError::Fault(err.into()),
+            other => TokenError::OAuth(other),
+        }
     }
 }
 
 impl From<tributary_storage::StorageError> for TokenError {
     fn from(err: tributary_storage::StorageError) -> Self {
-        TokenError(OAuthError::Storage(err))
+        TokenError::Fault(err.into())
     }
 }
 
 impl From<actix_web::error::BlockingError> for TokenError {
     fn from(err: actix_web::error::BlockingError) -> Self {
-        TokenError(OAuthError::Storage(
-            tributary_storage::StorageError::Unavailable(err.to_string()),
-        ))
+        TokenError::Fault(err.into())
     }
 }
 
@@ -52,37 +61,39 @@ struct ErrorBody<'a> {
 
 impl ResponseError for TokenError {
     fn status_code(&self) -> StatusCode {
-        match &self.0 {
-            OAuthError::InvalidClient(_) => StatusCode::UNAUTHORIZED,
-            OAuthError::Storage(err) if err.is_temporary() => StatusCode::SERVICE_UNAVAILABLE,
-            OAuthError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::BAD_REQUEST,
+        match self {
+            TokenError::OAuth(OAuthError::InvalidClient(_)) => StatusCode::UNAUTHORIZED,
+            TokenError::OAuth(_) => StatusCode::BAD_REQUEST,
+            TokenError::Fault(fault) => fault.status(),
         }
     }
 
     fn error_response(&self) -> HttpResponse {
-        let description = match &self.0 {
-            OAuthError::Storage(err) => {
-                log::error!(
-                    "token endpoint failed (request {}): {err}",
-                    crate::request_id::current().unwrap_or_default()
-                );
-                "the server could not complete the request".to_owned()
-            }
-            other => other.to_string(),
-        };
         let mut response = HttpResponse::build(self.status_code());
         response
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .insert_header((header::PRAGMA, "no-cache"));
-        if matches!(self.0, OAuthError::InvalidClient(_)) {
+        let (error, description) = match self {
+            TokenError::OAuth(err) => (err.code(), err.to_string()),
+            TokenError::Fault(fault) => {
+                let request_id = fault.log();
+                if let Some(seconds) = fault.retry_after() {
+                    response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+                }
+                (
+                    "server_error",
+                    format!("the server could not complete the request (request {request_id})"),
+                )
+            }
+        };
+        if matches!(self, TokenError::OAuth(OAuthError::InvalidClient(_))) {
             response.insert_header((
                 header::WWW_AUTHENTICATE,
                 r#"Basic realm="tributary", charset="UTF-8""#,
             ));
         }
         response.json(ErrorBody {
-            error: self.0.code(),
+            error,
             error_description: description,
         })
     }

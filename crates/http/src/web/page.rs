@@ -1,5 +1,6 @@
 //! Rendering pages and error pages.
 
+use crate::fault::{Fault, FaultKind};
 use crate::request_id;
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -62,7 +63,9 @@ pub(super) struct PageError {
     status: StatusCode,
     title: &'static str,
     message: String,
-    cause: Option<String>,
+    /// A server-side failure: logged with the request id, never shown.
+    /// Boxed: most errors have none, and a `Result` stays small.
+    fault: Option<Box<Fault>>,
 }
 
 impl PageError {
@@ -71,7 +74,7 @@ impl PageError {
             status,
             title,
             message: message.into(),
-            cause: None,
+            fault: None,
         }
     }
 
@@ -108,12 +111,7 @@ impl PageError {
     }
 
     pub(super) fn internal(cause: impl fmt::Display) -> Self {
-        Self {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            title: "Something went wrong",
-            message: "Something went wrong on our side. Try again in a moment.".into(),
-            cause: Some(cause.to_string()),
-        }
+        Fault::internal(cause).into()
     }
 }
 
@@ -129,29 +127,37 @@ impl fmt::Display for PageError {
     }
 }
 
+impl From<Fault> for PageError {
+    fn from(fault: Fault) -> Self {
+        let (title, message) = match fault.kind {
+            FaultKind::Unavailable => ("Busy", "The service is busy. Try again in a moment."),
+            FaultKind::StorageFull => (
+                "Out of space",
+                "The service cannot store anything right now; nothing was changed. Try again later.",
+            ),
+            FaultKind::Internal => (
+                "Something went wrong",
+                "Something went wrong on our side. Try again in a moment.",
+            ),
+        };
+        Self {
+            status: fault.status(),
+            title,
+            message: message.into(),
+            fault: Some(Box::new(fault)),
+        }
+    }
+}
+
 impl From<tributary_storage::StorageError> for PageError {
     fn from(err: tributary_storage::StorageError) -> Self {
-        match err {
-            tributary_storage::StorageError::Unavailable(cause) => Self {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                title: "Busy",
-                message: "The service is busy. Try again in a moment.".into(),
-                cause: Some(cause),
-            },
-            tributary_storage::StorageError::Full(cause) => Self {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                title: "Out of space",
-                message: "The service cannot store anything right now; nothing was changed. Try again later.".into(),
-                cause: Some(cause),
-            },
-            other => Self::internal(other),
-        }
+        Fault::from(err).into()
     }
 }
 
 impl From<actix_web::error::BlockingError> for PageError {
     fn from(err: actix_web::error::BlockingError) -> Self {
-        Self::internal(err)
+        Fault::from(err).into()
     }
 }
 
@@ -161,13 +167,10 @@ impl ResponseError for PageError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        let request_id = request_id::current().unwrap_or_else(|| "unknown".to_owned());
-        if let Some(cause) = &self.cause {
-            log::error!(
-                "request {request_id} failed with {}: {cause}",
-                self.status.as_u16()
-            );
-        }
+        let request_id = match &self.fault {
+            Some(fault) => fault.log(),
+            None => request_id::current().unwrap_or_else(|| "unknown".to_owned()),
+        };
         let page = ErrorPage {
             title: self.title,
             message: &self.message,
@@ -176,8 +179,10 @@ impl ResponseError for PageError {
         let body = page
             .render()
             .unwrap_or_else(|_| format!("{}: {}", self.title, self.message));
-        HttpResponse::build(self.status)
-            .content_type("text/html; charset=utf-8")
-            .body(body)
+        let mut response = HttpResponse::build(self.status);
+        if let Some(seconds) = self.fault.as_ref().and_then(|fault| fault.retry_after()) {
+            response.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
+        }
+        response.content_type("text/html; charset=utf-8").body(body)
     }
 }

@@ -109,12 +109,7 @@ pub(super) async fn with_conn<T: Send + 'static>(
     state: &web::Data<AppState>,
     work: impl FnOnce(&mut AnyConnection) -> Result<T, PageError> + Send + 'static,
 ) -> Result<T, PageError> {
-    let db = state.db.clone();
-    web::block(move || {
-        let mut conn = db.conn()?;
-        work(&mut conn)
-    })
-    .await?
+    crate::fault::with_conn(state, work).await
 }
 
 #[cfg(test)]
