@@ -19,8 +19,8 @@ use tributary_domain::ids::{AccountId, ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, Provider, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
-use tributary_http::AppState;
-use tributary_http::server::{self, Interface};
+use tributary_http::Config;
+use tributary_http::server::{self, Application, Interface, Parts};
 use tributary_providers::Registry;
 use tributary_providers::sandbox::{self, SandboxConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -194,11 +194,7 @@ pub fn imported_account(
 }
 
 pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
-    // The sandbox only: the seed runs on the test's async runtime, where the
-    // blocking HTTP clients of the other connectors must not be dropped.
-    let mut registry = Registry::default();
-    registry.register(Arc::new(SandboxConnector::default()));
-    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone());
+    let engine = SyncEngine::new(database.db().clone(), sandbox_registry(), clock.clone());
     let (alice, alice_sandbox_connection, alice_sandbox_accounts) =
         sandbox_user(&engine, database, clock.as_ref(), "alice@example.com");
     let (bob, bob_connection, bob_accounts) =
@@ -249,22 +245,67 @@ pub fn seed(database: &TestDatabase, clock: Arc<ManualClock>) -> World {
     }
 }
 
+/// The configuration the end-to-end servers run with: the test database, a
+/// free loopback port, no demo data and no embedded worker (tests drive
+/// syncs themselves), a secret key of their own.
+pub fn test_config(database: &TestDatabase, public_url: Option<&str>) -> Config {
+    let url = database.url();
+    let key = tributary_auth::keyring::generate_key();
+    Config::from_lookup(|name| match name {
+        "TRIBUTARY_DATABASE_URL" => Some(url.clone()),
+        "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
+        "TRIBUTARY_DEMO" | "TRIBUTARY_EMBEDDED_WORKER" => Some("0".into()),
+        "TRIBUTARY_SECRET_KEY" => Some(key.clone()),
+        "TRIBUTARY_PUBLIC_URL" => public_url.map(str::to_owned),
+        _ => None,
+    })
+    .expect("the test configuration")
+}
+
+/// Builds the application the way the binaries do ([`Application::build`])
+/// from `config` and the test's `parts`, and serves it on a free port;
+/// returns the server's handle and URL.
+pub fn serve(interface: Interface, config: Config, parts: Parts) -> (ServerHandle, String) {
+    let started = Application::build(interface, config, parts)
+        .and_then(Application::bind)
+        .expect("build and bind the application");
+    let handle = started.server.handle();
+    let url = server::local_url(started.addrs[0]);
+    actix_web::rt::spawn(started.server);
+    (handle, url)
+}
+
+/// The sandbox as the only connector (the others hold blocking HTTP clients,
+/// which must not be made or dropped on the test's async runtime).
+pub fn sandbox_registry() -> Registry {
+    let mut registry = Registry::default();
+    registry.register(Arc::new(SandboxConnector::default()));
+    registry
+}
+
 /// Seeds `database` and serves it with the real Personal API on a free port.
 pub fn start(database: TestDatabase) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
-    let state = AppState::new(database.db().clone(), clock.clone(), None);
-    let (server, addrs) =
-        server::bind(state, Interface::Personal, "127.0.0.1:0").expect("bind a free port");
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
+    let parts = Parts {
+        clock: Some(clock.clone()),
+        database: Some(database.db().clone()),
+        registry: Some(sandbox_registry()),
+        ..Parts::default()
+    };
+    let (handle, base_url) = serve(Interface::Personal, test_config(&database, None), parts);
     TestServer {
-        base_url: server::local_url(addrs[0]),
+        base_url,
         clock,
         world,
         database,
         handle,
     }
+}
+
+/// Sends `request` and reads its JSON answer, whatever the status.
+pub async fn json_answer(request: reqwest::RequestBuilder) -> serde_json::Value {
+    request.send().await.unwrap().json().await.unwrap()
 }
 
 /// Asserts that two `dump_rows` outputs hold the same rows (in any order),

@@ -7,17 +7,13 @@ use oauth2::basic::BasicClient;
 use oauth2::{AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl};
 use serde_json::Value;
 use std::sync::Arc;
-use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_auth::oauth::{new_client_id, new_client_secret};
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::BillingModel;
-use tributary_http::AppState;
-use tributary_http::server::{self, Interface};
+use tributary_http::server::{Interface, Parts};
 use tributary_http::web::mailer::DevOutbox;
+use tributary_providers::Connector;
 use tributary_providers::payments::TestProcessor;
-use tributary_providers::sandbox::SandboxConnector;
-use tributary_providers::sync::SyncEngine;
-use tributary_providers::{Connector, Registry};
 use tributary_storage::apps::{self, AppRecord, NewApp};
 use tributary_storage::testing::TestDatabase;
 
@@ -80,15 +76,12 @@ impl PlatformServer {
 
     /// `method path` with a bearer access token; the JSON answer.
     pub async fn bearer_json(&self, method: reqwest::Method, path: &str, access: &str) -> Value {
-        reqwest::Client::new()
-            .request(method, self.url(path))
-            .bearer_auth(access)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        crate::json_answer(
+            reqwest::Client::new()
+                .request(method, self.url(path))
+                .bearer_auth(access),
+        )
+        .await
     }
 }
 
@@ -160,12 +153,14 @@ pub const PUBLIC_URL: &str = "https://tributary.example";
 pub fn start_platform(database: TestDatabase) -> PlatformServer {
     let clock = clock();
     let apps = seed_apps(&database, clock.as_ref(), BillingModel::Integrator);
-    let state = AppState::new(
-        database.db().clone(),
-        clock.clone(),
-        Some(PUBLIC_URL.into()),
-    );
-    serve(database, clock, state, apps)
+    let config = crate::test_config(&database, Some(PUBLIC_URL));
+    let parts = Parts {
+        clock: Some(clock.clone()),
+        database: Some(database.db().clone()),
+        registry: Some(crate::sandbox_registry()),
+        ..Parts::default()
+    };
+    serve(database, clock, config, parts, apps)
 }
 
 /// The browser flow's server: the Platform API with the sandbox bank, the
@@ -173,7 +168,7 @@ pub fn start_platform(database: TestDatabase) -> PlatformServer {
 /// http on loopback (so its cookies are not `Secure`). App A is the
 /// integrator-pays app (6 accounts by default), app B is user-pays.
 pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, DevOutbox) {
-    start_platform_with_pages_and(database, Vec::new(), |state| state)
+    start_platform_with_pages_and(database, Vec::new(), |parts| parts)
 }
 
 /// As [`start_platform_with_pages`], with more connectors beside the
@@ -182,38 +177,39 @@ pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, Dev
 pub fn start_platform_with_pages_and(
     database: TestDatabase,
     connectors: Vec<Arc<dyn Connector>>,
-    customize: impl FnOnce(AppState) -> AppState,
+    customize: impl FnOnce(Parts) -> Parts,
 ) -> (PlatformServer, DevOutbox) {
     let clock = clock();
     let apps = seed_apps(&database, clock.as_ref(), BillingModel::User);
-    let mut registry = Registry::default();
-    registry.register(Arc::new(SandboxConnector::default()));
+    let mut registry = crate::sandbox_registry();
     for connector in connectors {
         registry.register(connector);
     }
-    let keyring = Keyring::new(&generate_key(), &[]).expect("a keyring");
-    let engine = SyncEngine::new(database.db().clone(), registry, clock.clone())
-        .with_sealer(Arc::new(keyring));
     let outbox = DevOutbox::default();
-    let state = AppState::new(database.db().clone(), clock.clone(), None)
-        .with_engine(engine)
-        .with_mailer(Arc::new(outbox.clone()))
-        .with_payments(Arc::new(TestProcessor::new(database.db().clone())));
-    (serve(database, clock, customize(state), apps), outbox)
+    let parts = Parts {
+        clock: Some(clock.clone()),
+        database: Some(database.db().clone()),
+        registry: Some(registry),
+        mailer: Some(Arc::new(outbox.clone())),
+        payments: Some(Arc::new(TestProcessor::new(database.db().clone()))),
+    };
+    let config = crate::test_config(&database, None);
+    (
+        serve(database, clock, config, customize(parts), apps),
+        outbox,
+    )
 }
 
 fn serve(
     database: TestDatabase,
     clock: Arc<ManualClock>,
-    state: AppState,
+    config: tributary_http::Config,
+    parts: Parts,
     [app_a, app_b, public_app]: [TestApp; 3],
 ) -> PlatformServer {
-    let (server, addrs) =
-        server::bind(state, Interface::Platform, "127.0.0.1:0").expect("bind a free port");
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
+    let (handle, base_url) = crate::serve(Interface::Platform, config, parts);
     PlatformServer {
-        base_url: server::local_url(addrs[0]),
+        base_url,
         clock,
         database,
         app_a,

@@ -15,6 +15,7 @@ use tributary_e2e::browser::{
     Browser, authorize_path, code_in, connect_sandbox, exchange, sign_in, sign_in_at,
 };
 use tributary_e2e::harness::with_pages as on_every_backend;
+use tributary_e2e::json_answer;
 
 use tributary_storage::testing::{TestDatabase, dump, dump_rows, row_count, testdata_bytes};
 
@@ -78,16 +79,10 @@ async fn the_whole_flow_ends_with_a_code_that_reads_the_sandbox_accounts() {
 async fn an_integrator_pays_limit_stops_a_bank_with_too_many_accounts() {
     on_every_backend(|server, outbox| async move {
         // The integrator registered the user with room for 2 accounts.
-        let registered: Value = Client::new()
+        let registered: Value = json_answer(Client::new()
             .post(server.url("/api/platform/v1/users"))
             .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
-            .json(&serde_json::json!({"email": "limit@example.com", "limits": {"max_accounts": 2}}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .json(&serde_json::json!({"email": "limit@example.com", "limits": {"max_accounts": 2}}))).await;
         let browser = Browser::new(&server);
         let banks = sign_in(&browser, &outbox, &server.app_a, "limit@example.com").await;
         banks.assert_shows("You can connect 2 more accounts");
@@ -142,9 +137,9 @@ async fn without_payments_a_user_pays_app_says_so_before_the_subscribe_button() 
         let (server, outbox) = tributary_e2e::platform::start_platform_with_pages_and(
             database,
             Vec::new(),
-            |mut state| {
-                state.payments = None;
-                state
+            |mut parts| {
+                parts.payments = None;
+                parts
             },
         );
         let browser = Browser::new(&server);

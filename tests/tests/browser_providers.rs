@@ -12,6 +12,7 @@ use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::platform::start_platform_with_pages_and;
+use tributary_http::server::Parts;
 use tributary_providers::Connector;
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::payments::StripeProcessor;
@@ -56,8 +57,9 @@ async fn stripe_decides_whether_the_checkout_was_paid() {
             price_id: "price_flow".into(),
             timeout: Duration::from_secs(5),
         };
-        let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |state| {
-            state.with_payments(Arc::new(processor))
+        let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |parts| Parts {
+            payments: Some(Arc::new(processor)),
+            ..parts
         });
         let browser = Browser::new(&server);
         let checkout = sign_in(&browser, &outbox, &server.app_b, "stripe@example.com").await;
@@ -105,7 +107,7 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
         .join()
         .unwrap();
         let (server, outbox) =
-            start_platform_with_pages_and(database, vec![simplefin], |state| state);
+            start_platform_with_pages_and(database, vec![simplefin], |parts| parts);
         // The app registered the user with room for the bridge's 8 accounts.
         let registered = Client::new()
             .post(server.url("/api/platform/v1/users"))
@@ -181,7 +183,7 @@ async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_o
                 .join()
                 .unwrap();
         let (server, outbox) =
-            start_platform_with_pages_and(database, vec![connector], |state| state);
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
         let browser = Browser::new(&server);
         let banks = sign_in(&browser, &outbox, &server.app_a, "eu@example.com").await;
         banks.assert_shows("GoCardless Bank Account Data");

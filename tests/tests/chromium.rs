@@ -192,7 +192,7 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         std::thread::spawn(|| Arc::new(SimpleFinConnector::new(Duration::from_secs(30)).unwrap()))
             .join()
             .unwrap();
-    let (server, outbox) = start_platform_with_pages_and(database, vec![simplefin], |state| state);
+    let (server, outbox) = start_platform_with_pages_and(database, vec![simplefin], |parts| parts);
     let (callback, site) = start_integrator_site();
     apps::add_redirect_uri(
         &mut server.database.db().conn().unwrap(),

@@ -181,14 +181,21 @@ pub fn sync_engine(
     db: &Database,
     clock: Arc<dyn Clock>,
 ) -> anyhow::Result<SyncEngine> {
+    engine_with(config, db, clock, providers(config)?)
+}
+
+/// A sync engine over `registry` with the configured keyring and policy.
+fn engine_with(
+    config: &Config,
+    db: &Database,
+    clock: Arc<dyn Clock>,
+    registry: Registry,
+) -> anyhow::Result<SyncEngine> {
     let keyring = config.keyring()?;
-    Ok(SyncEngine::with_policy(
-        db.clone(),
-        providers(config)?,
-        clock,
-        config.sync_policy.clone(),
+    Ok(
+        SyncEngine::with_policy(db.clone(), registry, clock, config.sync_policy.clone())
+            .with_sealer(Arc::new(keyring)),
     )
-    .with_sealer(Arc::new(keyring)))
 }
 
 /// Every provider's connector: the built-in ones, and GoCardless when its
@@ -306,80 +313,148 @@ impl Started {
     }
 }
 
-/// Everything a binary does before serving: open the database, seed the
-/// demo (Personal interface only, when configured), start the embedded
-/// worker (when configured) and listen.
-pub async fn start(interface: Interface, config: Config) -> anyhow::Result<Started> {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let setup_config = config.clone();
-    let setup_clock = clock.clone();
-    // The engine holds blocking HTTP clients: it is made here, off the async
-    // runtime, and then either moves to the worker thread or is dropped here.
-    let (db, seed, worker, pages_engine) = web::block(move || -> anyhow::Result<_> {
-        let db = open_database(&setup_config)?;
-        let engine = sync_engine(&setup_config, &db, setup_clock.clone())?;
+/// What an [`Application`] is built from besides its configuration. The
+/// binaries take the defaults; the end-to-end tests bring what they must
+/// control (a clock they move, a database they seeded, the connectors they
+/// fake, the outbox whose sign-in codes they read).
+#[derive(Default)]
+#[allow(missing_debug_implementations)] // mailers and processors are not all Debug
+pub struct Parts {
+    /// Default: the system clock.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// An open, migrated database. Default: opened from the configuration.
+    pub database: Option<Database>,
+    /// Default: every connector the configuration enables.
+    pub registry: Option<Registry>,
+    /// Default: SMTP when configured, else the development outbox.
+    pub mailer: Option<Arc<dyn Mailer>>,
+    /// Default: the configured processor, if any.
+    pub payments: Option<Arc<dyn PaymentProcessor>>,
+}
+
+/// One interface's server, assembled: the database open, the demo seeded
+/// (Personal, when configured), the embedded worker running (when
+/// configured), the state every handler shares. The binaries, the docs test
+/// and the end-to-end tests all start through this.
+#[allow(missing_debug_implementations)] // holds the state's trait objects
+pub struct Application {
+    interface: Interface,
+    config: Config,
+    state: AppState,
+    seed: Option<demo::DemoSeed>,
+    worker: Option<BackgroundWorker>,
+}
+
+impl Application {
+    /// Builds the application. Blocking (it opens the database and may make
+    /// blocking HTTP clients): call it off the async runtime, as [`start`]
+    /// does, unless `parts` bring a registry without such clients.
+    pub fn build(interface: Interface, config: Config, parts: Parts) -> anyhow::Result<Self> {
+        let clock = parts.clock.unwrap_or_else(|| Arc::new(SystemClock));
+        let db = match parts.database {
+            Some(db) => db,
+            None => open_database(&config)?,
+        };
+        let engine = match parts.registry {
+            Some(registry) => engine_with(&config, &db, clock.clone(), registry)?,
+            None => sync_engine(&config, &db, clock.clone())?,
+        };
         // The browser pages (Platform only) connect banks with their own clone.
         let pages_engine = (interface == Interface::Platform).then(|| engine.clone());
-        let seed = if interface == Interface::Personal && setup_config.seed_demo {
-            demo::seed_if_empty(&db, &engine, setup_clock.as_ref())?
+        let seed = if interface == Interface::Personal && config.seed_demo {
+            demo::seed_if_empty(&db, &engine, clock.as_ref())?
         } else {
             None
         };
-        let worker = if setup_config.embedded_worker {
+        let worker = if config.embedded_worker {
             Some(
-                BackgroundWorker::start(engine, setup_config.worker_poll, interface.binary())
+                BackgroundWorker::start(engine, config.worker_poll, interface.binary())
                     .context("starting the embedded worker")?,
             )
         } else {
             None
         };
-        Ok((db, seed, worker, pages_engine))
-    })
-    .await??;
-
-    let mut state = AppState::new(db.clone(), clock, config.public_url.clone());
-    // Mail, payments and bank connections serve the browser pages, which
-    // only the Platform interface has.
-    if let Some(engine) = pages_engine {
-        state = state.with_engine(engine).with_mailer(mailer(&config)?);
-        state.behind_proxy = config.behind_proxy;
-        if let Some(payments) = payments(&config, &db) {
-            state = state.with_payments(payments);
+        let mut state = AppState::new(db.clone(), clock, config.public_url.clone());
+        // Mail, payments and bank connections serve the browser pages, which
+        // only the Platform interface has.
+        if let Some(engine) = pages_engine {
+            let mailer = match parts.mailer {
+                Some(mailer) => mailer,
+                None => mailer(&config)?,
+            };
+            state = state.with_engine(engine).with_mailer(mailer);
+            state.behind_proxy = config.behind_proxy;
+            if let Some(payments) = parts.payments.or_else(|| payments(&config, &db)) {
+                state = state.with_payments(payments);
+            }
         }
+        Ok(Self {
+            interface,
+            config,
+            state,
+            seed,
+            worker,
+        })
     }
-    let (server, addrs) = bind(state, interface, &config.bind)?;
-    let url = addrs
-        .first()
-        .map(|addr| local_url(*addr))
-        .unwrap_or_default();
-    let mut greeting = vec![format!(
-        "Tributary {} listening on {url} (database {})",
-        interface.name(),
-        config.database_url
-    )];
-    if let Some(seed) = seed {
-        greeting.push(format!(
-            "Created demo user {} with {} synced sandbox accounts.",
-            seed.email, seed.accounts
-        ));
-        greeting.push(format!("Demo API key (shown only now): {}", seed.api_key));
-        greeting.push(format!(
-            "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
-            seed.api_key
-        ));
+
+    /// The state every handler shares.
+    pub fn state(&self) -> &AppState {
+        &self.state
     }
-    if interface == Interface::Personal && !config.seed_demo {
-        greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());
+
+    /// Listens on the configured address; the server serves once awaited
+    /// (or spawned).
+    pub fn bind(self) -> anyhow::Result<Started> {
+        let Self {
+            interface,
+            config,
+            state,
+            seed,
+            worker,
+        } = self;
+        let (server, addrs) = bind(state, interface, &config.bind)?;
+        let url = addrs
+            .first()
+            .map(|addr| local_url(*addr))
+            .unwrap_or_default();
+        let mut greeting = vec![format!(
+            "Tributary {} listening on {url} (database {})",
+            interface.name(),
+            config.database_url
+        )];
+        if let Some(seed) = seed {
+            greeting.push(format!(
+                "Created demo user {} with {} synced sandbox accounts.",
+                seed.email, seed.accounts
+            ));
+            greeting.push(format!("Demo API key (shown only now): {}", seed.api_key));
+            greeting.push(format!(
+                "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
+                seed.api_key
+            ));
+        }
+        if interface == Interface::Personal && !config.seed_demo {
+            greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());
+        }
+        if worker.is_none() {
+            greeting.push("No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs.".into());
+        }
+        Ok(Started {
+            server,
+            addrs,
+            greeting,
+            worker,
+        })
     }
-    if worker.is_none() {
-        greeting.push("No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs.".into());
-    }
-    Ok(Started {
-        server,
-        addrs,
-        greeting,
-        worker,
-    })
+}
+
+/// Everything a binary does before serving: [`Application::build`] off the
+/// async runtime (the engine holds blocking HTTP clients, which then move to
+/// the worker thread or are dropped there), then bind.
+pub async fn start(interface: Interface, config: Config) -> anyhow::Result<Started> {
+    web::block(move || Application::build(interface, config, Parts::default()))
+        .await??
+        .bind()
 }
 
 /// Everything a binary does: [`start`], print the greeting, and serve until

@@ -382,14 +382,7 @@ impl SyncEngine {
                 self.policy.max_attempts
             );
             log::warn!("job {}: {reason}", job.id);
-            fail_job(
-                &mut *self.db.conn()?,
-                job,
-                ConnectionStatus::Error,
-                &reason,
-                None,
-                self.clock.now().naive_utc(),
-            )?;
+            self.end_in_error(job, &reason)?;
             return Ok(Prepared::Done(SyncOutcome::GaveUp {
                 job_id: job.id,
                 reason,
@@ -399,15 +392,7 @@ impl SyncEngine {
         let credentials = match self.open_credentials(&connection) {
             Ok(credentials) => credentials,
             Err(err) => {
-                let reason = err.to_string();
-                fail_job(
-                    &mut *self.db.conn()?,
-                    job,
-                    ConnectionStatus::Error,
-                    &reason,
-                    None,
-                    self.clock.now().naive_utc(),
-                )?;
+                self.end_in_error(job, &err.to_string())?;
                 return Err(err);
             }
         };
@@ -446,6 +431,20 @@ impl SyncEngine {
             connection,
             credentials,
         })
+    }
+
+    /// Ends a job that cannot run as failed, with `reason` on its connection
+    /// (status ERROR).
+    fn end_in_error(&self, job: &ClaimedJob, reason: &str) -> Result<(), SyncError> {
+        fail_job(
+            &mut *self.db.conn()?,
+            job,
+            ConnectionStatus::Error,
+            reason,
+            None,
+            self.clock.now().naive_utc(),
+        )?;
+        Ok(())
     }
 
     /// Asks the provider, renewing the job's lease meanwhile.

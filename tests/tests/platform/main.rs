@@ -18,6 +18,7 @@ use tributary_domain::ids::UserId;
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_domain::status::{AccountLimitExceeded, StatusDetail};
 use tributary_e2e::harness::platform as on_every_backend;
+use tributary_e2e::json_answer;
 use tributary_e2e::platform::{PlatformServer, TestApp};
 use tributary_providers::Registry;
 use tributary_providers::sandbox::{self, SandboxConnector};

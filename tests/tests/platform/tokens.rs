@@ -487,15 +487,12 @@ async fn no_secret_token_or_code_is_stored_in_plain_text() {
             .await
             .unwrap();
         let (_, pair, _) = redeem(&server, &server.app_a, &code, &redirect).await;
-        let portal: Value = Client::new()
-            .post(server.url("/api/platform/v1/portal_sessions"))
-            .bearer_auth(&access)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let portal: Value = json_answer(
+            Client::new()
+                .post(server.url("/api/platform/v1/portal_sessions"))
+                .bearer_auth(&access),
+        )
+        .await;
         let everything = dump(server.database.db());
         let secrets = [
             server.app_a.secret().to_owned(),

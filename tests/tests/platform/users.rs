@@ -59,16 +59,13 @@ async fn basic_credentials_of_app_a_cannot_touch_a_user_of_app_b() {
                 .await
                 .unwrap();
             assert_eq!(again.status(), StatusCode::OK);
-            let read: Value = client
-                .put(&path)
-                .basic_auth(server.app_b.client_id(), Some(server.app_b.secret()))
-                .json(&serde_json::json!({}))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let read: Value = json_answer(
+                client
+                    .put(&path)
+                    .basic_auth(server.app_b.client_id(), Some(server.app_b.secret()))
+                    .json(&serde_json::json!({})),
+            )
+            .await;
             assert_eq!(read["user"]["limits"]["max_accounts"], expected, "{read}");
         }
         server
