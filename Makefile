@@ -1,6 +1,6 @@
 # Shortcuts; each target is one plain cargo command you can run yourself.
 
-.PHONY: run test lint fmt ci soak
+.PHONY: run test lint fmt ci soak bench
 
 # The Personal API on ./tributary.db, with demo data on first start.
 run:
@@ -25,3 +25,8 @@ ci:
 # 10 minutes of mixed load on both servers (not part of the tests).
 soak:
 	python3 bench/soak.py
+
+# Tributary beside a bare actix-web server sending the same bytes, same run
+# (docs/performance.md). Options: make bench ARGS="--backend sqlite --rows 10000".
+bench:
+	cargo run --release -p tributary-bench -- $(ARGS)

@@ -420,6 +420,25 @@ impl<'a> World<'a> {
                 }
             }
             ["cargo", "install", "cargo-fuzz"] => Ok(()),
+            // The benchmark takes minutes and is not part of the tests: check
+            // that the target exists and runs the bench crate, and that every
+            // option the document passes is one the bench knows.
+            ["make", "bench", args @ ..] => {
+                let makefile = std::fs::read_to_string(root().join("Makefile")).unwrap();
+                let usage = std::fs::read_to_string(root().join("bench/src/main.rs")).unwrap();
+                if !makefile.contains("\nbench:") || !makefile.contains("-p tributary-bench") {
+                    return Err("the Makefile has no bench target running tributary-bench".into());
+                }
+                args.iter()
+                    .flat_map(|arg| arg.split(['"', '=', ' ']))
+                    .filter(|word| word.starts_with("--"))
+                    .try_for_each(|flag| {
+                        usage
+                            .contains(&format!("  {flag} "))
+                            .then_some(())
+                            .ok_or_else(|| format!("the bench has no option {flag}"))
+                    })
+            }
             ["cd", dir] => root()
                 .join(dir)
                 .is_dir()

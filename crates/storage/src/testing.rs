@@ -526,6 +526,57 @@ pub fn simulate_full_disk(db: &Database) {
     }
 }
 
+/// Inserts `count` generated posted transactions into `account`, a handful a
+/// day going back from `newest`, with the multi-row inserts a sync uses, in
+/// batches (memory stays flat at any count): the benchmark's data sets.
+pub fn insert_generated_transactions(
+    db: &Database,
+    account: tributary_domain::ids::AccountId,
+    count: usize,
+    newest: chrono::NaiveDate,
+) -> crate::StorageResult<()> {
+    use tributary_domain::money::Decimal;
+    use tributary_domain::snapshot::SnapshotTransaction;
+    const BATCH: usize = 10_000;
+    const PER_DAY: usize = 7;
+    const MERCHANTS: [&str; 6] = [
+        "Corner Grocery",
+        "City Transit",
+        "Coffee Roasters",
+        "Pharmacy Plus",
+        "Book Nook",
+        "Fuel Stop",
+    ];
+    let mut conn = db.conn()?;
+    let now = chrono::Utc::now().naive_utc();
+    let mut next = 0;
+    while next < count {
+        let batch: Vec<SnapshotTransaction> = (next..count.min(next + BATCH))
+            .map(|n| {
+                let days = i64::try_from(n / PER_DAY).unwrap_or(i64::MAX);
+                let merchant = MERCHANTS[n % MERCHANTS.len()];
+                SnapshotTransaction {
+                    provider_id: format!("gen-{n}"),
+                    pending_provider_id: None,
+                    is_pending: false,
+                    date: newest - chrono::Duration::days(days),
+                    amount: -Decimal::new(i64::try_from(n % 9_973).unwrap_or(1) + 101, 2),
+                    currency: "EUR".into(),
+                    merchant: Some(merchant.into()),
+                    description: Some(format!("{merchant} card payment {n}")),
+                }
+            })
+            .collect();
+        conn.atomically(|conn| {
+            Ok(crate::backend::insert_transactions(
+                conn, account, &batch, now,
+            )?)
+        })?;
+        next += batch.len();
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
