@@ -47,14 +47,6 @@ fn says_full(message: &str) -> bool {
     .any(|text| message.contains(text))
 }
 
-impl StorageError {
-    /// A condition that passes without anyone fixing the request: worth a
-    /// 503 with `Retry-After`, not a 500.
-    pub fn is_temporary(&self) -> bool {
-        matches!(self, StorageError::Unavailable(_) | StorageError::Full(_))
-    }
-}
-
 impl From<DieselError> for StorageError {
     fn from(err: DieselError) -> Self {
         match err {
