@@ -8,8 +8,16 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// Path (with its query) → the body and content type to answer.
-pub type Answers = Arc<HashMap<String, (Vec<u8>, String)>>;
+/// What the bare server answers a path (with its query) with.
+#[derive(Debug)]
+pub struct Stored {
+    pub body: Vec<u8>,
+    pub content_type: String,
+    pub etag: Option<String>,
+}
+
+/// Path (with its query) → its answer.
+pub type Answers = Arc<HashMap<String, Stored>>;
 
 /// Starts the bare server on a free loopback port.
 pub fn start(answers: Answers) -> std::io::Result<(actix_web::dev::ServerHandle, SocketAddr)> {
@@ -33,10 +41,22 @@ async fn answer(req: HttpRequest, answers: web::Data<Answers>) -> HttpResponse {
         Some(path) => path.as_str(),
         None => req.path(),
     };
-    match answers.get(key) {
-        Some((body, content_type)) => HttpResponse::Ok()
-            .content_type(content_type.as_str())
-            .body(body.clone()),
-        None => HttpResponse::NotFound().finish(),
+    let Some(stored) = answers.get(key) else {
+        return HttpResponse::NotFound().finish();
+    };
+    // A conditional request gets 304 without a look at the tag: the least
+    // a server can do for one.
+    if let Some(etag) = &stored.etag
+        && req.headers().contains_key("if-none-match")
+    {
+        return HttpResponse::NotModified()
+            .insert_header(("etag", etag.as_str()))
+            .finish();
     }
+    let mut answer = HttpResponse::Ok();
+    answer.content_type(stored.content_type.as_str());
+    if let Some(etag) = &stored.etag {
+        answer.insert_header(("etag", etag.as_str()));
+    }
+    answer.body(stored.body.clone())
 }

@@ -44,20 +44,47 @@ pub fn request(path: &str, headers: &[(&str, &str)]) -> Vec<u8> {
     text.into_bytes()
 }
 
-/// One request on a new connection; the status and body.
-pub async fn fetch(addr: SocketAddr, request: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
+/// One answer as [`fetch`] returns it.
+#[derive(Debug)]
+pub struct Fetched {
+    pub status: u16,
+    pub etag: Option<String>,
+    pub body: Vec<u8>,
+    /// From sending the request to the first byte of the answer's body.
+    pub first_byte: Duration,
+    /// From sending the request to the answer's last byte.
+    pub whole: Duration,
+}
+
+/// One request on a new connection.
+pub async fn fetch(addr: SocketAddr, request: &[u8]) -> std::io::Result<Fetched> {
     let mut stream = TcpStream::connect(addr).await?;
+    let sent = Instant::now();
     stream.write_all(request).await?;
     let mut buf = Vec::new();
-    let answer = read_answer(&mut stream, &mut buf).await?;
-    Ok((answer.status, buf[answer.body].to_vec()))
+    let mut first_byte = None;
+    let answer = read_answer(&mut stream, &mut buf, &mut |received| {
+        if received {
+            first_byte.get_or_insert(sent.elapsed());
+        }
+    })
+    .await?;
+    let whole = sent.elapsed();
+    Ok(Fetched {
+        status: answer.status,
+        etag: answer.etag,
+        body: buf[answer.body].to_vec(),
+        first_byte: first_byte.unwrap_or(whole),
+        whole,
+    })
 }
 
 /// Drives `connections` keep-alive connections for `duration`; fails on any
-/// answer that is not 200.
+/// answer whose status is not `expect`.
 pub async fn drive(
     addr: SocketAddr,
     request: &[u8],
+    expect: u16,
     connections: usize,
     duration: Duration,
 ) -> std::io::Result<Measured> {
@@ -66,7 +93,7 @@ pub async fn drive(
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..connections {
         let request = request.to_vec();
-        tasks.spawn(async move { one_connection(addr, &request, deadline).await });
+        tasks.spawn(async move { one_connection(addr, &request, expect, deadline).await });
     }
     let mut latencies = Vec::new();
     while let Some(done) = tasks.join_next().await {
@@ -84,6 +111,7 @@ pub async fn drive(
 async fn one_connection(
     addr: SocketAddr,
     request: &[u8],
+    expect: u16,
     deadline: Instant,
 ) -> std::io::Result<Vec<u32>> {
     let mut stream = TcpStream::connect(addr).await?;
@@ -93,8 +121,8 @@ async fn one_connection(
     while Instant::now() < deadline {
         let sent = Instant::now();
         stream.write_all(request).await?;
-        let answer = read_answer(&mut stream, &mut buf).await?;
-        if answer.status != 200 {
+        let answer = read_answer(&mut stream, &mut buf, &mut |_| {}).await?;
+        if answer.status != expect {
             return Err(std::io::Error::other(format!(
                 "answered {}: {}",
                 answer.status,
@@ -108,11 +136,17 @@ async fn one_connection(
 
 struct Answer {
     status: u16,
+    etag: Option<String>,
     body: std::ops::Range<usize>,
 }
 
-/// Reads one whole answer into `buf` (Content-Length or chunked).
-async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<Answer> {
+/// Reads one whole answer into `buf` (Content-Length or chunked);
+/// `body_seen(true)` is called once body bytes have arrived.
+async fn read_answer(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    body_seen: &mut dyn FnMut(bool),
+) -> std::io::Result<Answer> {
     buf.clear();
     let head_end = loop {
         if let Some(at) = find(buf, b"\r\n\r\n") {
@@ -120,7 +154,18 @@ async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Resu
         }
         read_more(stream, buf).await?;
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let etag = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("etag")
+            .then(|| value.trim().to_owned())
+    });
+    let head = head.to_ascii_lowercase();
+    let with = |status, body| Answer {
+        status,
+        etag: etag.clone(),
+        body,
+    };
     let status = head
         .get(9..12)
         .and_then(|code| code.parse().ok())
@@ -131,18 +176,14 @@ async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Resu
         .and_then(|value| value.trim().parse::<usize>().ok());
     if let Some(length) = length {
         while buf.len() < head_end + length {
+            body_seen(buf.len() > head_end);
             read_more(stream, buf).await?;
         }
-        return Ok(Answer {
-            status,
-            body: head_end..head_end + length,
-        });
+        body_seen(length > 0);
+        return Ok(with(status, head_end..head_end + length));
     }
     if !head.contains("transfer-encoding: chunked") {
-        return Ok(Answer {
-            status,
-            body: head_end..head_end,
-        });
+        return Ok(with(status, head_end..head_end));
     }
     // Chunked: the chunks' data is moved down over their size lines, so the
     // body ends up whole after the head.
@@ -159,15 +200,14 @@ async fn read_answer(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Resu
         let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
             .map_err(|_| std::io::Error::other(format!("bad chunk size `{size_text}`")))?;
         let data = line_end + 2;
+        body_seen(size > 0 && buf.len() > data);
         while buf.len() < data + size + 2 {
             read_more(stream, buf).await?;
         }
+        body_seen(size > 0);
         if size == 0 {
             buf.truncate(write);
-            return Ok(Answer {
-                status,
-                body: head_end..write,
-            });
+            return Ok(with(status, head_end..write));
         }
         buf.copy_within(data..data + size, write);
         write += size;

@@ -90,6 +90,9 @@ impl Options {
 }
 
 fn main() -> anyhow::Result<()> {
+    if let Ok(url) = std::env::var(SERVE_DATABASE) {
+        return serve(url);
+    }
     let options = Options::parse()?;
     actix_web::rt::System::new().block_on(run(options))
 }
@@ -112,6 +115,14 @@ async fn run(options: Options) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One request of the table.
+struct Probe {
+    name: &'static str,
+    path: String,
+    headers: Vec<(&'static str, String)>,
+    expect: u16,
+}
+
 /// One data set on one backend: every request of the table, against both
 /// servers.
 async fn measure(
@@ -127,48 +138,76 @@ async fn measure(
         "-- {backend}: {rows} transactions seeded in {:.1?}",
         seeding.elapsed()
     );
-    let (server, tributary) = serve(&database)?;
+    let server = ServerProcess::start(&database)?;
+    let tributary = server.addr;
+    let idle = server.memory()?;
+    let auth = ("x-api-key", key.clone());
 
     let transactions = format!("/api/v1/accounts/{account}/transactions");
-    let mut requests = vec![
-        ("accounts".to_owned(), "/api/v1/accounts".to_owned()),
-        ("newest 100".to_owned(), format!("{transactions}?limit=100")),
+    let probe = |name, path: String| Probe {
+        name,
+        path,
+        headers: vec![auth.clone()],
+        expect: 200,
+    };
+    let mut probes = vec![
+        probe("accounts", "/api/v1/accounts".to_owned()),
+        probe("newest 100", format!("{transactions}?limit=100")),
     ];
-    // A whole list is measured only while it is a list a client would read
-    // at once; past that, paging is the way (and #13's streaming).
+    // Under load, a whole list only while it is one a client reads at once;
+    // a bigger one is measured once below (first byte, memory).
     if rows <= 10_000 {
-        requests.push(("full list".to_owned(), transactions.clone()));
+        probes.push(probe("full list", transactions.clone()));
     }
 
     // The bare server answers each path with what Tributary answered.
     let mut answers = HashMap::new();
-    for (_, path) in &requests {
-        let (status, body) =
-            load::fetch(tributary, &load::request(path, &[("x-api-key", &key)])).await?;
-        if status != 200 {
-            bail!(
-                "{path} answered {status}: {}",
-                String::from_utf8_lossy(&body)
-            );
-        }
-        answers.insert(path.clone(), (body, "application/json".to_owned()));
+    for probe in &probes {
+        let fetched = fetch(tributary, &probe.path, &probe.headers).await?;
+        answers.insert(
+            probe.path.clone(),
+            bare::Stored {
+                body: fetched.body,
+                content_type: "application/json".to_owned(),
+                etag: fetched.etag,
+            },
+        );
     }
+    // A client that asks again with the ETag it got, the data unchanged.
+    let listing = probes.last().map(|p| p.path.clone()).unwrap_or_default();
+    let etag = answers
+        .get(&listing)
+        .and_then(|stored| stored.etag.clone())
+        .context("the listing has no ETag")?;
+    probes.push(Probe {
+        name: "unchanged (If-None-Match)",
+        path: listing,
+        headers: vec![auth.clone(), ("if-none-match", etag)],
+        expect: 304,
+    });
     let (bare_server, bare) = bare::start(Arc::new(answers))?;
 
-    for (name, path) in &requests {
-        let request = load::request(path, &[("x-api-key", &key)]);
+    for probe in &probes {
+        let headers: Vec<(&str, &str)> = probe
+            .headers
+            .iter()
+            .map(|(n, v)| (*n, v.as_str()))
+            .collect();
+        let request = load::request(&probe.path, &headers);
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         for _ in 0..options.rounds {
             let duration = Duration::from_secs(options.seconds);
-            ours.push(load::drive(tributary, &request, options.connections, duration).await?);
-            theirs.push(load::drive(bare, &request, options.connections, duration).await?);
+            let connections = options.connections;
+            ours.push(load::drive(tributary, &request, probe.expect, connections, duration).await?);
+            theirs.push(load::drive(bare, &request, probe.expect, connections, duration).await?);
         }
         let ours = median(ours);
         let theirs = median(theirs);
         let ratio_permille = ours.per_second() * 1000 / theirs.per_second().max(1);
         println!(
-            "| {backend} | {rows} | {name} | {} | {} | {}.{:03} | {} | {} | {} |",
+            "| {backend} | {rows} | {} | {} | {} | {}.{:03} | {} | {} | {} |",
+            probe.name,
             ours.per_second(),
             theirs.per_second(),
             ratio_permille / 1000,
@@ -178,9 +217,43 @@ async fn measure(
             ours.percentile(999),
         );
     }
+    let loaded = server.memory()?;
+
+    // The whole list once, streamed: when its first byte arrives, how long
+    // the whole takes, and the server's peak memory meanwhile.
+    server.reset_peak()?;
+    let whole = fetch(tributary, &transactions, &[auth]).await?;
+    let streamed = server.memory()?;
+    eprintln!(
+        "-- {backend} {rows}: server RSS idle {} MiB, after the load {} MiB; full list of {} bytes: \
+         first byte {} ms, whole {} ms, peak RSS {} MiB",
+        idle.rss_mib,
+        loaded.rss_mib,
+        whole.body.len(),
+        whole.first_byte.as_millis(),
+        whole.whole.as_millis(),
+        streamed.peak_mib,
+    );
     bare_server.stop(true).await;
-    server.stop(true).await;
     Ok(())
+}
+
+/// A GET that must answer 200.
+async fn fetch(
+    addr: SocketAddr,
+    path: &str,
+    headers: &[(&'static str, String)],
+) -> anyhow::Result<load::Fetched> {
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let fetched = load::fetch(addr, &load::request(path, &headers)).await?;
+    if fetched.status != 200 {
+        bail!(
+            "{path} answered {}: {}",
+            fetched.status,
+            String::from_utf8_lossy(&fetched.body)
+        );
+    }
+    Ok(fetched)
 }
 
 /// The run with the median throughput.
@@ -246,10 +319,81 @@ fn only_account(
         .context("the seeded account is missing")
 }
 
-/// The Personal API over `database`, assembled as the binary assembles it,
-/// on a free loopback port.
-fn serve(database: &TestDatabase) -> anyhow::Result<(actix_web::dev::ServerHandle, SocketAddr)> {
-    let url = database.url();
+/// Set in the server process's environment: the database it serves.
+const SERVE_DATABASE: &str = "TRIBUTARY_BENCH_SERVE_DATABASE";
+
+/// The Personal API in a process of its own (this executable again), so
+/// that its memory is the server's alone.
+struct ServerProcess {
+    child: std::process::Child,
+    addr: SocketAddr,
+}
+
+/// A process's resident memory, now and at its peak, in MiB.
+struct Memory {
+    rss_mib: u64,
+    peak_mib: u64,
+}
+
+impl ServerProcess {
+    fn start(database: &TestDatabase) -> anyhow::Result<Self> {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(std::env::current_exe()?)
+            .env(SERVE_DATABASE, database.url())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .context("starting the server process")?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().context("the server's stdout")?;
+        std::io::BufReader::new(stdout).read_line(&mut line)?;
+        let addr = line
+            .trim()
+            .parse()
+            .with_context(|| format!("the server process said `{}`", line.trim()))?;
+        Ok(Self { child, addr })
+    }
+
+    /// VmRSS and VmHWM from /proc.
+    fn memory(&self) -> anyhow::Result<Memory> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+                .map(|kib| kib / 1024)
+                .with_context(|| format!("{name} in /proc/<pid>/status"))
+        };
+        Ok(Memory {
+            rss_mib: field("VmRSS:")?,
+            peak_mib: field("VmHWM:")?,
+        })
+    }
+
+    /// Starts VmHWM again from the present RSS (Linux `clear_refs` 5).
+    fn reset_peak(&self) -> anyhow::Result<()> {
+        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5")?;
+        Ok(())
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server process: the Personal API over the given database,
+/// assembled as the binary assembles it, on a free loopback port, which it
+/// prints; it runs until killed.
+fn serve(url: String) -> anyhow::Result<()> {
     let key = tributary_auth::keyring::generate_key();
     let config = Config::from_lookup(|name| match name {
         "TRIBUTARY_DATABASE_URL" => Some(url.clone()),
@@ -258,14 +402,14 @@ fn serve(database: &TestDatabase) -> anyhow::Result<(actix_web::dev::ServerHandl
         "TRIBUTARY_SECRET_KEY" => Some(key.clone()),
         _ => None,
     })?;
-    let parts = Parts {
-        database: Some(database.db().clone()),
-        registry: Some(Registry::default()),
-        ..Parts::default()
-    };
-    let started = Application::build(Interface::Personal, config, parts)?.bind()?;
-    let handle = started.server.handle();
-    let addr = started.addrs[0];
-    actix_web::rt::spawn(started.server);
-    Ok((handle, addr))
+    actix_web::rt::System::new().block_on(async move {
+        let parts = Parts {
+            registry: Some(Registry::default()),
+            ..Parts::default()
+        };
+        let started = Application::build(Interface::Personal, config, parts)?.bind()?;
+        println!("{}", started.addrs[0]);
+        started.server.await?;
+        Ok(())
+    })
 }

@@ -1443,3 +1443,159 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
     })
     .await;
 }
+
+/// The listing's bytes and headers, asked for with `headers`.
+async fn listing(
+    server: &TestServer,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+    let mut request = Client::new()
+        .get(server.url(path))
+        .header("x-api-key", &server.world.alice_key);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    (status, headers, response.bytes().await.unwrap().to_vec())
+}
+
+fn header<'a>(headers: &'a reqwest::header::HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).map(|v| v.to_str().unwrap())
+}
+
+#[actix_web::test]
+async fn a_long_listing_streams_whole_and_revalidates_by_its_etag() {
+    on_every_backend(|server| async move {
+        let account = server.world.alice_sandbox_accounts[2];
+        let before = get_json(
+            &server,
+            &format!("/api/v1/accounts/{account}/transactions?limit=1"),
+            &server.world.alice_key,
+        )
+        .await["total"]
+            .as_i64()
+            .unwrap();
+        // Several of the stream's batches' worth.
+        let db = server.database.db().clone();
+        tokio::task::spawn_blocking(move || {
+            tributary_storage::testing::insert_generated_transactions(
+                &db,
+                account,
+                1_234,
+                chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap(),
+            )
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let path = format!("/api/v1/accounts/{account}/transactions");
+
+        let (status, headers, body) = listing(&server, &path, &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            header(&headers, "transfer-encoding"),
+            Some("chunked"),
+            "streamed"
+        );
+        assert_eq!(header(&headers, "cache-control"), Some("private, no-cache"));
+        assert_eq!(header(&headers, "content-type"), Some("application/json"));
+        let etag = header(&headers, "etag").expect("an ETag").to_owned();
+        assert!(etag.starts_with('"'), "a strong tag: {etag}");
+        let whole: Value = serde_json::from_slice(&body).unwrap();
+        let ids: Vec<&str> = whole["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(whole["total"].as_i64().unwrap(), before + 1_234);
+        assert_eq!(ids.len() as i64, before + 1_234);
+        let distinct: std::collections::HashSet<&str> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), ids.len(), "no row twice");
+
+        // Pages of the same data: the same rows in the same order, and a
+        // total from the account's tally that agrees.
+        let mut paged = Vec::new();
+        let mut next = format!("{path}?limit=1000");
+        loop {
+            let page = get_json(&server, &next, &server.world.alice_key).await;
+            assert_eq!(page["total"].as_i64().unwrap(), before + 1_234);
+            paged.extend(
+                page["transactions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["id"].as_str().unwrap().to_owned()),
+            );
+            match page["nextCursor"].as_str() {
+                Some(cursor) => next = format!("{path}?limit=1000&cursor={cursor}"),
+                None => break,
+            }
+        }
+        assert_eq!(paged, ids);
+
+        // Asked again with its tag, unchanged: 304, no body.
+        let (status, again, body) = listing(&server, &path, &[("if-none-match", &etag)]).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED);
+        assert_eq!(header(&again, "etag"), Some(etag.as_str()));
+        assert_eq!(header(&again, "cache-control"), Some("private, no-cache"));
+        assert!(body.is_empty());
+
+        // Compressed when the client accepts it: the same JSON, its own tag,
+        // which revalidates too.
+        let (status, gzipped, compressed) =
+            listing(&server, &path, &[("accept-encoding", "gzip")]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(header(&gzipped, "content-encoding"), Some("gzip"));
+        let gzip_tag = header(&gzipped, "etag").unwrap().to_owned();
+        assert_ne!(gzip_tag, etag, "another representation, another strong tag");
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::GzDecoder::new(compressed.as_slice()),
+            &mut plain,
+        )
+        .unwrap();
+        assert_eq!(serde_json::from_slice::<Value>(&plain).unwrap(), whole);
+        assert!(
+            compressed.len() * 4 < plain.len(),
+            "{} of {}",
+            compressed.len(),
+            plain.len()
+        );
+        let (status, _, _) = listing(
+            &server,
+            &path,
+            &[("if-none-match", &gzip_tag), ("accept-encoding", "gzip")],
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED);
+
+        // A page has a tag of its own.
+        let (_, page_headers, _) = listing(&server, &format!("{path}?limit=10"), &[]).await;
+        assert_ne!(header(&page_headers, "etag"), Some(etag.as_str()));
+
+        // Changed data: the old tag no longer matches.
+        let db = server.database.db().clone();
+        tokio::task::spawn_blocking(move || {
+            tributary_storage::testing::insert_generated_transactions(
+                &db,
+                account,
+                1,
+                chrono::NaiveDate::from_ymd_opt(2019, 1, 1).unwrap(),
+            )
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let (status, changed, body) = listing(&server, &path, &[("if-none-match", &etag)]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_ne!(header(&changed, "etag"), Some(etag.as_str()));
+        let changed: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(changed["total"].as_i64().unwrap(), before + 1_235);
+        server
+    })
+    .await;
+}

@@ -8,9 +8,9 @@
 
 use crate::auth::Authenticated;
 use crate::error::ApiError;
-use crate::routes;
 use crate::state::AppState;
-use crate::wire;
+use crate::{conditional, routes, transaction_stream, wire};
+use actix_web::http::header::{self, EntityTag};
 use actix_web::{HttpRequest, HttpResponse, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -19,8 +19,10 @@ use std::collections::HashMap;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::Decimal;
-use tributary_storage::AnyConnection;
-use tributary_storage::read::{self, AccountView, TransactionFilter, TransactionPosition};
+use tributary_storage::read::{
+    self, AccountView, TransactionFilter, TransactionPosition, TransactionRecord,
+};
+use tributary_storage::{AnyConnection, HeldSnapshot};
 
 /// Largest page a client may ask for.
 pub const MAX_LIMIT: i64 = 1000;
@@ -28,19 +30,20 @@ pub const MAX_LIMIT: i64 = 1000;
 pub const DEFAULT_LIMIT: i64 = 100;
 
 pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
-    cfg.service(routes::get("/accounts", list_accounts::<A>))
-        .service(routes::get(
+    let data = |resource| conditional::data_resource(resource);
+    cfg.service(data(routes::get("/accounts", list_accounts::<A>)))
+        .service(data(routes::get(
             "/accounts/{accountId}/transactions",
             list_transactions::<A>,
-        ))
-        .service(routes::get(
+        )))
+        .service(data(routes::get(
             "/accounts/{accountId}/balance",
             get_balance::<A>,
-        ))
-        .service(routes::get(
+        )))
+        .service(data(routes::get(
             "/accounts/{accountId}/holdings",
             get_holdings::<A>,
-        ));
+        )));
 }
 
 /// Runs blocking database work off the async runtime (see
@@ -268,6 +271,40 @@ impl TransactionQuery {
             page,
         })
     }
+
+    /// The query as it shapes the answer, for the listing's entity tag:
+    /// two requests with the same tag part get the same bytes of the same
+    /// data. (No `+`: the tag's content-coding suffix starts with one.)
+    fn tag(&self) -> String {
+        let date = |d: Option<NaiveDate>| d.map_or_else(|| "-".to_owned(), |d| d.to_string());
+        let mut tag = format!(
+            "p{}.f{}.t{}",
+            u8::from(self.filter.include_pending),
+            date(self.filter.from),
+            date(self.filter.to)
+        );
+        if let Some(page) = &self.page {
+            tag.push_str(&format!(".l{}", page.limit));
+            if let Some(after) = page.after {
+                tag.push_str(&format!(".c{}", encode_cursor(after)));
+            }
+        }
+        tag
+    }
+}
+
+/// What the listing's first blocking step found.
+enum Listed {
+    /// The client's copy is current (`If-None-Match`): no row was read.
+    NotModified(EntityTag),
+    Page {
+        tag: EntityTag,
+        rows: Vec<TransactionRecord>,
+        total: i64,
+        next_cursor: Option<String>,
+    },
+    /// The unpaged listing, its first batch read, the rest to stream.
+    Stream(EntityTag, Box<transaction_stream::Batch>),
 }
 
 async fn list_transactions<A: Authenticated>(
@@ -278,50 +315,76 @@ async fn list_transactions<A: Authenticated>(
 ) -> Result<HttpResponse, ApiError> {
     let account_id = parse_account_id(&path)?;
     let query = TransactionQuery::parse(req.query_string())?;
+    let if_none_match = conditional::if_none_match(&req);
     let viewer = auth.viewer().clone();
-    // One snapshot for the page and its total: a sync committing between
-    // the two queries must not make them disagree.
-    let response = with_conn(&state, move |conn| {
-        conn.read_snapshot(|conn| {
-            visible_account(conn, &viewer, account_id)?;
-            let Some(page) = query.page else {
-                let rows = read::list_transactions(conn, account_id, &query.filter, None, None)?;
-                return Ok(wire::TransactionList {
-                    total: rows.len() as i64,
-                    transactions: rows.into_iter().map(Into::into).collect(),
-                    next_cursor: None,
-                });
-            };
-            // One row more than asked tells whether another page follows.
-            let mut rows = read::list_transactions(
-                conn,
-                account_id,
-                &query.filter,
-                Some(page.limit + 1),
-                page.after,
-            )?;
-            let more = rows.len() as i64 > page.limit;
-            rows.truncate(page.limit as usize);
-            let next_cursor = more
-                .then(|| {
-                    rows.last().map(|last| {
-                        encode_cursor(TransactionPosition {
-                            date: last.date,
-                            id: last.id,
-                        })
+    let db = state.db.clone();
+    // Every read of one listing (the account and its tally, the rows, a
+    // range count) comes from one snapshot: a sync committing in between
+    // must not make the page and its total disagree, nor a streamed list
+    // show a row twice.
+    let listed = web::block(move || -> Result<Listed, ApiError> {
+        let mut snapshot = HeldSnapshot::open(&db)?;
+        let account = visible_account(snapshot.conn(), &viewer, account_id)?;
+        let tag =
+            conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag());
+        if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag) {
+            snapshot.finish()?;
+            return Ok(Listed::NotModified(matched));
+        }
+        let Some(page) = query.page else {
+            let listing = transaction_stream::Listing::new(snapshot, account_id, query.filter);
+            return Ok(Listed::Stream(tag, Box::new(listing.next_batch()?)));
+        };
+        let conn = snapshot.conn();
+        // One row more than asked tells whether another page follows.
+        let mut rows = read::list_transactions(
+            conn,
+            account_id,
+            &query.filter,
+            Some(page.limit + 1),
+            page.after,
+        )?;
+        let more = rows.len() as i64 > page.limit;
+        rows.truncate(page.limit as usize);
+        let next_cursor = more
+            .then(|| {
+                rows.last().map(|last| {
+                    encode_cursor(TransactionPosition {
+                        date: last.date,
+                        id: last.id,
                     })
                 })
-                .flatten();
-            let total = read::count_transactions(conn, account_id, &query.filter)?;
-            Ok(wire::TransactionList {
-                total,
-                transactions: rows.into_iter().map(Into::into).collect(),
-                next_cursor: Some(next_cursor),
             })
+            .flatten();
+        let total = read::page_total(conn, &account, &query.filter)?;
+        snapshot.finish()?;
+        Ok(Listed::Page {
+            tag,
+            rows,
+            total,
+            next_cursor,
         })
     })
-    .await?;
-    Ok(HttpResponse::Ok().json(response))
+    .await??;
+    Ok(match listed {
+        Listed::NotModified(matched) => conditional::not_modified(&matched),
+        Listed::Page {
+            tag,
+            rows,
+            total,
+            next_cursor,
+        } => HttpResponse::Ok()
+            .insert_header((header::ETAG, tag.to_string()))
+            .json(wire::TransactionPage {
+                transactions: &rows,
+                total,
+                next_cursor,
+            }),
+        Listed::Stream(tag, first) => HttpResponse::Ok()
+            .insert_header(header::ContentType::json())
+            .insert_header((header::ETAG, tag.to_string()))
+            .streaming(transaction_stream::body(*first)),
+    })
 }
 
 async fn get_balance<A: Authenticated>(

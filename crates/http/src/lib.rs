@@ -4,6 +4,7 @@
 
 pub mod access_log;
 pub mod auth;
+pub mod conditional;
 pub mod config;
 pub mod connections;
 pub mod data;
@@ -18,6 +19,7 @@ pub mod request_id;
 pub mod routes;
 pub mod server;
 pub mod state;
+pub mod transaction_stream;
 pub mod web;
 mod wire;
 

@@ -7,7 +7,7 @@ use actix_web::dev::HttpServiceFactory;
 use actix_web::{FromRequest, Handler, HttpResponse, Resource, Responder, Route, web};
 
 /// `path` served by `handler` on GET and HEAD.
-pub fn get<F, Args>(path: &str, handler: F) -> impl HttpServiceFactory + 'static
+pub fn get<F, Args>(path: &str, handler: F) -> Resource
 where
     F: Handler<Args> + Clone,
     Args: FromRequest + 'static,

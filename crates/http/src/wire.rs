@@ -1,7 +1,10 @@
 //! The exact JSON shapes of spec/wire-format.md. Field names here are a
 //! contract with existing clients: extend with optional fields, never rename.
 
-use serde::Serialize;
+use chrono::{Datelike, NaiveDate};
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+use std::fmt;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
@@ -44,28 +47,88 @@ impl From<AccountView> for Account {
     }
 }
 
+/// One page of a paged listing (`limit` or `cursor` given). The unpaged
+/// listing is streamed by `data::TransactionStream` in the same shape,
+/// without `nextCursor`.
 #[derive(Serialize)]
-pub struct TransactionList {
-    pub transactions: Vec<Transaction>,
+pub struct TransactionPage<'a> {
+    #[serde(serialize_with = "transaction_rows")]
+    pub transactions: &'a [TransactionRecord],
     pub total: i64,
-    /// Present only when the request paged (`limit` or `cursor`).
-    #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<Option<String>>,
+    #[serde(rename = "nextCursor")]
+    pub next_cursor: Option<String>,
 }
 
-#[derive(Serialize)]
-pub struct Transaction {
-    pub id: String,
-    #[serde(rename = "accountId")]
-    pub account_id: AccountId,
-    #[serde(serialize_with = "decimal_json::serialize")]
-    pub amount: Decimal,
-    pub currency: String,
-    pub date: String,
-    pub merchant: Option<String>,
-    pub description: Option<String>,
-    #[serde(rename = "isPending")]
-    pub is_pending: bool,
+fn transaction_rows<S: Serializer>(rows: &&[TransactionRecord], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(rows.iter().map(Transaction))
+}
+
+/// A stored transaction as the contract's Transaction, written straight
+/// from the record: the id and the date through their digits (no string
+/// made, no format string parsed per row), a merchant label made only for a
+/// record that names none.
+pub struct Transaction<'a>(pub &'a TransactionRecord);
+
+impl Serialize for Transaction<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let record = self.0;
+        let mut out = s.serialize_struct("Transaction", 8)?;
+        out.serialize_field("id", &Digits(record.id.get()))?;
+        out.serialize_field("accountId", &record.account_id)?;
+        out.serialize_field("amount", &Number(&record.amount))?;
+        out.serialize_field("currency", &record.currency)?;
+        out.serialize_field("date", &IsoDate(record.date))?;
+        match &record.merchant {
+            Some(merchant) => out.serialize_field("merchant", merchant)?,
+            None => out.serialize_field(
+                "merchant",
+                &record.description.as_deref().and_then(merchant_label),
+            )?,
+        }
+        out.serialize_field("description", &record.description)?;
+        out.serialize_field("isPending", &record.is_pending)?;
+        out.end()
+    }
+}
+
+/// An integer as a JSON string (transaction ids are strings on the wire).
+struct Digits(i64);
+
+impl Serialize for Digits {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+/// A date as `YYYY-MM-DD`.
+struct IsoDate(NaiveDate);
+
+impl fmt::Display for IsoDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let date = self.0;
+        write!(
+            f,
+            "{:04}-{:02}-{:02}",
+            date.year(),
+            date.month(),
+            date.day()
+        )
+    }
+}
+
+impl Serialize for IsoDate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A decimal as a JSON number with its exact digits.
+struct Number<'a>(&'a Decimal);
+
+impl Serialize for Number<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        decimal_json::serialize(self.0, s)
+    }
 }
 
 /// The longest merchant label made from a description, in characters.
@@ -92,23 +155,6 @@ pub fn merchant_label(description: &str) -> Option<String> {
         label.push_str(word);
     }
     (!label.is_empty()).then_some(label)
-}
-
-impl From<TransactionRecord> for Transaction {
-    fn from(record: TransactionRecord) -> Self {
-        Transaction {
-            id: record.id.to_string(),
-            account_id: record.account_id,
-            amount: record.amount,
-            currency: record.currency,
-            date: record.date.format("%Y-%m-%d").to_string(),
-            merchant: record
-                .merchant
-                .or_else(|| record.description.as_deref().and_then(merchant_label)),
-            description: record.description,
-            is_pending: record.is_pending,
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -207,7 +253,38 @@ impl From<HoldingView> for Holding {
 
 #[cfg(test)]
 mod tests {
-    use super::merchant_label;
+    use super::*;
+    use tributary_domain::ids::TransactionId;
+    use tributary_domain::money::parse_decimal;
+
+    #[test]
+    fn a_transaction_is_written_in_the_contracts_shape() {
+        let record = TransactionRecord {
+            id: TransactionId::new(42),
+            account_id: AccountId::new(7),
+            provider_transaction_id: "t-1".into(),
+            pending_provider_id: None,
+            is_pending: false,
+            date: NaiveDate::from_ymd_opt(2026, 3, 9).unwrap(),
+            amount: parse_decimal("-12.50").unwrap(),
+            currency: "EUR".into(),
+            merchant: None,
+            description: Some("Café \"Zur Post\" card payment".into()),
+        };
+        assert_eq!(
+            serde_json::to_string(&Transaction(&record)).unwrap(),
+            r#"{"id":"42","accountId":7,"amount":-12.50,"currency":"EUR","date":"2026-03-09","merchant":"Café \"Zur Post\" card payment","description":"Café \"Zur Post\" card payment","isPending":false}"#
+        );
+        let page = TransactionPage {
+            transactions: std::slice::from_ref(&record),
+            total: 3,
+            next_cursor: None,
+        };
+        let page: serde_json::Value = serde_json::to_value(&page).unwrap();
+        assert_eq!(page["total"], 3);
+        assert!(page["nextCursor"].is_null());
+        assert_eq!(page["transactions"][0]["date"], "2026-03-09");
+    }
 
     #[test]
     fn merchant_labels_are_whole_words_from_the_description() {

@@ -51,11 +51,7 @@ impl AnyConnection {
         &mut self,
         work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.transaction_begun_by(
-            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-            "BEGIN DEFERRED",
-            work,
-        )
+        self.transaction_begun_by(READ_SNAPSHOT.postgres, READ_SNAPSHOT.sqlite, work)
     }
 
     /// A transaction opened by the backend's `BEGIN …` statement; inside an
@@ -95,6 +91,60 @@ impl AnyConnection {
                 Err(err)
             }
         }
+    }
+}
+
+/// How each backend begins a transaction of one kind.
+struct Begin {
+    postgres: &'static str,
+    sqlite: &'static str,
+}
+
+const READ_SNAPSHOT: Begin = Begin {
+    postgres: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    sqlite: "BEGIN DEFERRED",
+};
+
+/// A read snapshot that outlives one call: a pooled connection inside an
+/// open read-only transaction, for a response read and sent in batches
+/// while the client takes it (see [`AnyConnection::read_snapshot`] for what
+/// the snapshot guarantees). [`HeldSnapshot::finish`] ends the transaction
+/// and hands the connection back; dropped unfinished (the client went
+/// away, a batch failed), the pool discards the connection rather than
+/// reuse one with a transaction open.
+pub struct HeldSnapshot {
+    conn: PooledConn,
+}
+
+impl fmt::Debug for HeldSnapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HeldSnapshot").finish_non_exhaustive()
+    }
+}
+
+impl HeldSnapshot {
+    pub fn open(db: &Database) -> StorageResult<Self> {
+        use diesel::connection::AnsiTransactionManager;
+        let mut conn = db.conn()?;
+        match &mut *conn {
+            AnyConnection::Postgresql(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, READ_SNAPSHOT.postgres)
+            }
+            AnyConnection::Sqlite(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, READ_SNAPSHOT.sqlite)
+            }
+        }?;
+        Ok(Self { conn })
+    }
+
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.conn
+    }
+
+    pub fn finish(mut self) -> StorageResult<()> {
+        use diesel::connection::TransactionManager;
+        <AnyConnection as Connection>::TransactionManager::commit_transaction(&mut self.conn)?;
+        Ok(())
     }
 }
 
@@ -255,14 +305,40 @@ impl ManageConnection for Manager {
         })
     }
 
+    /// Only when the pool asks for it (it does not on checkout, see
+    /// [`Database::connect`]).
     fn is_valid(&self, conn: &mut AnyConnection) -> Result<(), r2d2::Error> {
         conn.batch_execute("SELECT 1")
             .map_err(r2d2::Error::QueryError)
     }
 
-    fn has_broken(&self, _conn: &mut AnyConnection) -> bool {
-        false
+    /// A connection goes back into the pool unless a query on it found the
+    /// server gone, or it still has a transaction open (a held snapshot
+    /// whose reader went away, see [`HeldSnapshot`]).
+    fn has_broken(&self, conn: &mut AnyConnection) -> bool {
+        use diesel::connection::{AnsiTransactionManager, TransactionManager};
+        let lost = CONNECTION_LOST.replace(false);
+        let in_transaction = match conn {
+            AnyConnection::Postgresql(c) => {
+                AnsiTransactionManager::is_broken_transaction_manager(c)
+            }
+            AnyConnection::Sqlite(c) => AnsiTransactionManager::is_broken_transaction_manager(c),
+        };
+        lost || in_transaction
     }
+}
+
+thread_local! {
+    /// Set when a query on this thread found its connection gone; the pool
+    /// reads it when that connection is handed back (on the same thread,
+    /// right after the failed work).
+    static CONNECTION_LOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the connection this thread is using as lost: the pool drops it
+/// when it comes back instead of handing it to the next request.
+pub(crate) fn note_connection_lost() {
+    CONNECTION_LOST.set(true);
 }
 
 /// SQLite settings that are per connection, not per file.
@@ -356,9 +432,14 @@ impl Database {
         }
         drop(probe);
 
+        // No test query on checkout: it was a round trip on every request
+        // (two on PostgreSQL). A connection the server dropped fails its
+        // next query once (503 with Retry-After) and is discarded
+        // (`has_broken`).
         let mut builder = Pool::builder()
             .max_size(options.max_size)
             .min_idle(Some(1))
+            .test_on_check_out(false)
             .connection_timeout(options.connection_timeout);
         if url.backend() == Backend::Sqlite {
             builder = builder.connection_customizer(Box::new(SqlitePragmas {

@@ -57,7 +57,15 @@ impl From<DieselError> for StorageError {
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
                 StorageError::Conflict(info.message().to_owned())
             }
-            DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
+            DieselError::DatabaseError(
+                DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+                info,
+            ) => {
+                // The pool does not test connections on checkout: the
+                // connection that failed this way is dropped, not reused
+                // (dropping one that could still have served costs a
+                // reconnect, nothing more).
+                crate::db::note_connection_lost();
                 StorageError::Unavailable(info.message().to_owned())
             }
             other => StorageError::Query(other),

@@ -23,7 +23,7 @@ pub mod web_sessions;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use db::{AnyConnection, Backend, Database, DatabaseUrl, PoolOptions};
+pub use db::{AnyConnection, Backend, Database, DatabaseUrl, HeldSnapshot, PoolOptions};
 pub use error::StorageError;
 
 pub type StorageResult<T> = Result<T, StorageError>;

@@ -33,6 +33,31 @@ pub struct AccountView {
     pub status: ConnectionStatus,
     pub institution_name: String,
     pub institution_logo: Option<String>,
+    pub transactions: TransactionTally,
+}
+
+/// What an account's transactions amount to, kept by the database in the
+/// same transaction as every change to them (migration
+/// `transaction_counts`), so a page reads them with its account instead of
+/// counting rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Queryable)]
+pub struct TransactionTally {
+    pub posted: i64,
+    pub pending: i64,
+    /// Changes with every insert, update and delete of the account's
+    /// transactions: equal versions, equal listings.
+    pub version: i64,
+}
+
+impl TransactionTally {
+    /// How many transactions a filter without dates matches.
+    pub fn matching(&self, include_pending: bool) -> i64 {
+        if include_pending {
+            self.posted + self.pending
+        } else {
+            self.posted
+        }
+    }
 }
 
 /// The columns of [`AccountView`], in its field order.
@@ -46,6 +71,11 @@ type AccountColumns = (
     connections::status,
     institutions::name,
     institutions::logo_url,
+    (
+        accounts::posted_transactions,
+        accounts::pending_transactions,
+        accounts::transactions_version,
+    ),
 );
 
 const ACCOUNT_COLUMNS: AccountColumns = (
@@ -58,6 +88,11 @@ const ACCOUNT_COLUMNS: AccountColumns = (
     connections::status,
     institutions::name,
     institutions::logo_url,
+    (
+        accounts::posted_transactions,
+        accounts::pending_transactions,
+        accounts::transactions_version,
+    ),
 );
 
 /// Every account the viewer may see, in id order.
@@ -174,7 +209,7 @@ pub fn list_transactions(
     Ok(query.load(conn)?)
 }
 
-/// How many transactions match the filter (the `total` of a paged listing).
+/// How many transactions match the filter, counted row by row.
 pub fn count_transactions(
     conn: &mut AnyConnection,
     account_id: AccountId,
@@ -183,6 +218,20 @@ pub fn count_transactions(
     Ok(filtered_transactions(account_id, filter)
         .count()
         .get_result(conn)?)
+}
+
+/// The `total` of a paged listing: without dates, the account's tally
+/// (read with the account, nothing counted); with dates, a count of the
+/// range, which the listing index covers (rows are not read).
+pub fn page_total(
+    conn: &mut AnyConnection,
+    account: &AccountView,
+    filter: &TransactionFilter,
+) -> StorageResult<i64> {
+    if filter.from.is_none() && filter.to.is_none() {
+        return Ok(account.transactions.matching(filter.include_pending));
+    }
+    count_transactions(conn, account.id, filter)
 }
 
 #[derive(Debug, Clone, PartialEq, Queryable, Selectable)]

@@ -103,6 +103,9 @@ diesel::table! {
         mask -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        posted_transactions -> BigInt,
+        pending_transactions -> BigInt,
+        transactions_version -> BigInt,
     }
 }
 

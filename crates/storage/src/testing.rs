@@ -556,7 +556,8 @@ pub fn insert_generated_transactions(
                 let days = i64::try_from(n / PER_DAY).unwrap_or(i64::MAX);
                 let merchant = MERCHANTS[n % MERCHANTS.len()];
                 SnapshotTransaction {
-                    provider_id: format!("gen-{n}"),
+                    // Calls with another `newest` add rows of their own.
+                    provider_id: format!("gen-{newest}-{n}"),
                     pending_provider_id: None,
                     is_pending: false,
                     date: newest - chrono::Duration::days(days),

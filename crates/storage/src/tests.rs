@@ -761,3 +761,225 @@ fn both_migration_trees_build_the_same_schema() {
         "(only in SQLite, only in PostgreSQL)"
     );
 }
+
+/// The tally the database keeps on the account, beside a row-by-row count.
+fn tally_and_counts(conn: &mut AnyConnection, user: UserId) -> (read::TransactionTally, i64, i64) {
+    let account = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].clone();
+    let posted = read::count_transactions(conn, account.id, &TransactionFilter::default()).unwrap();
+    let all = TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    let all = read::count_transactions(conn, account.id, &all).unwrap();
+    (account.transactions, posted, all)
+}
+
+#[test]
+fn the_tally_follows_every_insert_update_and_delete() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) = user_with_connection(conn, "tally@example.com", Provider::Sandbox);
+        let mut pending = transaction("p1", 3, "-5.00");
+        pending.is_pending = true;
+        let mut vanishing = transaction("p2", 3, "-7.00");
+        vanishing.is_pending = true;
+        let first = snapshot(vec![account(
+            "a",
+            vec![
+                transaction("t1", 1, "-1.00"),
+                transaction("t2", 2, "-2.00"),
+                pending,
+                vanishing,
+            ],
+        )]);
+        sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
+        let (tally, posted, all) = tally_and_counts(conn, user);
+        assert_eq!((tally.posted, tally.pending), (2, 2));
+        assert_eq!((posted, all), (2, 4));
+
+        // The same snapshot again changes no row, so neither the tally nor
+        // the version.
+        sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
+        assert_eq!(tally_and_counts(conn, user).0, tally);
+
+        // p1 posts (an update of its row), p2 is gone (a delete).
+        let mut posted_record = transaction("t3", 4, "-5.10");
+        posted_record.pending_provider_id = Some("p1".into());
+        let second = snapshot(vec![account(
+            "a",
+            vec![
+                transaction("t1", 1, "-1.00"),
+                transaction("t2", 2, "-2.00"),
+                posted_record,
+            ],
+        )]);
+        let summary = sync_apply::apply_snapshot(conn, connection, &second, now()).unwrap();
+        assert_eq!(summary.posted_from_pending, 1);
+        let (after, posted, all) = tally_and_counts(conn, user);
+        assert_eq!((after.posted, after.pending), (3, 0));
+        assert_eq!((posted, all), (3, 3));
+        assert!(after.version > tally.version, "{after:?} after {tally:?}");
+
+        // Multi-row inserts (PostgreSQL counts them once per statement).
+        let account_id = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        crate::testing::insert_generated_transactions(db, account_id, 1_234, date(30)).unwrap();
+        let (bulk, posted, all) = tally_and_counts(conn, user);
+        assert_eq!((bulk.posted, bulk.pending), (1_237, 0));
+        assert_eq!((posted, all), (1_237, 1_237));
+        assert!(bulk.version > after.version);
+    });
+}
+
+#[test]
+fn concurrent_imports_into_one_account_add_up_in_its_tally() {
+    on_every_backend(|db| {
+        let user = {
+            let conn = &mut *db.conn().unwrap();
+            let (user, connection) =
+                user_with_connection(conn, "race@example.com", Provider::Sandbox);
+            sync_apply::apply_snapshot(
+                conn,
+                connection,
+                &snapshot(vec![account("a", vec![])]),
+                now(),
+            )
+            .unwrap();
+            (user, connection)
+        };
+        // Statement files (incomplete snapshots) each add their own rows.
+        std::thread::scope(|scope| {
+            for writer in 0..4 {
+                scope.spawn(move || {
+                    let conn = &mut *db.conn().unwrap();
+                    for file in 0..5 {
+                        let rows = (0..20)
+                            .map(|n| transaction(&format!("w{writer}-f{file}-{n}"), 1 + n, "-1.00"))
+                            .collect();
+                        let mut statement = snapshot(vec![account("a", rows)]);
+                        statement.complete = false;
+                        sync_apply::apply_snapshot(conn, user.1, &statement, now()).unwrap();
+                    }
+                });
+            }
+        });
+        let conn = &mut *db.conn().unwrap();
+        let (tally, posted, all) = tally_and_counts(conn, user.0);
+        assert_eq!(
+            (tally.posted, tally.pending, posted, all),
+            (400, 0, 400, 400)
+        );
+    });
+}
+
+#[test]
+fn a_held_snapshot_reads_one_state_and_an_abandoned_one_is_not_reused() {
+    on_every_backend(|db| {
+        let options = crate::PoolOptions {
+            max_size: 1,
+            ..Default::default()
+        };
+        let single = Database::connect(db.url(), &options).unwrap();
+        let (user, connection) = {
+            let conn = &mut *db.conn().unwrap();
+            let (user, connection) =
+                user_with_connection(conn, "held@example.com", Provider::Sandbox);
+            let first = snapshot(vec![account("a", vec![transaction("t1", 1, "-1.00")])]);
+            sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
+            (user, connection)
+        };
+        let mut held = crate::HeldSnapshot::open(&single).unwrap();
+        assert_eq!(tally_and_counts(held.conn(), user).1, 1);
+        {
+            let writer = &mut *db.conn().unwrap();
+            let second = snapshot(vec![account(
+                "a",
+                vec![transaction("t1", 1, "-1.00"), transaction("t2", 2, "-2.00")],
+            )]);
+            sync_apply::apply_snapshot(writer, connection, &second, now()).unwrap();
+        }
+        assert_eq!(
+            tally_and_counts(held.conn(), user).1,
+            1,
+            "still the first state"
+        );
+        drop(held);
+        // The pool's one connection had a transaction open: it was
+        // discarded, so this one sees the present.
+        {
+            let conn = &mut *single.conn().unwrap();
+            assert_eq!(tally_and_counts(conn, user).1, 2);
+        }
+        let mut held = crate::HeldSnapshot::open(&single).unwrap();
+        assert_eq!(tally_and_counts(held.conn(), user).1, 2);
+        held.finish().unwrap();
+    });
+}
+
+#[test]
+fn a_connection_the_server_dropped_fails_once_and_is_replaced() {
+    let Some(database) = crate::testing::TestDatabase::postgres() else {
+        return;
+    };
+    let options = crate::PoolOptions {
+        max_size: 1,
+        ..Default::default()
+    };
+    let single = Database::connect(database.db().url(), &options).unwrap();
+    let pid: i32 = {
+        let conn = &mut *single.conn().unwrap();
+        diesel::RunQueryDsl::get_result(
+            diesel::select(diesel::dsl::sql::<diesel::sql_types::Integer>(
+                "pg_backend_pid()",
+            )),
+            conn,
+        )
+        .unwrap()
+    };
+    {
+        let other = &mut *database.db().conn().unwrap();
+        other
+            .batch_execute(&format!("SELECT pg_terminate_backend({pid})"))
+            .unwrap();
+    }
+    let failed = {
+        let conn = &mut *single.conn().unwrap();
+        read::count_transactions(
+            conn,
+            tributary_domain::ids::AccountId::new(1),
+            &TransactionFilter::default(),
+        )
+    };
+    assert!(
+        matches!(failed, Err(StorageError::Unavailable(_))),
+        "{failed:?}"
+    );
+    let conn = &mut *single.conn().unwrap();
+    assert_eq!(
+        read::count_transactions(
+            conn,
+            tributary_domain::ids::AccountId::new(1),
+            &TransactionFilter::default()
+        )
+        .unwrap(),
+        0
+    );
+}
+
+#[test]
+fn sqlite_keeps_prepared_statements() {
+    // See .cargo/config.toml: without the planner stability guarantee every
+    // statement with a bound LIMIT is prepared again on each execution.
+    let database = crate::testing::TestDatabase::sqlite();
+    let conn = &mut *database.db().conn().unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct CompileOption {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        compile_options: String,
+    }
+    let options: Vec<CompileOption> =
+        diesel::RunQueryDsl::load(diesel::sql_query("PRAGMA compile_options"), conn).unwrap();
+    assert!(
+        options.iter().any(|o| o.compile_options == "ENABLE_QPSG"),
+        "the bundled SQLite was built without SQLITE_ENABLE_QPSG"
+    );
+}

@@ -1,0 +1,117 @@
+//! The unpaged transaction listing, streamed: existing clients ask for an
+//! account's whole history in one response, which can be a million rows.
+//! The rows are read in batches from one held read snapshot (so the list is
+//! one consistent state, as if read at once) and each batch is written to
+//! the client before the next is read: the first byte leaves after one
+//! batch and memory stays at one batch, whatever the account holds.
+//!
+//! The shape is the contract's `{"transactions": [...], "total": N}`, with
+//! `total` after the list (JSON objects are unordered; it is counted as the
+//! rows go out). A failure after the first byte cannot change the status
+//! any more: the connection is closed mid-body, which every client reports
+//! as an incomplete response rather than taking a shorter list for whole.
+
+use crate::wire;
+use actix_web::web::{self, Bytes};
+use futures_util::stream::{self, Stream, StreamExt as _};
+use std::io::Write as _;
+use tributary_domain::ids::AccountId;
+use tributary_storage::read::{self, TransactionFilter, TransactionPosition};
+use tributary_storage::{HeldSnapshot, StorageError};
+
+/// Rows read and sent at a time: about 75 KB of JSON.
+const BATCH_ROWS: i64 = 500;
+
+/// Where a streamed listing is: rows after `after` come next.
+#[derive(Debug)]
+pub struct Listing {
+    snapshot: HeldSnapshot,
+    account_id: AccountId,
+    filter: TransactionFilter,
+    after: Option<TransactionPosition>,
+    sent: i64,
+}
+
+/// What one batch produced: its bytes, and the listing when rows remain.
+#[derive(Debug)]
+pub struct Batch {
+    pub bytes: Bytes,
+    pub rest: Option<Listing>,
+}
+
+impl Listing {
+    /// A listing of `account_id`'s transactions read from `snapshot` (in
+    /// which the caller has already checked the viewer may see them).
+    pub fn new(snapshot: HeldSnapshot, account_id: AccountId, filter: TransactionFilter) -> Self {
+        Self {
+            snapshot,
+            account_id,
+            filter,
+            after: None,
+            sent: 0,
+        }
+    }
+
+    /// Reads and writes the next batch (the first one opens the object, the
+    /// last one closes it and ends the snapshot). Blocking.
+    pub fn next_batch(mut self) -> Result<Batch, StorageError> {
+        let rows = read::list_transactions(
+            self.snapshot.conn(),
+            self.account_id,
+            &self.filter,
+            Some(BATCH_ROWS),
+            self.after,
+        )?;
+        let mut out = Vec::with_capacity(rows.len() * 160 + 32);
+        if self.after.is_none() {
+            out.extend_from_slice(b"{\"transactions\":[");
+        }
+        for row in &rows {
+            if self.sent > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, &wire::Transaction(row))
+                .map_err(|err| StorageError::Corrupt(format!("writing a transaction: {err}")))?;
+            self.sent += 1;
+        }
+        if (rows.len() as i64) < BATCH_ROWS {
+            // Writing to a Vec cannot fail.
+            let _ = write!(out, "],\"total\":{}}}", self.sent);
+            self.snapshot.finish()?;
+            return Ok(Batch {
+                bytes: out.into(),
+                rest: None,
+            });
+        }
+        self.after = rows.last().map(|last| TransactionPosition {
+            date: last.date,
+            id: last.id,
+        });
+        Ok(Batch {
+            bytes: out.into(),
+            rest: Some(self),
+        })
+    }
+}
+
+/// The body: `first` (already read, so that a failure before any byte got
+/// the error envelope), then every further batch, each read off the async
+/// runtime when the client has taken the one before.
+pub fn body(first: Batch) -> impl Stream<Item = Result<Bytes, StorageError>> {
+    let rest = stream::unfold(first.rest, |listing| async move {
+        let listing = listing?;
+        let read = web::block(move || listing.next_batch()).await;
+        match read {
+            Ok(Ok(batch)) => Some((Ok(batch.bytes), batch.rest)),
+            Ok(Err(err)) => {
+                log::error!("a streamed transaction listing stopped: {err}");
+                Some((Err(err), None))
+            }
+            Err(err) => {
+                log::error!("a streamed transaction listing stopped: {err}");
+                Some((Err(StorageError::Unavailable(err.to_string())), None))
+            }
+        }
+    });
+    stream::once(async move { Ok(first.bytes) }).chain(rest)
+}

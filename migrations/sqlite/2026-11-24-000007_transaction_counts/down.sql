@@ -1,0 +1,8 @@
+DROP INDEX transactions_listing;
+CREATE INDEX transactions_listing ON transactions (account_id, booked_on DESC, id DESC);
+DROP TRIGGER transactions_counted_on_update;
+DROP TRIGGER transactions_counted_on_delete;
+DROP TRIGGER transactions_counted_on_insert;
+ALTER TABLE accounts DROP COLUMN transactions_version;
+ALTER TABLE accounts DROP COLUMN pending_transactions;
+ALTER TABLE accounts DROP COLUMN posted_transactions;
