@@ -145,7 +145,7 @@ struct Answer {
 async fn read_answer(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
-    body_seen: &mut dyn FnMut(bool),
+    body_seen: &mut (dyn FnMut(bool) + Send),
 ) -> std::io::Result<Answer> {
     buf.clear();
     let head_end = loop {

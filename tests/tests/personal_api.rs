@@ -1537,6 +1537,19 @@ async fn a_long_listing_streams_whole_and_revalidates_by_its_etag() {
         }
         assert_eq!(paged, ids);
 
+        // More long listings at once than streams may hold connections:
+        // the others wait for a slot, none is refused, none is cut.
+        let concurrent: Vec<_> = (0..8)
+            .map(|_| {
+                let (server, path) = (&server, &path);
+                async move { listing(server, path, &[]).await }
+            })
+            .collect();
+        for (status, _, concurrent_body) in futures_util::future::join_all(concurrent).await {
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(concurrent_body, body);
+        }
+
         // Asked again with its tag, unchanged: 304, no body.
         let (status, again, body) = listing(&server, &path, &[("if-none-match", &etag)]).await;
         assert_eq!(status, StatusCode::NOT_MODIFIED);

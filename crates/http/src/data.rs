@@ -99,14 +99,14 @@ async fn list_accounts<A: Authenticated>(
 }
 
 /// The query of a transaction listing, validated.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct TransactionQuery {
     filter: TransactionFilter,
     /// `Some` when the client pages.
     page: Option<Page>,
 }
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Page {
     limit: i64,
     after: Option<TransactionPosition>,
@@ -305,6 +305,9 @@ enum Listed {
     },
     /// The unpaged listing, its first batch read, the rest to stream.
     Stream(EntityTag, Box<transaction_stream::Batch>),
+    /// The unpaged listing is longer than a batch and every stream slot is
+    /// taken: wait for one, then start again.
+    NeedsSlot,
 }
 
 async fn list_transactions<A: Authenticated>(
@@ -316,56 +319,29 @@ async fn list_transactions<A: Authenticated>(
     let account_id = parse_account_id(&path)?;
     let query = TransactionQuery::parse(req.query_string())?;
     let if_none_match = conditional::if_none_match(&req);
-    let viewer = auth.viewer().clone();
-    let db = state.db.clone();
-    // Every read of one listing (the account and its tally, the rows, a
-    // range count) comes from one snapshot: a sync committing in between
-    // must not make the page and its total disagree, nor a streamed list
-    // show a row twice.
-    let listed = web::block(move || -> Result<Listed, ApiError> {
-        let mut snapshot = HeldSnapshot::open(&db)?;
-        let account = visible_account(snapshot.conn(), &viewer, account_id)?;
-        let tag =
-            conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag());
-        if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag) {
-            snapshot.finish()?;
-            return Ok(Listed::NotModified(matched));
-        }
-        let Some(page) = query.page else {
-            let listing = transaction_stream::Listing::new(snapshot, account_id, query.filter);
-            return Ok(Listed::Stream(tag, Box::new(listing.next_batch()?)));
-        };
-        let conn = snapshot.conn();
-        // One row more than asked tells whether another page follows.
-        let mut rows = read::list_transactions(
-            conn,
-            account_id,
-            &query.filter,
-            Some(page.limit + 1),
-            page.after,
-        )?;
-        let more = rows.len() as i64 > page.limit;
-        rows.truncate(page.limit as usize);
-        let next_cursor = more
-            .then(|| {
-                rows.last().map(|last| {
-                    encode_cursor(TransactionPosition {
-                        date: last.date,
-                        id: last.id,
-                    })
-                })
-            })
-            .flatten();
-        let total = read::page_total(conn, &account, &query.filter)?;
-        snapshot.finish()?;
-        Ok(Listed::Page {
-            tag,
-            rows,
-            total,
-            next_cursor,
+    let mut slot = None;
+    let listed = loop {
+        let (viewer, query, if_none_match) =
+            (auth.viewer().clone(), query.clone(), if_none_match.clone());
+        let state_for_block = state.clone();
+        let listed = web::block(move || {
+            first_step(
+                &state_for_block,
+                &viewer,
+                account_id,
+                query,
+                if_none_match,
+                slot,
+            )
         })
-    })
-    .await??;
+        .await??;
+        match listed {
+            Listed::NeedsSlot => {
+                slot = Some(state.streams.take(state.db.checkout_timeout()).await?);
+            }
+            listed => break listed,
+        }
+    };
     Ok(match listed {
         Listed::NotModified(matched) => conditional::not_modified(&matched),
         Listed::Page {
@@ -384,6 +360,71 @@ async fn list_transactions<A: Authenticated>(
             .insert_header(header::ContentType::json())
             .insert_header((header::ETAG, tag.to_string()))
             .streaming(transaction_stream::body(*first)),
+        Listed::NeedsSlot => return Err(ApiError::internal("a listing left waiting")),
+    })
+}
+
+/// The listing's blocking part. Every read of one listing (the account and
+/// its tally, the rows, a range count) comes from one snapshot: a sync
+/// committing in between must not make a page and its total disagree, nor
+/// a streamed list show a row twice.
+fn first_step(
+    state: &AppState,
+    viewer: &Viewer,
+    account_id: AccountId,
+    query: TransactionQuery,
+    if_none_match: Option<header::IfNoneMatch>,
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Result<Listed, ApiError> {
+    let mut snapshot = HeldSnapshot::open(&state.db)?;
+    let account = visible_account(snapshot.conn(), viewer, account_id)?;
+    let tag =
+        conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag());
+    if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag) {
+        snapshot.finish()?;
+        return Ok(Listed::NotModified(matched));
+    }
+    let Some(page) = query.page else {
+        let mut first =
+            transaction_stream::Listing::new(snapshot, account_id, query.filter).next_batch()?;
+        if let Some(rest) = first.rest.take() {
+            // Only a listing longer than one batch holds its connection
+            // between batches, and for that it needs a slot.
+            match rest.continue_with(slot.or_else(|| state.streams.try_take()))? {
+                Some(rest) => first.rest = Some(rest),
+                None => return Ok(Listed::NeedsSlot),
+            }
+        }
+        return Ok(Listed::Stream(tag, Box::new(first)));
+    };
+    let conn = snapshot.conn();
+    // One row more than asked tells whether another page follows.
+    let mut rows = read::list_transactions(
+        conn,
+        account_id,
+        &query.filter,
+        Some(page.limit + 1),
+        page.after,
+    )?;
+    let more = rows.len() as i64 > page.limit;
+    rows.truncate(page.limit as usize);
+    let next_cursor = more
+        .then(|| {
+            rows.last().map(|last| {
+                encode_cursor(TransactionPosition {
+                    date: last.date,
+                    id: last.id,
+                })
+            })
+        })
+        .flatten();
+    let total = read::page_total(conn, &account, &query.filter)?;
+    snapshot.finish()?;
+    Ok(Listed::Page {
+        tag,
+        rows,
+        total,
+        next_cursor,
     })
 }
 

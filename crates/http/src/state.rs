@@ -21,12 +21,15 @@ pub struct AppState {
     pub payments: Option<Arc<dyn PaymentProcessor>>,
     /// Trust the last `X-Forwarded-For` entry as the client's address.
     pub behind_proxy: bool,
+    /// Listings being streamed, each holding a connection.
+    pub streams: crate::transaction_stream::StreamSlots,
 }
 
 impl AppState {
     /// A state with no sync engine, no payments, and the development outbox.
     pub fn new(db: Database, clock: Arc<dyn Clock>, public_url: Option<String>) -> Self {
         Self {
+            streams: crate::transaction_stream::StreamSlots::for_pool(db.max_connections()),
             db,
             clock,
             public_url,

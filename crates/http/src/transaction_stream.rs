@@ -15,6 +15,9 @@ use crate::wire;
 use actix_web::web::{self, Bytes};
 use futures_util::stream::{self, Stream, StreamExt as _};
 use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tributary_domain::ids::AccountId;
 use tributary_storage::read::{self, TransactionFilter, TransactionPosition};
 use tributary_storage::{HeldSnapshot, StorageError};
@@ -22,10 +25,44 @@ use tributary_storage::{HeldSnapshot, StorageError};
 /// Rows read and sent at a time: about 75 KB of JSON.
 const BATCH_ROWS: i64 = 500;
 
+/// How many listings may stream at once. Each holds a pooled connection
+/// for as long as its client takes to read, and its batches wait for a
+/// blocking thread like any request; were every connection held by a
+/// stream, the threads would all wait for a connection and the streams for
+/// a thread. So streams get a quarter of the pool (at least one), and
+/// requests that answer at once always have the rest.
+#[derive(Debug, Clone)]
+pub struct StreamSlots(Arc<Semaphore>);
+
+impl StreamSlots {
+    pub fn for_pool(connections: u32) -> Self {
+        let slots = usize::try_from(connections / 4).unwrap_or(1).max(1);
+        Self(Arc::new(Semaphore::new(slots)))
+    }
+
+    /// A slot, if one is free now.
+    pub fn try_take(&self) -> Option<OwnedSemaphorePermit> {
+        self.0.clone().try_acquire_owned().ok()
+    }
+
+    /// A slot, waiting up to `wait` for one (then the database counts as
+    /// busy: 503 with Retry-After, as when no connection is free).
+    pub async fn take(&self, wait: Duration) -> Result<OwnedSemaphorePermit, StorageError> {
+        let busy = || StorageError::Unavailable("every listing stream slot is in use".into());
+        tokio::time::timeout(wait, self.0.clone().acquire_owned())
+            .await
+            .map_err(|_| busy())?
+            .map_err(|_| busy())
+    }
+}
+
 /// Where a streamed listing is: rows after `after` come next.
 #[derive(Debug)]
 pub struct Listing {
     snapshot: HeldSnapshot,
+    /// Held from the second batch on (see [`StreamSlots`]); given back
+    /// when the listing ends or is dropped.
+    slot: Option<OwnedSemaphorePermit>,
     account_id: AccountId,
     filter: TransactionFilter,
     after: Option<TransactionPosition>,
@@ -45,10 +82,30 @@ impl Listing {
     pub fn new(snapshot: HeldSnapshot, account_id: AccountId, filter: TransactionFilter) -> Self {
         Self {
             snapshot,
+            slot: None,
             account_id,
             filter,
             after: None,
             sent: 0,
+        }
+    }
+
+    /// Whether the listing may go on past its first batch (which ended
+    /// without reading everything): with a stream slot, it does; without,
+    /// its snapshot ends and the caller waits for a slot and starts again.
+    pub fn continue_with(
+        mut self,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> Result<Option<Self>, StorageError> {
+        match slot {
+            Some(slot) => {
+                self.slot = Some(slot);
+                Ok(Some(self))
+            }
+            None => {
+                self.snapshot.finish()?;
+                Ok(None)
+            }
         }
     }
 

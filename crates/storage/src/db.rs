@@ -469,6 +469,11 @@ impl Database {
         &self.url
     }
 
+    /// How long a checkout waits for a free connection.
+    pub fn checkout_timeout(&self) -> Duration {
+        self.checkout_timeout
+    }
+
     /// The most connections the pool opens (`TRIBUTARY_DB_POOL_SIZE`).
     pub fn max_connections(&self) -> u32 {
         self.pool.max_size()

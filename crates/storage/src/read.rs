@@ -195,12 +195,14 @@ pub fn list_transactions(
         .select(TransactionRecord::as_select())
         .order((transactions::booked_on.desc(), transactions::id.desc()));
     if let Some(after) = after {
-        query = query.filter(
+        // `booked_on <= date` on its own is what lets both planners start
+        // the index scan at the position: with only the OR below, SQLite
+        // read the account's rows from the newest on every page, and a
+        // streamed million-row list took minutes.
+        query = query.filter(transactions::booked_on.le(after.date)).filter(
             transactions::booked_on
                 .lt(after.date)
-                .or(transactions::booked_on
-                    .eq(after.date)
-                    .and(transactions::id.lt(after.id.get()))),
+                .or(transactions::id.lt(after.id.get())),
         );
     }
     if let Some(limit) = limit {
