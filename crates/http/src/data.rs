@@ -305,10 +305,11 @@ enum Listed {
     },
     /// The unpaged listing, its first batch read, the rest to stream.
     Stream(EntityTag, Box<transaction_stream::Batch>),
-    /// The unpaged listing is longer than a batch and every stream slot is
-    /// taken: wait for one, then start again.
-    NeedsSlot,
 }
+
+/// The unpaged listing is longer than a batch and every stream slot is
+/// taken: wait for one, then start again.
+struct NeedsSlot;
 
 async fn list_transactions<A: Authenticated>(
     auth: A,
@@ -336,10 +337,10 @@ async fn list_transactions<A: Authenticated>(
         })
         .await??;
         match listed {
-            Listed::NeedsSlot => {
+            Ok(listed) => break listed,
+            Err(NeedsSlot) => {
                 slot = Some(state.streams.take(state.db.checkout_timeout()).await?);
             }
-            listed => break listed,
         }
     };
     Ok(match listed {
@@ -360,7 +361,6 @@ async fn list_transactions<A: Authenticated>(
             .insert_header(header::ContentType::json())
             .insert_header((header::ETAG, tag.to_string()))
             .streaming(transaction_stream::body(*first)),
-        Listed::NeedsSlot => return Err(ApiError::internal("a listing left waiting")),
     })
 }
 
@@ -375,14 +375,14 @@ fn first_step(
     query: TransactionQuery,
     if_none_match: Option<header::IfNoneMatch>,
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
-) -> Result<Listed, ApiError> {
+) -> Result<Result<Listed, NeedsSlot>, ApiError> {
     let mut snapshot = HeldSnapshot::open(&state.db)?;
     let account = visible_account(snapshot.conn(), viewer, account_id)?;
     let tag =
         conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag());
     if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag) {
         snapshot.finish()?;
-        return Ok(Listed::NotModified(matched));
+        return Ok(Ok(Listed::NotModified(matched)));
     }
     let Some(page) = query.page else {
         let mut first =
@@ -392,10 +392,10 @@ fn first_step(
             // between batches, and for that it needs a slot.
             match rest.continue_with(slot.or_else(|| state.streams.try_take()))? {
                 Some(rest) => first.rest = Some(rest),
-                None => return Ok(Listed::NeedsSlot),
+                None => return Ok(Err(NeedsSlot)),
             }
         }
-        return Ok(Listed::Stream(tag, Box::new(first)));
+        return Ok(Ok(Listed::Stream(tag, Box::new(first))));
     };
     let conn = snapshot.conn();
     // One row more than asked tells whether another page follows.
@@ -420,12 +420,12 @@ fn first_step(
         .flatten();
     let total = read::page_total(conn, &account, &query.filter)?;
     snapshot.finish()?;
-    Ok(Listed::Page {
+    Ok(Ok(Listed::Page {
         tag,
         rows,
         total,
         next_cursor,
-    })
+    }))
 }
 
 async fn get_balance<A: Authenticated>(

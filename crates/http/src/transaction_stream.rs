@@ -157,16 +157,15 @@ impl Listing {
 pub fn body(first: Batch) -> impl Stream<Item = Result<Bytes, StorageError>> {
     let rest = stream::unfold(first.rest, |listing| async move {
         let listing = listing?;
-        let read = web::block(move || listing.next_batch()).await;
+        let read = web::block(move || listing.next_batch())
+            .await
+            .map_err(|err| StorageError::Unavailable(err.to_string()))
+            .and_then(|read| read);
         match read {
-            Ok(Ok(batch)) => Some((Ok(batch.bytes), batch.rest)),
-            Ok(Err(err)) => {
-                log::error!("a streamed transaction listing stopped: {err}");
-                Some((Err(err), None))
-            }
+            Ok(batch) => Some((Ok(batch.bytes), batch.rest)),
             Err(err) => {
                 log::error!("a streamed transaction listing stopped: {err}");
-                Some((Err(StorageError::Unavailable(err.to_string())), None))
+                Some((Err(err), None))
             }
         }
     });

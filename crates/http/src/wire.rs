@@ -48,7 +48,7 @@ impl From<AccountView> for Account {
 }
 
 /// One page of a paged listing (`limit` or `cursor` given). The unpaged
-/// listing is streamed by `data::TransactionStream` in the same shape,
+/// listing is streamed by `transaction_stream::Listing` in the same shape,
 /// without `nextCursor`.
 #[derive(Serialize)]
 pub struct TransactionPage<'a> {

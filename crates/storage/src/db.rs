@@ -40,7 +40,7 @@ impl AnyConnection {
         &mut self,
         work: impl FnOnce(&mut AnyConnection) -> StorageResult<T>,
     ) -> StorageResult<T> {
-        self.transaction_begun_by("BEGIN", "BEGIN IMMEDIATE", work)
+        self.transaction_begun_by(&UNIT_OF_WORK, work)
     }
 
     /// Runs `work`'s reads against one snapshot of the database, so that
@@ -51,27 +51,32 @@ impl AnyConnection {
         &mut self,
         work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.transaction_begun_by(READ_SNAPSHOT.postgres, READ_SNAPSHOT.sqlite, work)
+        self.transaction_begun_by(&READ_SNAPSHOT, work)
+    }
+
+    /// Begins a transaction of kind `begin` (fails with
+    /// `AlreadyInTransaction` inside one).
+    fn begin(&mut self, begin: &Begin) -> diesel::QueryResult<()> {
+        use diesel::connection::AnsiTransactionManager;
+        match self {
+            AnyConnection::Postgresql(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, begin.postgres)
+            }
+            AnyConnection::Sqlite(c) => {
+                AnsiTransactionManager::begin_transaction_sql(c, begin.sqlite)
+            }
+        }
     }
 
     /// A transaction opened by the backend's `BEGIN …` statement; inside an
     /// open transaction, a savepoint (which keeps the outer one's mode).
     fn transaction_begun_by<T, E: From<StorageError>>(
         &mut self,
-        postgres_begin: &str,
-        sqlite_begin: &str,
+        begin: &Begin,
         work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
     ) -> Result<T, E> {
-        use diesel::connection::{AnsiTransactionManager, TransactionManager};
-        let begun = match self {
-            AnyConnection::Postgresql(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, postgres_begin)
-            }
-            AnyConnection::Sqlite(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, sqlite_begin)
-            }
-        };
-        match begun {
+        use diesel::connection::TransactionManager;
+        match self.begin(begin) {
             Err(diesel::result::Error::AlreadyInTransaction) => {
                 return self
                     .transaction(|conn| work(conn).map_err(Nested::Work))
@@ -100,6 +105,11 @@ struct Begin {
     sqlite: &'static str,
 }
 
+const UNIT_OF_WORK: Begin = Begin {
+    postgres: "BEGIN",
+    sqlite: "BEGIN IMMEDIATE",
+};
+
 const READ_SNAPSHOT: Begin = Begin {
     postgres: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
     sqlite: "BEGIN DEFERRED",
@@ -124,16 +134,8 @@ impl fmt::Debug for HeldSnapshot {
 
 impl HeldSnapshot {
     pub fn open(db: &Database) -> StorageResult<Self> {
-        use diesel::connection::AnsiTransactionManager;
         let mut conn = db.conn()?;
-        match &mut *conn {
-            AnyConnection::Postgresql(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, READ_SNAPSHOT.postgres)
-            }
-            AnyConnection::Sqlite(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, READ_SNAPSHOT.sqlite)
-            }
-        }?;
+        conn.begin(&READ_SNAPSHOT)?;
         Ok(Self { conn })
     }
 
