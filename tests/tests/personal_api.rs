@@ -467,6 +467,15 @@ async fn malformed_input_gets_400_naming_the_parameter() {
                 body["message"].as_str().unwrap().contains(parameter),
                 "{path}: {body}"
             );
+            // Without a valid key the same request is turned away as
+            // unauthenticated first: validation tells a stranger nothing.
+            let forged = "trb_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+            expect_error(
+                get(&server, &path, Some(forged)).await,
+                StatusCode::UNAUTHORIZED,
+                "INVALID_API_KEY",
+            )
+            .await;
         }
         expect_error(
             get(&server, "/api/v1/nothing-here", key).await,

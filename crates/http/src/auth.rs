@@ -1,33 +1,90 @@
-//! Authentication extractors. Each yields a [`Viewer`]; the data handlers are
-//! generic over the extractor, so one implementation serves the Personal
-//! interface (API keys) and, later, the Platform interface (bearer tokens).
+//! Credentials of the data interfaces. A [`Credential`] extractor reads what
+//! a request presents (an API key, a bearer token) from its headers and
+//! nothing more; checking it needs the database, so the handler does that
+//! in its own blocking section with [`as_viewer`], on the one connection the
+//! request checks out. The data handlers are generic over the credential, so
+//! one implementation serves the Personal interface (API keys) and the
+//! Platform interface (bearer tokens).
 
 use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, web};
-use std::future::Future;
+use chrono::{DateTime, Utc};
+use std::fmt;
+use std::future::{Future, Ready, ready};
 use std::pin::Pin;
 use tributary_auth::api_keys::{self, ApiKeyError};
 use tributary_auth::oauth::{self, AccessError};
 use tributary_domain::access::Viewer;
-use tributary_domain::ids::AppId;
+use tributary_storage::AnyConnection;
 use tributary_storage::apps::AppRecord;
+use tributary_storage::oauth::TokenRecord;
 
-/// An extractor that authenticates a request as some [`Viewer`].
-pub trait Authenticated: FromRequest<Error = ApiError> + 'static {
-    fn viewer(&self) -> &Viewer;
+/// What a request presents to say who it is, not yet checked.
+pub trait Credential: FromRequest<Error = ApiError> + Clone + Send + 'static {
+    /// Who presented it and what they may see, or the 401 to answer.
+    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError>;
+}
+
+/// Checks `credential` and runs `work` as the viewer it names, in one
+/// blocking section on one pooled connection.
+pub(crate) async fn as_viewer<C: Credential, T: Send + 'static>(
+    state: &web::Data<AppState>,
+    credential: C,
+    work: impl FnOnce(&mut AnyConnection, Viewer) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let now = state.clock.now();
+    crate::data::with_conn(state, move |conn| {
+        let viewer = credential.verify(conn, now)?;
+        work(conn, viewer)
+    })
+    .await
+}
+
+/// The answer to a request that is invalid in itself (a malformed id or
+/// parameter): when its credential does not hold, the 401 comes first, as
+/// it would for a valid request, so an unauthenticated caller learns nothing
+/// from validation.
+pub(crate) async fn rejected<C: Credential>(
+    state: &web::Data<AppState>,
+    credential: C,
+    invalid: ApiError,
+) -> ApiError {
+    match as_viewer(state, credential, |_, _| Ok(())).await {
+        Ok(()) => invalid,
+        Err(unauthenticated) => unauthenticated,
+    }
 }
 
 /// The Personal interface's credential: `x-api-key: <key>`, or
 /// `Authorization: Bearer <key>`.
-#[derive(Debug)]
-pub struct ApiKeyViewer(pub Viewer);
+#[derive(Clone)]
+pub struct ApiKey(String);
 
-impl Authenticated for ApiKeyViewer {
-    fn viewer(&self) -> &Viewer {
-        &self.0
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(..)")
+    }
+}
+
+impl Credential for ApiKey {
+    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError> {
+        api_keys::authenticate(conn, &self.0, now)
+            .map(|(_, viewer)| viewer)
+            .map_err(|err| match err {
+                ApiKeyError::Malformed => {
+                    ApiError::unauthorized("MALFORMED_API_KEY", err.to_string())
+                }
+                ApiKeyError::Unknown => {
+                    ApiError::unauthorized("INVALID_API_KEY", "The API key is not valid.")
+                }
+                ApiKeyError::Revoked => {
+                    ApiError::unauthorized("API_KEY_REVOKED", "The API key was revoked.")
+                }
+                ApiKeyError::Storage(err) => err.into(),
+            })
     }
 }
 
@@ -64,51 +121,50 @@ fn presented_key(req: &HttpRequest) -> Result<String, ApiError> {
     }
 }
 
-impl FromRequest for ApiKeyViewer {
+impl FromRequest for ApiKey {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+    type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let presented = presented_key(req);
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        Box::pin(async move {
-            let key = presented?;
-            let state =
-                state.ok_or_else(|| ApiError::internal("application state is not configured"))?;
-            let viewer = web::block(move || {
-                let mut conn = state.db.conn()?;
-                api_keys::authenticate(&mut conn, &key, state.clock.now()).map(|(_, viewer)| viewer)
-            })
-            .await?
-            .map_err(|err| match err {
-                ApiKeyError::Malformed => {
-                    ApiError::unauthorized("MALFORMED_API_KEY", err.to_string())
-                }
-                ApiKeyError::Unknown => {
-                    ApiError::unauthorized("INVALID_API_KEY", "The API key is not valid.")
-                }
-                ApiKeyError::Revoked => {
-                    ApiError::unauthorized("API_KEY_REVOKED", "The API key was revoked.")
-                }
-                ApiKeyError::Storage(err) => err.into(),
-            })?;
-            Ok(ApiKeyViewer(viewer))
-        })
+        ready(presented_key(req).map(ApiKey))
     }
 }
 
 /// The Platform interface's user credential: `Authorization: Bearer
 /// <access token>`, valid for one hour.
-#[derive(Debug)]
-pub struct BearerViewer {
-    pub viewer: Viewer,
-    /// The app the token was issued to.
-    pub app_id: AppId,
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
 }
 
-impl Authenticated for BearerViewer {
-    fn viewer(&self) -> &Viewer {
-        &self.viewer
+impl BearerToken {
+    /// The token's record: its user and the app it was issued to.
+    pub fn access(
+        &self,
+        conn: &mut AnyConnection,
+        now: DateTime<Utc>,
+    ) -> Result<TokenRecord, ApiError> {
+        oauth::authenticate_access(conn, &self.0, now.naive_utc()).map_err(|err| match err {
+            AccessError::Malformed | AccessError::Unknown => {
+                ApiError::invalid_token("INVALID_ACCESS_TOKEN", "The access token is not valid.")
+            }
+            AccessError::Expired => ApiError::invalid_token(
+                "ACCESS_TOKEN_EXPIRED",
+                "The access token has expired; get a new one with the refresh token.",
+            ),
+            AccessError::Storage(err) => err.into(),
+        })
+    }
+}
+
+impl Credential for BearerToken {
+    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError> {
+        self.access(conn, now)
+            .map(|record| Viewer::whole_user(record.user_id))
     }
 }
 
@@ -142,38 +198,12 @@ fn bearer_token(req: &HttpRequest) -> Result<String, ApiError> {
     }
 }
 
-impl FromRequest for BearerViewer {
+impl FromRequest for BearerToken {
     type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+    type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let token = bearer_token(req);
-        let state = req.app_data::<web::Data<AppState>>().cloned();
-        Box::pin(async move {
-            let token = token?;
-            let state =
-                state.ok_or_else(|| ApiError::internal("application state is not configured"))?;
-            let record = web::block(move || {
-                let mut conn = state.db.conn()?;
-                oauth::authenticate_access(&mut *conn, &token, state.clock.now().naive_utc())
-            })
-            .await?
-            .map_err(|err| match err {
-                AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
-                    "INVALID_ACCESS_TOKEN",
-                    "The access token is not valid.",
-                ),
-                AccessError::Expired => ApiError::invalid_token(
-                    "ACCESS_TOKEN_EXPIRED",
-                    "The access token has expired; get a new one with the refresh token.",
-                ),
-                AccessError::Storage(err) => err.into(),
-            })?;
-            Ok(BearerViewer {
-                viewer: Viewer::whole_user(record.user_id),
-                app_id: record.app_id,
-            })
-        })
+        ready(bearer_token(req).map(BearerToken))
     }
 }
 

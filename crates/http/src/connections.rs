@@ -4,8 +4,7 @@
 //! queued job, at most once a minute per connection; `POST
 //! /connections/{id}/disconnect` stops its syncs and keeps its data.
 
-use crate::auth::Authenticated;
-use crate::data::with_conn;
+use crate::auth::{self, Credential};
 use crate::error::ApiError;
 use crate::routes;
 use crate::state::AppState;
@@ -18,7 +17,7 @@ use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord};
 
-pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
     cfg.service(routes::get("/connections", list::<A>))
         .service(routes::one(
             "/connections/{connectionId}/sync",
@@ -55,18 +54,20 @@ fn connection_not_found() -> ApiError {
 
 /// Runs `work` on the connection the path names, if the caller may see it
 /// (else 404, the same for someone else's and a missing one), at `now`.
-async fn with_visible_connection<A: Authenticated, T: Send + 'static>(
-    auth: A,
+async fn with_visible_connection<C: Credential, T: Send + 'static>(
+    credential: C,
     state: &web::Data<AppState>,
     path: &str,
     work: impl FnOnce(&mut AnyConnection, ConnectionRecord, NaiveDateTime) -> Result<T, ApiError>
     + Send
     + 'static,
 ) -> Result<T, ApiError> {
-    let id = connection_id(path)?;
-    let viewer = auth.viewer().clone();
+    let id = match connection_id(path) {
+        Ok(id) => id,
+        Err(invalid) => return Err(auth::rejected(state, credential, invalid).await),
+    };
     let now = state.clock.now().naive_utc();
-    with_conn(state, move |conn| {
+    auth::as_viewer(state, credential, move |conn, viewer| {
         let connection =
             connections::find_visible(conn, &viewer, id)?.ok_or_else(connection_not_found)?;
         work(conn, connection, now)
@@ -75,12 +76,12 @@ async fn with_visible_connection<A: Authenticated, T: Send + 'static>(
 }
 
 /// Stops syncing a connection and keeps its data (200 with the connection).
-async fn disconnect<A: Authenticated>(
-    auth: A,
+async fn disconnect<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let connection = with_visible_connection(auth, &state, &path, |conn, connection, now| {
+    let connection = with_visible_connection(credential, &state, &path, |conn, connection, now| {
         sync::disconnect(conn, &connection, now).map_err(|err| match err {
             SyncError::NotSynced(_) => not_synced(),
             SyncError::Storage(err) => err.into(),
@@ -149,12 +150,11 @@ struct SyncRequested {
     created: bool,
 }
 
-async fn list<A: Authenticated>(
-    auth: A,
+async fn list<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let viewer = auth.viewer().clone();
-    let list = with_conn(&state, move |conn| {
+    let list = auth::as_viewer(&state, credential, |conn, viewer| {
         Ok(connections::list_visible(conn, &viewer)?)
     })
     .await?;
@@ -165,12 +165,12 @@ async fn list<A: Authenticated>(
     }))
 }
 
-async fn request_sync<A: Authenticated>(
-    auth: A,
+async fn request_sync<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let answer = with_visible_connection(auth, &state, &path, |conn, connection, now| {
+    let answer = with_visible_connection(credential, &state, &path, |conn, connection, now| {
         let requested = sync::request_sync(
             conn,
             &connection,

@@ -1,12 +1,12 @@
 //! The data endpoints, written once and mounted behind any authentication
-//! scheme: `configure::<ApiKeyViewer>` for the Personal interface.
+//! scheme: `configure::<ApiKey>` for the Personal interface.
 //!
-//! Each request does its database work in one blocking section: the account
-//! lookup (which also enforces ownership and key scope) and one query for
-//! the data. An account that is someone else's, out of the key's scope, or
+//! Each request does its database work in one blocking section, on one
+//! pooled connection: the credential's check, the account lookup (which
+//! also enforces ownership and key scope) and one query for the data. An account that is someone else's, out of the key's scope, or
 //! missing gets the very same 404.
 
-use crate::auth::Authenticated;
+use crate::auth::{self, Credential};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{conditional, routes, transaction_stream, wire};
@@ -29,7 +29,7 @@ pub const MAX_LIMIT: i64 = 1000;
 /// Page size when a `cursor` comes without a `limit`.
 pub const DEFAULT_LIMIT: i64 = 100;
 
-pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
     let data = |resource| conditional::data_resource(resource);
     cfg.service(data(routes::get("/accounts", list_accounts::<A>)))
         .service(data(routes::get(
@@ -85,12 +85,14 @@ fn visible_account(
     read::find_account(conn, viewer, id)?.ok_or_else(account_not_found)
 }
 
-async fn list_accounts<A: Authenticated>(
-    auth: A,
+async fn list_accounts<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let viewer = auth.viewer().clone();
-    let accounts = with_conn(&state, move |conn| Ok(read::list_accounts(conn, &viewer)?)).await?;
+    let accounts = auth::as_viewer(&state, credential, |conn, viewer| {
+        Ok(read::list_accounts(conn, &viewer)?)
+    })
+    .await?;
     let accounts: Vec<wire::Account> = accounts.into_iter().map(Into::into).collect();
     Ok(HttpResponse::Ok().json(wire::AccountList {
         total: accounts.len(),
@@ -311,24 +313,28 @@ enum Listed {
 /// taken: wait for one, then start again.
 struct NeedsSlot;
 
-async fn list_transactions<A: Authenticated>(
-    auth: A,
+async fn list_transactions<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let account_id = parse_account_id(&path)?;
-    let query = TransactionQuery::parse(req.query_string())?;
+    let parsed = parse_account_id(&path)
+        .and_then(|id| Ok((id, TransactionQuery::parse(req.query_string())?)));
+    let (account_id, query) = match parsed {
+        Ok(parsed) => parsed,
+        Err(invalid) => return Err(auth::rejected(&state, credential, invalid).await),
+    };
     let if_none_match = conditional::if_none_match(&req);
     let mut slot = None;
     let listed = loop {
-        let (viewer, query, if_none_match) =
-            (auth.viewer().clone(), query.clone(), if_none_match.clone());
+        let (credential, query, if_none_match) =
+            (credential.clone(), query.clone(), if_none_match.clone());
         let state_for_block = state.clone();
         let listed = web::block(move || {
             first_step(
                 &state_for_block,
-                &viewer,
+                &credential,
                 account_id,
                 query,
                 if_none_match,
@@ -364,20 +370,23 @@ async fn list_transactions<A: Authenticated>(
     })
 }
 
-/// The listing's blocking part. Every read of one listing (the account and
-/// its tally, the rows, a range count) comes from one snapshot: a sync
-/// committing in between must not make a page and its total disagree, nor
-/// a streamed list show a row twice.
+/// The listing's blocking part: the credential's check, then every read of
+/// one listing (the account and its tally, the rows, a range count) from
+/// one snapshot: a sync committing in between must not make a page and its
+/// total disagree, nor a streamed list show a row twice. The check comes
+/// first, outside the snapshot, because it may record the key's last use.
 fn first_step(
     state: &AppState,
-    viewer: &Viewer,
+    credential: &impl Credential,
     account_id: AccountId,
     query: TransactionQuery,
     if_none_match: Option<header::IfNoneMatch>,
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Result<Listed, NeedsSlot>, ApiError> {
-    let mut snapshot = HeldSnapshot::open(&state.db)?;
-    let account = visible_account(snapshot.conn(), viewer, account_id)?;
+    let mut conn = state.db.conn()?;
+    let viewer = credential.verify(&mut conn, state.clock.now())?;
+    let mut snapshot = HeldSnapshot::begin(conn)?;
+    let account = visible_account(snapshot.conn(), &viewer, account_id)?;
     let tag =
         conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag());
     if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag) {
@@ -428,14 +437,26 @@ fn first_step(
     }))
 }
 
-async fn get_balance<A: Authenticated>(
-    auth: A,
+/// The account a path names, or the answer for a malformed id (after the
+/// credential's check, see [`auth::rejected`]).
+async fn path_account<C: Credential>(
+    state: &web::Data<AppState>,
+    credential: &C,
+    path: &str,
+) -> Result<AccountId, ApiError> {
+    match parse_account_id(path) {
+        Ok(id) => Ok(id),
+        Err(invalid) => Err(auth::rejected(state, credential.clone(), invalid).await),
+    }
+}
+
+async fn get_balance<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let account_id = parse_account_id(&path)?;
-    let viewer = auth.viewer().clone();
-    let balance = with_conn(&state, move |conn| {
+    let account_id = path_account(&state, &credential, &path).await?;
+    let balance = auth::as_viewer(&state, credential, move |conn, viewer| {
         visible_account(conn, &viewer, account_id)?;
         read::latest_balance(conn, account_id)?.ok_or_else(|| {
             ApiError::not_found(
@@ -450,14 +471,13 @@ async fn get_balance<A: Authenticated>(
     }))
 }
 
-async fn get_holdings<A: Authenticated>(
-    auth: A,
+async fn get_holdings<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let account_id = parse_account_id(&path)?;
-    let viewer = auth.viewer().clone();
-    let (account, holdings) = with_conn(&state, move |conn| {
+    let account_id = path_account(&state, &credential, &path).await?;
+    let (account, holdings) = auth::as_viewer(&state, credential, move |conn, viewer| {
         let account = visible_account(conn, &viewer, account_id)?;
         if !account.provider.supports_holdings() {
             // 501, as the hosted service answers: clients map exactly this

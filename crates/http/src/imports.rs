@@ -4,7 +4,7 @@
 //! stored in one go: a file that does not read answers 400 naming the file
 //! and the place in it, and nothing is stored.
 
-use crate::auth::Authenticated;
+use crate::auth::{self, Credential};
 use crate::data::with_conn;
 use crate::error::ApiError;
 use crate::routes;
@@ -20,7 +20,7 @@ use tributary_providers::import::{self, Format};
 /// The most one request may upload, all files together.
 pub const MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
 
-pub fn configure<A: Authenticated>(cfg: &mut web::ServiceConfig) {
+pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
     cfg.service(routes::one("/imports", "POST", web::post().to(upload::<A>)));
 }
 
@@ -131,12 +131,14 @@ pub(crate) async fn read_statements(
     .await
 }
 
-async fn upload<A: Authenticated>(
-    auth: A,
+async fn upload<C: Credential>(
+    credential: C,
     state: web::Data<AppState>,
     query: web::Query<std::collections::HashMap<String, String>>,
     mut payload: Multipart,
 ) -> Result<HttpResponse, ApiError> {
+    // Checked before a byte of the upload is read.
+    let viewer = auth::as_viewer(&state, credential, |_, viewer| Ok(viewer)).await?;
     let format = match query.get("format") {
         Some(name) => Some(Format::parse_name(name).ok_or_else(|| {
             ApiError::bad_request(
@@ -147,7 +149,7 @@ async fn upload<A: Authenticated>(
         None => None,
     };
     // A key limited to some accounts may not create others.
-    if auth.viewer().account_scope.is_some() {
+    if viewer.account_scope.is_some() {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "KEY_RESTRICTED",
@@ -191,7 +193,7 @@ async fn upload<A: Authenticated>(
                 format!("{}: {}. Nothing was imported.{advice}", file.name, file.reason),
             )
         })?;
-    let user = auth.viewer().user_id;
+    let user = viewer.user_id;
     let now = state.clock.now().naive_utc();
     let summary = with_conn(&state, move |conn| {
         Ok(import::store(conn, user, statements, now)?)

@@ -1,7 +1,7 @@
 //! Start-up shared by both binaries: open (and on SQLite migrate) the
 //! database, optionally seed the demo, build the app and bind.
 
-use crate::auth::ApiKeyViewer;
+use crate::auth::ApiKey;
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
@@ -63,9 +63,9 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
         if interface == Interface::Personal {
             cfg.service(
                 web::scope("/api/v1")
-                    .configure(data::configure::<ApiKeyViewer>)
-                    .configure(connections::configure::<ApiKeyViewer>)
-                    .configure(imports::configure::<ApiKeyViewer>),
+                    .configure(data::configure::<ApiKey>)
+                    .configure(connections::configure::<ApiKey>)
+                    .configure(imports::configure::<ApiKey>),
             );
         }
     }

@@ -134,7 +134,12 @@ impl fmt::Debug for HeldSnapshot {
 
 impl HeldSnapshot {
     pub fn open(db: &Database) -> StorageResult<Self> {
-        let mut conn = db.conn()?;
+        Self::begin(db.conn()?)
+    }
+
+    /// The snapshot on a connection already checked out (a request that
+    /// has used it for its credential's check).
+    pub fn begin(mut conn: PooledConn) -> StorageResult<Self> {
         conn.begin(&READ_SNAPSHOT)?;
         Ok(Self { conn })
     }

@@ -8,7 +8,7 @@ mod oauth;
 mod portal;
 mod users;
 
-use crate::auth::BearerViewer;
+use crate::auth::BearerToken;
 use crate::{data, routes};
 use actix_web::web;
 
@@ -47,9 +47,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     ))
                     // The Personal interface's endpoints, for the user the
                     // bearer token stands for (same handlers, same rules).
-                    .configure(data::configure::<BearerViewer>)
-                    .configure(crate::connections::configure::<BearerViewer>)
-                    .configure(crate::imports::configure::<BearerViewer>),
+                    .configure(data::configure::<BearerToken>)
+                    .configure(crate::connections::configure::<BearerToken>)
+                    .configure(crate::imports::configure::<BearerToken>),
             ),
     );
 }

@@ -1,7 +1,7 @@
 //! `POST /v1/portal_sessions`: a single-use link, valid 15 minutes, where the
 //! token's user manages their bank connections.
 
-use crate::auth::BearerViewer;
+use crate::auth::BearerToken;
 use crate::data::with_conn;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -16,14 +16,19 @@ struct PortalSession {
 }
 
 pub(super) async fn create(
-    auth: BearerViewer,
+    token: BearerToken,
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let now = state.clock.now().naive_utc();
-    let (app_id, user_id) = (auth.app_id, auth.viewer.user_id);
+    let now = state.clock.now();
     let (token, expires_at) = with_conn(&state, move |conn| {
-        Ok(oauth::create_portal_session(conn, app_id, user_id, now)?)
+        let access = token.access(conn, now)?;
+        Ok(oauth::create_portal_session(
+            conn,
+            access.app_id,
+            access.user_id,
+            now.naive_utc(),
+        )?)
     })
     .await?;
     Ok(HttpResponse::Ok()
