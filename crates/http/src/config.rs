@@ -33,6 +33,8 @@ Configuration (environment variables):
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
+  TRIBUTARY_METRICS_TOKEN   serve Prometheus metrics at /metrics to `Authorization: Bearer <token>` (16 characters or more) [default: none]
+  TRIBUTARY_METRICS_BIND    also serve /metrics, without a token, on this loopback address, e.g. 127.0.0.1:9464 [default: none]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]
 (The test suite's own variables, TRIBUTARY_TEST_POSTGRES_URL, TRIBUTARY_REQUIRE_POSTGRES and
 TRIBUTARY_REQUIRE_BROWSER, are in the README.)";
@@ -79,6 +81,57 @@ pub struct Config {
     pub behind_proxy: bool,
     pub mail_from: String,
     pub payments: PaymentsSettings,
+    pub metrics: MetricsAccess,
+}
+
+/// Who may read the Prometheus metrics (docs/operations.md). With neither
+/// set, `/metrics` is not served.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsAccess {
+    /// `GET /metrics` on the main address answers this bearer token.
+    pub token: Option<Secret>,
+    /// A loopback address that serves `/metrics` alone, without a token.
+    pub bind: Option<std::net::SocketAddr>,
+}
+
+/// Shorter tokens could be guessed by a scraper-shaped brute force.
+const MIN_METRICS_TOKEN_CHARS: usize = 16;
+
+impl MetricsAccess {
+    fn from_lookup(lookup: &impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let token = lookup("TRIBUTARY_METRICS_TOKEN")
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty());
+        if token
+            .as_ref()
+            .is_some_and(|t| t.chars().count() < MIN_METRICS_TOKEN_CHARS)
+        {
+            return Err(ConfigError::Invalid {
+                name: "TRIBUTARY_METRICS_TOKEN",
+                value: "<redacted>".into(),
+                reason: "expected 16 characters or more",
+            });
+        }
+        let bind = lookup("TRIBUTARY_METRICS_BIND")
+            .filter(|b| !b.trim().is_empty())
+            .map(|value| {
+                value
+                    .trim()
+                    .parse::<std::net::SocketAddr>()
+                    .ok()
+                    .filter(|addr| addr.ip().is_loopback())
+                    .ok_or(ConfigError::Invalid {
+                        name: "TRIBUTARY_METRICS_BIND",
+                        value,
+                        reason: "expected a loopback address and port such as 127.0.0.1:9464 (metrics without a token are for this machine only)",
+                    })
+            })
+            .transpose()?;
+        Ok(Self {
+            token: token.map(Secret),
+            bind,
+        })
+    }
 }
 
 /// Which checkout apps whose users pay get.
@@ -333,7 +386,9 @@ impl Config {
                 });
             }
         };
+        let metrics = MetricsAccess::from_lookup(&lookup)?;
         Ok(Config {
+            metrics,
             behind_proxy,
             smtp_url,
             mail_from,
@@ -451,5 +506,38 @@ mod tests {
         assert!(c.smtp_url.is_some());
         assert!(!format!("{c:?}").contains("hunter2"));
         assert_eq!(c.mail_from, "Tributary <no-reply@localhost>");
+    }
+
+    #[test]
+    fn metrics_need_a_long_token_or_a_loopback_address() {
+        let none = config(&[]).unwrap().metrics;
+        assert!(none.token.is_none() && none.bind.is_none());
+        let err = config(&[("TRIBUTARY_METRICS_TOKEN", "short")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("TRIBUTARY_METRICS_TOKEN") && !err.contains("short"),
+            "{err}"
+        );
+        let token = config(&[("TRIBUTARY_METRICS_TOKEN", "scrape-me-0123456789")]).unwrap();
+        assert!(!format!("{token:?}").contains("scrape-me"));
+        for public in [
+            "0.0.0.0:9464",
+            "192.0.2.7:9464",
+            "[::]:9464",
+            "localhost:9464",
+        ] {
+            let err = config(&[("TRIBUTARY_METRICS_BIND", public)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("loopback"), "{public}: {err}");
+        }
+        for local in ["127.0.0.1:9464", "[::1]:0"] {
+            let bind = config(&[("TRIBUTARY_METRICS_BIND", local)])
+                .unwrap()
+                .metrics
+                .bind;
+            assert_eq!(bind, Some(local.parse().unwrap()));
+        }
     }
 }

@@ -199,6 +199,9 @@ async fn upload<C: Credential>(
         Ok(import::store(conn, user, statements, now)?)
     })
     .await?;
+    state
+        .metrics
+        .imported(summary.added, summary.updated, summary.unchanged);
     Ok(HttpResponse::Ok().json(ImportAnswer {
         files: file_count,
         statements: summary.statements,

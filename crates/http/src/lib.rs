@@ -14,6 +14,7 @@ pub mod fault;
 pub mod health;
 pub mod imports;
 pub mod malformed;
+pub mod metrics;
 pub mod platform;
 pub mod request_id;
 pub mod routes;

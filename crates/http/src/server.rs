@@ -6,7 +6,8 @@ use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
 use crate::{
-    access_log, connections, data, demo, error, health, imports, malformed, platform, request_id,
+    access_log, connections, data, demo, error, health, imports, malformed, metrics, platform,
+    request_id, routes as route,
 };
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
@@ -56,6 +57,7 @@ pub fn open_database(config: &Config) -> anyhow::Result<Database> {
 fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
         health::configure(cfg);
+        cfg.service(route::get("/metrics", metrics::scrape_with_token));
         if interface == Interface::Platform {
             platform::configure(cfg);
             crate::web::configure_pages(cfg);
@@ -81,7 +83,8 @@ pub fn bind(
     state: AppState,
     interface: Interface,
     bind: &str,
-) -> anyhow::Result<(actix_web::dev::Server, Vec<SocketAddr>)> {
+    metrics_bind: Option<SocketAddr>,
+) -> anyhow::Result<Bound> {
     use actix_service::{ServiceFactoryExt as _, fn_service, map_config};
     use actix_web::dev::AppConfig;
     let data = web::Data::new(state);
@@ -122,7 +125,8 @@ pub fn bind(
                     .default_service(web::to(error::no_route))
                     .wrap(from_fn(error::envelope_framework_errors))
                     .wrap(from_fn(request_id::middleware))
-                    .wrap(access_log::logger());
+                    .wrap(access_log::logger())
+                    .wrap(from_fn(metrics::record));
                 let http = actix_http::HttpService::build()
                     .local_addr(addr)
                     // The app's fallback host when a request names none: HTTP/1.1
@@ -141,7 +145,41 @@ pub fn bind(
             })
             .with_context(|| format!("binding {bind} (TRIBUTARY_BIND)"))?;
     }
-    Ok((builder.run(), addrs))
+    let mut metrics_addr = None;
+    if let Some(wanted) = metrics_bind {
+        // `/metrics` alone, without a token: the configuration only accepts
+        // a loopback address here.
+        let listener = std::net::TcpListener::bind(wanted)
+            .with_context(|| format!("binding {wanted} (TRIBUTARY_METRICS_BIND)"))?;
+        metrics_addr = Some(listener.local_addr()?);
+        let data = data.clone();
+        builder = builder
+            .listen("tributary-metrics", listener, move || {
+                let app = App::new()
+                    .app_data(data.clone())
+                    .service(route::get("/metrics", metrics::scrape))
+                    .default_service(web::to(error::no_route));
+                actix_http::HttpService::build()
+                    .finish(map_config(app, |_| AppConfig::default()))
+                    .tcp()
+            })
+            .with_context(|| format!("binding {wanted} (TRIBUTARY_METRICS_BIND)"))?;
+    }
+    Ok(Bound {
+        server: builder.run(),
+        addrs,
+        metrics_addr,
+    })
+}
+
+/// What [`bind`] listens on.
+#[allow(missing_debug_implementations)] // actix's Server is not Debug
+pub struct Bound {
+    pub server: actix_web::dev::Server,
+    /// The main addresses (the real port when asked for port 0).
+    pub addrs: Vec<SocketAddr>,
+    /// The loopback address serving `/metrics` without a token, if any.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// `TcpListener`s for every address `bind` resolves to.
@@ -293,6 +331,8 @@ pub struct Started {
     pub server: actix_web::dev::Server,
     /// The addresses it listens on (the real port when asked for port 0).
     pub addrs: Vec<SocketAddr>,
+    /// The loopback address serving `/metrics` without a token, if any.
+    pub metrics_addr: Option<SocketAddr>,
     /// What the binary prints on stdout once it listens: the address, and on
     /// a first start the demo key (the one time it exists in plain text, so
     /// stdout and never the log) and what to try next.
@@ -374,7 +414,8 @@ impl Application {
         } else {
             None
         };
-        let mut state = AppState::new(db.clone(), clock, config.public_url.clone());
+        let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
+            .with_metrics(&config.metrics);
         // Mail, payments and bank connections serve the browser pages, which
         // only the Platform interface has.
         if let Some(engine) = pages_engine {
@@ -412,7 +453,11 @@ impl Application {
             seed,
             worker,
         } = self;
-        let (server, addrs) = bind(state, interface, &config.bind)?;
+        let Bound {
+            server,
+            addrs,
+            metrics_addr,
+        } = bind(state, interface, &config.bind, config.metrics.bind)?;
         let url = addrs
             .first()
             .map(|addr| local_url(*addr))
@@ -436,12 +481,16 @@ impl Application {
         if interface == Interface::Personal && !config.seed_demo {
             greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());
         }
+        if let Some(addr) = metrics_addr {
+            greeting.push(format!("Prometheus metrics on {}/metrics", local_url(addr)));
+        }
         if worker.is_none() {
             greeting.push("No sync worker runs in this server (TRIBUTARY_EMBEDDED_WORKER is off): syncs stay queued until `tributary worker` runs.".into());
         }
         Ok(Started {
             server,
             addrs,
+            metrics_addr,
             greeting,
             worker,
         })

@@ -23,6 +23,8 @@ pub struct AppState {
     pub behind_proxy: bool,
     /// Listings being streamed, each holding a connection.
     pub streams: crate::transaction_stream::StreamSlots,
+    /// Counted by every request; read at `/metrics`.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -37,7 +39,13 @@ impl AppState {
             mailer: Arc::new(DevOutbox::default()),
             payments: None,
             behind_proxy: false,
+            metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
         }
+    }
+
+    pub fn with_metrics(mut self, access: &crate::config::MetricsAccess) -> Self {
+        self.metrics = Arc::new(crate::metrics::Metrics::new(access));
+        self
     }
 
     pub fn with_engine(mut self, engine: SyncEngine) -> Self {

@@ -15,7 +15,7 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
@@ -406,6 +406,31 @@ pub struct Database {
     url: DatabaseUrl,
     health: Arc<Health>,
     checkout_timeout: Duration,
+    checkouts: Arc<CheckoutCounts>,
+}
+
+/// Checkouts from the pool and how long they waited, counted for the
+/// metrics endpoint (two relaxed atomic adds a checkout).
+#[derive(Debug, Default)]
+struct CheckoutCounts {
+    served: AtomicU64,
+    timed_out: AtomicU64,
+    waited_micros: AtomicU64,
+}
+
+/// The pool's use, for the metrics endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Connections open now, and how many of them are idle.
+    pub open: u32,
+    pub idle: u32,
+    /// The most it opens (`TRIBUTARY_DB_POOL_SIZE`).
+    pub max: u32,
+    /// Checkouts since start that got a connection, and that gave up.
+    pub served: u64,
+    pub timed_out: u64,
+    /// Time every checkout spent waiting for a connection, in all.
+    pub waited: Duration,
 }
 
 /// How long a checkout waits at a time before it looks again whether the
@@ -465,7 +490,22 @@ impl Database {
             url: url.clone(),
             health,
             checkout_timeout: options.connection_timeout,
+            checkouts: Arc::default(),
         })
+    }
+
+    /// The pool's use now and since start.
+    pub fn pool_use(&self) -> PoolUse {
+        let state = self.pool.state();
+        let counts = &self.checkouts;
+        PoolUse {
+            open: state.connections,
+            idle: state.idle_connections,
+            max: self.pool.max_size(),
+            served: counts.served.load(Ordering::Relaxed),
+            timed_out: counts.timed_out.load(Ordering::Relaxed),
+            waited: Duration::from_micros(counts.waited_micros.load(Ordering::Relaxed)),
+        }
     }
 
     pub fn backend(&self) -> Backend {
@@ -492,15 +532,24 @@ impl Database {
     /// down every caller hears so at once, and each checkout still asks the
     /// pool to connect, so service resumes by itself when it is back.
     pub fn conn(&self) -> StorageResult<PooledConn> {
-        let deadline = std::time::Instant::now() + self.checkout_timeout;
-        loop {
+        let started = std::time::Instant::now();
+        let deadline = started + self.checkout_timeout;
+        let outcome = loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match self.pool.get_timeout(left.min(CHECKOUT_SLICE)) {
-                Ok(conn) => return Ok(conn),
-                Err(err) if left <= CHECKOUT_SLICE || self.is_down() => return Err(err.into()),
+                Ok(conn) => break Ok(conn),
+                Err(err) if left <= CHECKOUT_SLICE || self.is_down() => break Err(err.into()),
                 Err(_) => {}
             }
-        }
+        };
+        let counts = &self.checkouts;
+        let waited = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        counts.waited_micros.fetch_add(waited, Ordering::Relaxed);
+        match &outcome {
+            Ok(_) => counts.served.fetch_add(1, Ordering::Relaxed),
+            Err(_) => counts.timed_out.fetch_add(1, Ordering::Relaxed),
+        };
+        outcome
     }
 
     /// Whether the last attempt to connect to the database failed.

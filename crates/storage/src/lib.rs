@@ -15,6 +15,7 @@ pub mod connections;
 pub mod oauth;
 pub mod read;
 pub mod sign_in_codes;
+pub mod stats;
 pub mod sync_apply;
 pub mod sync_jobs;
 pub mod users;
@@ -23,7 +24,7 @@ pub mod web_sessions;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
-pub use db::{AnyConnection, Backend, Database, DatabaseUrl, HeldSnapshot, PoolOptions};
+pub use db::{AnyConnection, Backend, Database, DatabaseUrl, HeldSnapshot, PoolOptions, PoolUse};
 pub use error::StorageError;
 
 pub type StorageResult<T> = Result<T, StorageError>;

@@ -428,8 +428,9 @@ pub(super) async fn upload(
     };
     let user_id = session.user()?.id;
     let now = state.clock.now().naive_utc();
+    let metrics = state.metrics.clone();
     let connection_id = with_conn(&state, move |conn| {
-        import::store(conn, user_id, statements, now).map_err(|err| match err {
+        let summary = import::store(conn, user_id, statements, now).map_err(|err| match err {
             tributary_storage::StorageError::AccountLimit(limit) => PageError::new(
                 StatusCode::FORBIDDEN,
                 "Account limit reached",
@@ -437,6 +438,7 @@ pub(super) async fn upload(
             ),
             other => other.into(),
         })?;
+        metrics.imported(summary.added, summary.updated, summary.unchanged);
         connections::list_connections(conn, Some(user_id))?
             .into_iter()
             .find(|c| !c.provider.is_synced())
