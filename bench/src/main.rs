@@ -8,6 +8,7 @@
 //! the built-in load client against each, taking the median.
 
 mod bare;
+mod import;
 mod load;
 
 use anyhow::{Context as _, bail};
@@ -27,14 +28,16 @@ use tributary_storage::testing::{TestDatabase, insert_generated_transactions};
 use tributary_storage::{Database, read, sync_apply, users};
 
 const USAGE: &str = "\
-tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C]
+tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
 
   --backend      which storage to measure [default: both; postgres needs TRIBUTARY_TEST_POSTGRES_URL
                  or a server at postgres://postgres@127.0.0.1:5432/test]
-  --rows         transactions in the measured account, e.g. 10000,1000000 [default: 470,10000]
+  --rows         transactions in the measured account, e.g. 10000,1000000; 0 skips the read path [default: 470,10000]
   --seconds      length of each run [default: 5]
   --rounds       runs per server, alternating; the median counts [default: 3]
   --connections  keep-alive connections of the load client [default: 16]
+  --import       transactions in the generated OFX file read and stored beside a raw bulk insert
+                 of the same rows; 0 skips it [default: 100000]
 ";
 
 #[derive(Debug)]
@@ -44,6 +47,7 @@ struct Options {
     seconds: u64,
     rounds: usize,
     connections: usize,
+    imports: Vec<usize>,
 }
 
 impl Options {
@@ -54,6 +58,7 @@ impl Options {
             seconds: 5,
             rounds: 3,
             connections: 16,
+            imports: vec![100_000],
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -76,12 +81,21 @@ impl Options {
                     options.rows = value
                         .split(',')
                         .map(|n| n.trim().replace('_', "").parse())
+                        .filter(|n| *n != Ok(0))
                         .collect::<Result<_, _>>()
                         .with_context(|| format!("--rows: `{value}` is not a list of counts"))?;
                 }
                 "--seconds" => options.seconds = value.parse().context("--seconds")?,
                 "--rounds" => options.rounds = value.parse().context("--rounds")?,
                 "--connections" => options.connections = value.parse().context("--connections")?,
+                "--import" => {
+                    options.imports = value
+                        .split(',')
+                        .map(|n| n.trim().replace('_', "").parse())
+                        .filter(|n| *n != Ok(0))
+                        .collect::<Result<_, _>>()
+                        .with_context(|| format!("--import: `{value}` is not a list of counts"))?;
+                }
                 other => bail!("unknown option {other}\n{USAGE}"),
             }
         }
@@ -92,6 +106,9 @@ impl Options {
 fn main() -> anyhow::Result<()> {
     if let Ok(url) = std::env::var(SERVE_DATABASE) {
         return serve(url);
+    }
+    if let Ok(spec) = std::env::var(IMPORT_IN_CHILD) {
+        return import_row(&spec);
     }
     let options = Options::parse()?;
     actix_web::rt::System::new().block_on(run(options))
@@ -110,6 +127,28 @@ async fn run(options: Options) -> anyhow::Result<()> {
                     .context("no PostgreSQL server answers (set TRIBUTARY_TEST_POSTGRES_URL)")?,
             };
             measure(&options, backend, rows, database).await?;
+        }
+    }
+    if !options.imports.is_empty() {
+        println!();
+        println!(
+            "| backend | transactions | read s | store s | raw insert s | (read + store) / raw | rows/s | peak RSS MiB |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+    }
+    for backend in &options.backends {
+        for &rows in &options.imports {
+            // Each in a process of its own, so that its peak RSS is its own.
+            let measured = std::process::Command::new(std::env::current_exe()?)
+                .env(IMPORT_IN_CHILD, format!("{backend}:{rows}"))
+                .output()
+                .context("running the import measurement")?;
+            anyhow::ensure!(
+                measured.status.success(),
+                "the import measurement failed: {}",
+                String::from_utf8_lossy(&measured.stderr)
+            );
+            print!("{}", String::from_utf8_lossy(&measured.stdout));
         }
     }
     Ok(())
@@ -317,6 +356,30 @@ fn only_account(
         .first()
         .map(|account| account.id)
         .context("the seeded account is missing")
+}
+
+/// Set in an import measurement's environment: `backend:transactions`.
+const IMPORT_IN_CHILD: &str = "TRIBUTARY_BENCH_IMPORT";
+
+/// One import measurement, printed as a row of the import table.
+fn import_row(spec: &str) -> anyhow::Result<()> {
+    let (backend, rows) = spec.split_once(':').context("backend:transactions")?;
+    let rows: usize = rows.parse()?;
+    let m = import::measure(backend, rows)?;
+    let whole = m.parse + m.store;
+    let per_mille = whole.as_micros() * 1000 / m.raw.as_micros().max(1);
+    let per_second =
+        u128::from(u64::try_from(rows).unwrap_or(u64::MAX)) * 1_000_000 / whole.as_micros().max(1);
+    println!(
+        "| {backend} | {rows} | {:.2} | {:.2} | {:.2} | {}.{:03} | {per_second} | {} |",
+        m.parse.as_secs_f64(),
+        m.store.as_secs_f64(),
+        m.raw.as_secs_f64(),
+        per_mille / 1000,
+        per_mille % 1000,
+        m.peak_rss_mib,
+    );
+    Ok(())
 }
 
 /// Set in the server process's environment: the database it serves.

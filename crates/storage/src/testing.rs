@@ -568,14 +568,39 @@ pub fn insert_generated_transactions(
                 }
             })
             .collect();
-        conn.atomically(|conn| {
-            Ok(crate::backend::insert_transactions(
-                conn, account, &batch, now,
-            )?)
-        })?;
+        insert_batch(&mut conn, account, &batch, now)?;
         next += batch.len();
     }
     Ok(())
+}
+
+/// Inserts `rows` into `account` as they are, with the multi-row inserts a
+/// sync uses, in one transaction: no reconciling, no parsing (the
+/// benchmark's raw-insert baseline for imports).
+pub fn insert_transactions(
+    db: &Database,
+    account: tributary_domain::ids::AccountId,
+    rows: &[tributary_domain::snapshot::SnapshotTransaction],
+) -> crate::StorageResult<()> {
+    insert_batch(
+        &mut *db.conn()?,
+        account,
+        rows,
+        chrono::Utc::now().naive_utc(),
+    )
+}
+
+fn insert_batch(
+    conn: &mut crate::AnyConnection,
+    account: tributary_domain::ids::AccountId,
+    rows: &[tributary_domain::snapshot::SnapshotTransaction],
+    now: chrono::NaiveDateTime,
+) -> crate::StorageResult<()> {
+    conn.atomically(|conn| {
+        Ok(crate::backend::insert_transactions(
+            conn, account, rows, now,
+        )?)
+    })
 }
 
 #[cfg(test)]
