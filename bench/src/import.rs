@@ -11,20 +11,13 @@ use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotInstitution};
 use tributary_providers::import::{self, Format};
 use tributary_storage::connections::{self, NewConnection};
-use tributary_storage::testing::{TestDatabase, insert_transactions};
+use tributary_storage::testing::{GENERATED_MERCHANTS, TestDatabase, insert_transactions};
 use tributary_storage::{sync_apply, users};
 
 /// An OFX 2 bank statement with `rows` distinct transactions, seven a day
 /// back from 2026-11-24.
 pub fn ofx_statement(rows: usize) -> Vec<u8> {
-    const MERCHANTS: [&str; 6] = [
-        "Corner Grocery",
-        "City Transit",
-        "Coffee Roasters",
-        "Pharmacy Plus",
-        "Book Nook",
-        "Fuel Stop",
-    ];
+    const MERCHANTS: [&str; 6] = GENERATED_MERCHANTS;
     let newest = chrono::NaiveDate::from_ymd_opt(2026, 11, 24).unwrap_or_default();
     let day = |n: usize| {
         let back = chrono::Days::new(u64::try_from(n / 7).unwrap_or(0));
@@ -81,7 +74,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     };
     let file = ofx_statement(rows);
     let now = chrono::Utc::now().naive_utc();
-    reset_peak()?;
+    crate::reset_peak("self")?;
 
     let started = Instant::now();
     let statements = import::parse(&file, Some(Format::Ofx))?;
@@ -106,7 +99,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     let store = started.elapsed();
     anyhow::ensure!(summary.added == rows, "stored {} of {rows}", summary.added);
     drop(conn);
-    let peak_rss_mib = peak_rss_mib()?;
+    let peak_rss_mib = crate::memory_mib("self", "VmHWM:")?;
 
     let raw_db = fresh()?;
     let account = empty_account(raw_db.db(), now)?;
@@ -167,25 +160,4 @@ fn empty_account(
         .first()
         .map(|a| a.id)
         .context("the raw account is missing")
-}
-
-fn reset_peak() -> anyhow::Result<()> {
-    std::fs::write("/proc/self/clear_refs", "5")?;
-    Ok(())
-}
-
-fn peak_rss_mib() -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map(|kib| kib / 1024)
-        .context("VmHWM in /proc/self/status")
 }

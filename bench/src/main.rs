@@ -418,32 +418,40 @@ impl ServerProcess {
 
     /// VmRSS and VmHWM from /proc.
     fn memory(&self) -> anyhow::Result<Memory> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(name))
-                .and_then(|rest| {
-                    rest.trim()
-                        .trim_end_matches("kB")
-                        .trim()
-                        .parse::<u64>()
-                        .ok()
-                })
-                .map(|kib| kib / 1024)
-                .with_context(|| format!("{name} in /proc/<pid>/status"))
-        };
+        let pid = self.child.id().to_string();
         Ok(Memory {
-            rss_mib: field("VmRSS:")?,
-            peak_mib: field("VmHWM:")?,
+            rss_mib: memory_mib(&pid, "VmRSS:")?,
+            peak_mib: memory_mib(&pid, "VmHWM:")?,
         })
     }
 
     /// Starts VmHWM again from the present RSS (Linux `clear_refs` 5).
     fn reset_peak(&self) -> anyhow::Result<()> {
-        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5")?;
-        Ok(())
+        reset_peak(&self.child.id().to_string())
     }
+}
+
+/// A memory field of `/proc/<pid>/status` (`pid` may be `self`), in MiB.
+fn memory_mib(pid: &str, name: &str) -> anyhow::Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(name))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map(|kib| kib / 1024)
+        .with_context(|| format!("{name} in /proc/{pid}/status"))
+}
+
+/// Starts a process's VmHWM again from its present RSS (`clear_refs` 5).
+fn reset_peak(pid: &str) -> anyhow::Result<()> {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5")?;
+    Ok(())
 }
 
 impl Drop for ServerProcess {

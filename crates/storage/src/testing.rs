@@ -526,6 +526,16 @@ pub fn simulate_full_disk(db: &Database) {
     }
 }
 
+/// The payees of generated transactions.
+pub const GENERATED_MERCHANTS: [&str; 6] = [
+    "Corner Grocery",
+    "City Transit",
+    "Coffee Roasters",
+    "Pharmacy Plus",
+    "Book Nook",
+    "Fuel Stop",
+];
+
 /// Inserts `count` generated posted transactions into `account`, a handful a
 /// day going back from `newest`, with the multi-row inserts a sync uses, in
 /// batches (memory stays flat at any count): the benchmark's data sets.
@@ -539,14 +549,7 @@ pub fn insert_generated_transactions(
     use tributary_domain::snapshot::SnapshotTransaction;
     const BATCH: usize = 10_000;
     const PER_DAY: usize = 7;
-    const MERCHANTS: [&str; 6] = [
-        "Corner Grocery",
-        "City Transit",
-        "Coffee Roasters",
-        "Pharmacy Plus",
-        "Book Nook",
-        "Fuel Stop",
-    ];
+    const MERCHANTS: [&str; 6] = GENERATED_MERCHANTS;
     let mut conn = db.conn()?;
     let now = chrono::Utc::now().naive_utc();
     let mut next = 0;
