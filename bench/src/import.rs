@@ -7,17 +7,13 @@
 use anyhow::Context as _;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
-use tributary_domain::model::{AccountKind, Provider};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotInstitution};
 use tributary_providers::import::{self, Format};
-use tributary_storage::connections::{self, NewConnection};
 use tributary_storage::testing::{GENERATED_MERCHANTS, TestDatabase, insert_transactions};
-use tributary_storage::{sync_apply, users};
+use tributary_storage::users;
 
 /// An OFX 2 bank statement with `rows` distinct transactions, seven a day
 /// back from 2026-11-24.
 pub fn ofx_statement(rows: usize) -> Vec<u8> {
-    const MERCHANTS: [&str; 6] = GENERATED_MERCHANTS;
     let newest = chrono::NaiveDate::from_ymd_opt(2026, 11, 24).unwrap_or_default();
     let day = |n: usize| {
         let back = chrono::Days::new(u64::try_from(n / 7).unwrap_or(0));
@@ -39,7 +35,7 @@ pub fn ofx_statement(rows: usize) -> Vec<u8> {
         day(rows.saturating_sub(1))
     );
     for n in 0..rows {
-        let merchant = MERCHANTS[n % MERCHANTS.len()];
+        let merchant = GENERATED_MERCHANTS[n % GENERATED_MERCHANTS.len()];
         let cents = n % 9_973 + 101;
         let _ = writeln!(
             out,
@@ -102,7 +98,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     let peak_rss_mib = crate::memory_mib("self", "VmHWM:")?;
 
     let raw_db = fresh()?;
-    let account = empty_account(raw_db.db(), now)?;
+    let (_, account) = crate::empty_account(raw_db.db(), "raw@example.com", now)?;
     let started = Instant::now();
     insert_transactions(raw_db.db(), account, &same_rows)?;
     let raw = started.elapsed();
@@ -112,52 +108,4 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
         raw,
         peak_rss_mib,
     })
-}
-
-/// A user with one account and no transactions.
-fn empty_account(
-    db: &tributary_storage::Database,
-    now: chrono::NaiveDateTime,
-) -> anyhow::Result<tributary_domain::ids::AccountId> {
-    let mut conn = db.conn()?;
-    let user = users::create_personal_user(&mut conn, "raw@example.com", now)?;
-    let institution = SnapshotInstitution {
-        provider_institution_id: "raw".into(),
-        name: "Raw Bank".into(),
-        logo_url: None,
-    };
-    let connection = connections::unscheduled_connection(
-        &mut conn,
-        &NewConnection {
-            user_id: user.id,
-            provider: Provider::File,
-            institution: &institution,
-            settings: &serde_json::json!({}),
-            sealed_credentials: None,
-            consent_expires_at: None,
-            now,
-        },
-    )?;
-    let snapshot = ProviderSnapshot {
-        institution,
-        accounts: vec![SnapshotAccount {
-            provider_account_id: "raw-checking".into(),
-            name: "Checking".into(),
-            kind: AccountKind::Checking,
-            currency: "EUR".into(),
-            mask: None,
-            balance: None,
-            transactions: Vec::new(),
-            holdings: None,
-        }],
-        notices: Vec::new(),
-        pending_match: None,
-        complete: false,
-    };
-    sync_apply::apply_snapshot(&mut conn, connection.id, &snapshot, now)?;
-    let viewer = tributary_domain::access::Viewer::whole_user(user.id);
-    tributary_storage::read::list_accounts(&mut conn, &viewer)?
-        .first()
-        .map(|a| a.id)
-        .context("the raw account is missing")
 }

@@ -305,8 +305,21 @@ fn median(mut runs: Vec<load::Measured>) -> load::Measured {
 /// and the account's id.
 fn seed(db: &Database, rows: usize) -> anyhow::Result<(String, AccountId)> {
     let now = chrono::Utc::now();
+    let (user, account) = empty_account(db, "bench@example.com", now.naive_utc())?;
+    insert_generated_transactions(db, account, rows, now.date_naive())?;
+    let key = tributary_auth::api_keys::issue(&mut *db.conn()?, user, "bench", None, now)?;
+    Ok((key.plain_text, account))
+}
+
+/// A new user with one empty checking account (a statement connection of
+/// its own): the user and the account.
+fn empty_account(
+    db: &Database,
+    email: &str,
+    now: chrono::NaiveDateTime,
+) -> anyhow::Result<(UserId, AccountId)> {
     let mut conn = db.conn()?;
-    let user = users::create_personal_user(&mut conn, "bench@example.com", now.naive_utc())?;
+    let user = users::create_personal_user(&mut conn, email, now)?;
     let institution = SnapshotInstitution {
         provider_institution_id: "bench".into(),
         name: "Bench Bank".into(),
@@ -321,7 +334,7 @@ fn seed(db: &Database, rows: usize) -> anyhow::Result<(String, AccountId)> {
             settings: &serde_json::json!({}),
             sealed_credentials: None,
             consent_expires_at: None,
-            now: now.naive_utc(),
+            now,
         },
     )?;
     let snapshot = ProviderSnapshot {
@@ -340,12 +353,8 @@ fn seed(db: &Database, rows: usize) -> anyhow::Result<(String, AccountId)> {
         pending_match: None,
         complete: false,
     };
-    sync_apply::apply_snapshot(&mut conn, connection.id, &snapshot, now.naive_utc())?;
-    let account = only_account(&mut conn, user.id)?;
-    drop(conn);
-    insert_generated_transactions(db, account, rows, now.date_naive())?;
-    let key = tributary_auth::api_keys::issue(&mut *db.conn()?, user.id, "bench", None, now)?;
-    Ok((key.plain_text, account))
+    sync_apply::apply_snapshot(&mut conn, connection.id, &snapshot, now)?;
+    Ok((user.id, only_account(&mut conn, user.id)?))
 }
 
 fn only_account(

@@ -43,19 +43,25 @@ pub(crate) async fn as_viewer<C: Credential, T: Send + 'static>(
     .await
 }
 
-/// The answer to a request that is invalid in itself (a malformed id or
-/// parameter): when its credential does not hold, the 401 comes first, as
-/// it would for a valid request, so an unauthenticated caller learns nothing
-/// from validation.
-pub(crate) async fn rejected<C: Credential>(
+/// `parsed`, a request's own validation (a malformed id or parameter):
+/// when it failed and the credential does not hold either, the 401 comes
+/// first, as it would for a valid request, so an unauthenticated caller
+/// learns nothing from validation.
+pub(crate) async fn checked<C: Credential, T>(
     state: &web::Data<AppState>,
-    credential: C,
-    invalid: ApiError,
-) -> ApiError {
-    match as_viewer(state, credential, |_, _| Ok(())).await {
-        Ok(()) => invalid,
-        Err(unauthenticated) => unauthenticated,
-    }
+    credential: &C,
+    parsed: Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let invalid = match parsed {
+        Ok(valid) => return Ok(valid),
+        Err(invalid) => invalid,
+    };
+    Err(
+        match as_viewer(state, credential.clone(), |_, _| Ok(())).await {
+            Ok(()) => invalid,
+            Err(unauthenticated) => unauthenticated,
+        },
+    )
 }
 
 /// The Personal interface's credential: `x-api-key: <key>`, or

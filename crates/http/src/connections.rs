@@ -62,10 +62,7 @@ async fn with_visible_connection<C: Credential, T: Send + 'static>(
     + Send
     + 'static,
 ) -> Result<T, ApiError> {
-    let id = match connection_id(path) {
-        Ok(id) => id,
-        Err(invalid) => return Err(auth::rejected(state, credential, invalid).await),
-    };
+    let id = auth::checked(state, &credential, connection_id(path)).await?;
     let now = state.clock.now().naive_utc();
     auth::as_viewer(state, credential, move |conn, viewer| {
         let connection =

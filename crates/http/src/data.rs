@@ -3,8 +3,9 @@
 //!
 //! Each request does its database work in one blocking section, on one
 //! pooled connection: the credential's check, the account lookup (which
-//! also enforces ownership and key scope) and one query for the data. An account that is someone else's, out of the key's scope, or
-//! missing gets the very same 404.
+//! also enforces ownership and key scope) and one query for the data. An
+//! account that is someone else's, out of the key's scope, or missing gets
+//! the very same 404.
 
 use crate::auth::{self, Credential};
 use crate::error::ApiError;
@@ -321,10 +322,7 @@ async fn list_transactions<C: Credential>(
 ) -> Result<HttpResponse, ApiError> {
     let parsed = parse_account_id(&path)
         .and_then(|id| Ok((id, TransactionQuery::parse(req.query_string())?)));
-    let (account_id, query) = match parsed {
-        Ok(parsed) => parsed,
-        Err(invalid) => return Err(auth::rejected(&state, credential, invalid).await),
-    };
+    let (account_id, query) = auth::checked(&state, &credential, parsed).await?;
     let if_none_match = conditional::if_none_match(&req);
     let mut slot = None;
     let listed = loop {
@@ -443,25 +441,12 @@ fn first_step(
     }))
 }
 
-/// The account a path names, or the answer for a malformed id (after the
-/// credential's check, see [`auth::rejected`]).
-async fn path_account<C: Credential>(
-    state: &web::Data<AppState>,
-    credential: &C,
-    path: &str,
-) -> Result<AccountId, ApiError> {
-    match parse_account_id(path) {
-        Ok(id) => Ok(id),
-        Err(invalid) => Err(auth::rejected(state, credential.clone(), invalid).await),
-    }
-}
-
 async fn get_balance<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let account_id = path_account(&state, &credential, &path).await?;
+    let account_id = auth::checked(&state, &credential, parse_account_id(&path)).await?;
     let balance = auth::as_viewer(&state, credential, move |conn, viewer| {
         visible_account(conn, &viewer, account_id)?;
         read::latest_balance(conn, account_id)?.ok_or_else(|| {
@@ -482,7 +467,7 @@ async fn get_holdings<C: Credential>(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let account_id = path_account(&state, &credential, &path).await?;
+    let account_id = auth::checked(&state, &credential, parse_account_id(&path)).await?;
     let (account, holdings) = auth::as_viewer(&state, credential, move |conn, viewer| {
         let account = visible_account(conn, &viewer, account_id)?;
         if !account.provider.supports_holdings() {

@@ -129,7 +129,7 @@ impl Metrics {
     fn render(&self, pool: PoolUse, database: Result<DatabaseView, StorageError>) -> String {
         let mut scraped = Registry::with_prefix("tributary");
         register_pool(&mut scraped, pool);
-        let up = Gauge::<i64, std::sync::atomic::AtomicI64>::default();
+        let up = Gauge::<i64>::default();
         scraped.register(
             "database_up",
             "1 when the scrape could read the database, 0 when it could not",
@@ -168,7 +168,7 @@ fn method_label(method: &Method) -> &'static str {
 
 fn register_pool(registry: &mut Registry, pool: PoolUse) {
     let gauge = |value: u32| {
-        let g = Gauge::<i64, std::sync::atomic::AtomicI64>::default();
+        let g = Gauge::<i64>::default();
         g.set(i64::from(value));
         g
     };

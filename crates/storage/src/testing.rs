@@ -549,7 +549,6 @@ pub fn insert_generated_transactions(
     use tributary_domain::snapshot::SnapshotTransaction;
     const BATCH: usize = 10_000;
     const PER_DAY: usize = 7;
-    const MERCHANTS: [&str; 6] = GENERATED_MERCHANTS;
     let mut conn = db.conn()?;
     let now = chrono::Utc::now().naive_utc();
     let mut next = 0;
@@ -557,7 +556,7 @@ pub fn insert_generated_transactions(
         let batch: Vec<SnapshotTransaction> = (next..count.min(next + BATCH))
             .map(|n| {
                 let days = i64::try_from(n / PER_DAY).unwrap_or(i64::MAX);
-                let merchant = MERCHANTS[n % MERCHANTS.len()];
+                let merchant = GENERATED_MERCHANTS[n % GENERATED_MERCHANTS.len()];
                 SnapshotTransaction {
                     // Calls with another `newest` add rows of their own.
                     provider_id: format!("gen-{newest}-{n}"),
