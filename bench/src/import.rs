@@ -81,12 +81,6 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
         read == rows,
         "the reader found {read} of {rows} transactions"
     );
-    // The same rows, for the raw insert.
-    let same_rows: Vec<_> = statements
-        .iter()
-        .flat_map(|s| s.transactions.iter().cloned())
-        .collect();
-
     let imported = fresh()?;
     let mut conn = imported.db().conn()?;
     let user = users::create_personal_user(&mut conn, "import@example.com", now)?;
@@ -97,6 +91,11 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     drop(conn);
     let peak_rss_mib = crate::memory_mib("self", "VmHWM:")?;
 
+    // The same rows, read again for the raw insert once the peak is taken.
+    let same_rows: Vec<_> = import::parse(&ofx_statement(rows), Some(Format::Ofx))?
+        .into_iter()
+        .flat_map(|s| s.transactions)
+        .collect();
     let raw_db = fresh()?;
     let (_, account) = crate::empty_account(raw_db.db(), "raw@example.com", now)?;
     let started = Instant::now();

@@ -61,10 +61,11 @@ impl StoredTransaction {
     }
 }
 
-/// What to do to one account's stored transactions.
+/// What to do to one account's stored transactions. New records are
+/// borrowed from the incoming list: a large statement is not copied again.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct TransactionChanges {
-    pub insert: Vec<SnapshotTransaction>,
+pub struct TransactionChanges<'a> {
+    pub insert: Vec<&'a SnapshotTransaction>,
     /// Rows to overwrite with the incoming record (`id`, record).
     pub update: Vec<(TransactionId, SnapshotTransaction)>,
     /// Pending rows that vanished.
@@ -127,12 +128,12 @@ impl PendingMatchRule {
 /// `complete`: the incoming list is the provider's whole
 /// current view, so stored pending records missing from it have vanished
 /// (rule 3); a partial view (a statement file) removes none.
-pub fn reconcile(
+pub fn reconcile<'a>(
     stored: &[StoredTransaction],
-    incoming: &[SnapshotTransaction],
+    incoming: &'a [SnapshotTransaction],
     rule: Option<&PendingMatchRule>,
     complete: bool,
-) -> TransactionChanges {
+) -> TransactionChanges<'a> {
     let mut changes = TransactionChanges::default();
 
     // Pending ids that have posted: a posted record in this snapshot says it
@@ -218,7 +219,7 @@ pub fn reconcile(
                 changes.update.push((row.id, posted));
                 changes.posted_from_pending += 1;
             }
-            None => changes.insert.push(record.clone()),
+            None => changes.insert.push(record),
         }
     }
 
@@ -234,7 +235,7 @@ pub fn reconcile(
 }
 
 impl SyncSummary {
-    pub fn absorb(&mut self, changes: &TransactionChanges) {
+    pub fn absorb(&mut self, changes: &TransactionChanges<'_>) {
         self.transactions_added += changes.insert.len();
         self.transactions_updated += changes.update.len();
         self.transactions_removed += changes.delete.len();
@@ -248,12 +249,35 @@ mod tests {
     use super::*;
     use crate::money::parse_decimal;
 
+    /// [`TransactionChanges`] with the new records copied out, so that a
+    /// test may pass its records inline.
+    #[derive(Debug)]
+    struct Changes {
+        insert: Vec<SnapshotTransaction>,
+        update: Vec<(TransactionId, SnapshotTransaction)>,
+        delete: Vec<TransactionId>,
+        unchanged: usize,
+        posted_from_pending: usize,
+        duplicates_ignored: usize,
+    }
+
+    fn owned(changes: TransactionChanges<'_>) -> Changes {
+        Changes {
+            insert: changes.insert.into_iter().cloned().collect(),
+            update: changes.update,
+            delete: changes.delete,
+            unchanged: changes.unchanged,
+            posted_from_pending: changes.posted_from_pending,
+            duplicates_ignored: changes.duplicates_ignored,
+        }
+    }
+
     /// A provider's whole view, reconciled without the pending-match rule.
     fn reconcile_transactions(
         stored: &[StoredTransaction],
         incoming: &[SnapshotTransaction],
-    ) -> TransactionChanges {
-        reconcile(stored, incoming, None, true)
+    ) -> Changes {
+        owned(reconcile(stored, incoming, None, true))
     }
 
     /// A provider's whole view, reconciled with `rule`.
@@ -261,8 +285,8 @@ mod tests {
         stored: &[StoredTransaction],
         incoming: &[SnapshotTransaction],
         rule: Option<&PendingMatchRule>,
-    ) -> TransactionChanges {
-        reconcile(stored, incoming, rule, true)
+    ) -> Changes {
+        owned(reconcile(stored, incoming, rule, true))
     }
 
     fn incoming(id: &str, pending: bool, amount: &str) -> SnapshotTransaction {
@@ -419,7 +443,7 @@ mod tests {
     fn a_partial_view_removes_no_pending_record() {
         let pending = incoming("p1", true, "-20.00");
         let other = incoming("t9", false, "-1.00");
-        let changes = reconcile(&[stored(1, &pending)], &[other], None, false);
+        let changes = owned(reconcile(&[stored(1, &pending)], &[other], None, false));
         assert!(changes.delete.is_empty());
         assert_eq!(changes.insert.len(), 1);
     }

@@ -128,13 +128,14 @@ pub(crate) fn upsert_account(
 pub(crate) fn insert_transactions(
     conn: &mut AnyConnection,
     account_id: AccountId,
-    records: &[SnapshotTransaction],
+    records: &[impl std::borrow::Borrow<SnapshotTransaction>],
     now: NaiveDateTime,
 ) -> QueryResult<()> {
     for batch in records.chunks(500) {
         let rows: Vec<_> = batch
             .iter()
             .map(|record| {
+                let record = record.borrow();
                 (
                     transactions::account_id.eq(account_id.get()),
                     transactions::created_at.eq(now),

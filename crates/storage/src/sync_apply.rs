@@ -10,9 +10,11 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
-use tributary_domain::ids::{AccountId, ConnectionId};
+use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotBalance};
+use tributary_domain::snapshot::{
+    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
+};
 use tributary_domain::status::AccountLimitExceeded;
 
 pub fn apply_snapshot(
@@ -139,7 +141,7 @@ fn apply_account(
         },
     )?;
 
-    let stored = stored_transactions(conn, account_id)?;
+    let stored = stored_for(conn, account_id, &account.transactions)?;
     let changes = reconcile(&stored, &account.transactions, pending_match, complete);
     summary.absorb(&changes);
 
@@ -193,16 +195,56 @@ fn apply_account(
     Ok(())
 }
 
-fn stored_transactions(
+/// How many ids one `IN (…)` lists: well under both backends' limits on
+/// bound parameters.
+const IDS_PER_QUERY: usize = 500;
+
+/// The stored rows that reconciling `incoming` can touch, and no others:
+/// every pending row (a posted record may take one over, and a whole view
+/// removes those it no longer lists), the rows whose provider ids the
+/// incoming records carry or link to, and the posted rows that replaced a
+/// pending id an incoming (stale) record still lists. The rest of the
+/// account's history cannot change the outcome, so a sync of the last 90
+/// days reads as much in an account of ten years as in one of ten days.
+pub(crate) fn stored_for(
     conn: &mut AnyConnection,
     account_id: AccountId,
+    incoming: &[SnapshotTransaction],
 ) -> StorageResult<Vec<StoredTransaction>> {
-    let all = crate::read::TransactionFilter {
-        include_pending: true,
-        from: None,
-        to: None,
+    let of_account = || {
+        transactions::table
+            .filter(transactions::account_id.eq(account_id.get()))
+            .select(TransactionRecord::as_select())
+            .into_boxed::<crate::db::MultiBackend>()
     };
-    let records = crate::read::list_transactions(conn, account_id, &all, None, None)?;
+    // The bare column (not `= true`) is the partial index's own predicate.
+    let mut records: Vec<TransactionRecord> =
+        of_account().filter(transactions::is_pending).load(conn)?;
+    let mut seen: HashSet<TransactionId> = records.iter().map(|r| r.id).collect();
+
+    let named: Vec<&str> = incoming
+        .iter()
+        .flat_map(|t| std::iter::once(&t.provider_id).chain(&t.pending_provider_id))
+        .map(String::as_str)
+        .collect();
+    for ids in named.chunks(IDS_PER_QUERY) {
+        let rows = of_account()
+            .filter(transactions::provider_transaction_id.eq_any(ids))
+            .load(conn)?;
+        records.extend(rows.into_iter().filter(|r| seen.insert(r.id)));
+    }
+    let pending: Vec<&str> = incoming
+        .iter()
+        .filter(|t| t.is_pending)
+        .map(|t| t.provider_id.as_str())
+        .collect();
+    for ids in pending.chunks(IDS_PER_QUERY) {
+        let rows = of_account()
+            .filter(transactions::pending_provider_id.is_not_null())
+            .filter(transactions::pending_provider_id.eq_any(ids))
+            .load(conn)?;
+        records.extend(rows.into_iter().filter(|r| seen.insert(r.id)));
+    }
     Ok(records.into_iter().map(stored_from_record).collect())
 }
 

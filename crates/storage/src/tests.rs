@@ -983,3 +983,91 @@ fn sqlite_keeps_prepared_statements() {
         "the bundled SQLite was built without SQLITE_ENABLE_QPSG"
     );
 }
+
+#[test]
+fn a_sync_reads_only_the_stored_rows_it_can_change_and_ends_as_a_full_read_would() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "history@example.com", Provider::Sandbox);
+        let history: Vec<_> = (0..300)
+            .map(|i| transaction(&format!("h{i}"), 1 + i % 28, "-1.00"))
+            .collect();
+        let mut pending = transaction("p1", 20, "-20.00");
+        pending.is_pending = true;
+        let mut other_pending = transaction("p2", 21, "-3.00");
+        other_pending.is_pending = true;
+        let mut first = history.clone();
+        first.extend([pending.clone(), other_pending.clone()]);
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", first)]),
+            now(),
+        )
+        .unwrap();
+        let mut posted = transaction("t1", 21, "-23.40");
+        posted.pending_provider_id = Some("p1".into());
+        sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account(
+                "a",
+                vec![posted.clone(), other_pending.clone()],
+            )]),
+            now(),
+        )
+        .unwrap();
+        let acc = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+
+        // A stale view that still lists p1, a corrected old record, a new one.
+        let mut corrected = history[5].clone();
+        corrected.description = Some("corrected".into());
+        let incoming = vec![
+            pending.clone(),
+            posted.clone(),
+            corrected.clone(),
+            transaction("n1", 22, "-9.99"),
+        ];
+        let read_back: std::collections::BTreeSet<String> =
+            sync_apply::stored_for(conn, acc, &incoming)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.provider_id)
+                .collect();
+        assert_eq!(
+            read_back,
+            ["h5", "p2", "t1"].map(String::from).into(),
+            "the pending rows, the rows named, and the row that replaced a listed pending id"
+        );
+
+        let summary = sync_apply::apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![account("a", incoming)]),
+            now(),
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                summary.transactions_added,
+                summary.transactions_updated,
+                summary.transactions_unchanged,
+                summary.transactions_removed
+            ),
+            (1, 1, 1, 1),
+            "n1 added, h5 corrected, t1 as it was, p2 vanished; the stale p1 ignored"
+        );
+        let all = TransactionFilter {
+            include_pending: true,
+            ..Default::default()
+        };
+        let rows = read::list_transactions(conn, acc, &all, None, None).unwrap();
+        assert_eq!(rows.len(), 302, "300 of history, t1 (once p1), n1");
+        let h5 = rows
+            .iter()
+            .find(|r| r.provider_transaction_id == "h5")
+            .unwrap();
+        assert_eq!(h5.description.as_deref(), Some("corrected"));
+    });
+}

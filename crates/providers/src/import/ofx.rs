@@ -10,6 +10,7 @@
 use super::xml::Element;
 use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -18,7 +19,7 @@ use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, Sna
 /// Decodes by the header's `CHARSET` / `ENCODING` (OFX 1.x) or the XML
 /// declaration (2.x); Windows-1252 when the bytes are not UTF-8 and nothing
 /// says otherwise.
-fn decode(bytes: &[u8]) -> String {
+fn decode(bytes: &[u8]) -> Cow<'_, str> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(600)]).to_ascii_uppercase();
     let value_of = |key: &str| {
         head.split(key).nth(1).map(|rest| {
@@ -38,9 +39,9 @@ fn decode(bytes: &[u8]) -> String {
     };
     let encoding = label.and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()));
     match (encoding, std::str::from_utf8(bytes)) {
-        (Some(encoding), _) => encoding.decode(bytes).0.into_owned(),
-        (None, Ok(text)) => text.to_owned(),
-        (None, Err(_)) => encoding_rs::WINDOWS_1252.decode(bytes).0.into_owned(),
+        (Some(encoding), _) => encoding.decode(bytes).0,
+        (None, Ok(text)) => Cow::Borrowed(text),
+        (None, Err(_)) => encoding_rs::WINDOWS_1252.decode(bytes).0,
     }
 }
 
@@ -50,28 +51,124 @@ fn unescape(text: &str) -> String {
         .unwrap_or_else(|_| text.to_owned())
 }
 
+/// One `STMTTRN` of a statement, read the moment its element closes: a
+/// statement's transaction list is never held as an element tree, which
+/// takes about 2 KB an entry (a 100,000-entry file: 200 MB) where these
+/// texts take a few hundred bytes. Checked when its statement is read.
+#[derive(Debug, Default)]
+struct Entry {
+    fitid: Option<String>,
+    /// `CORRECTFITID`: the entry this one replaces or deletes.
+    corrects: Option<String>,
+    /// `CORRECTACTION` is DELETE.
+    deletes: bool,
+    /// `DTPOSTED`, else `DTUSER`.
+    posted: Option<String>,
+    amount: Option<String>,
+    /// `NAME`, else `PAYEE/NAME`.
+    name: Option<String>,
+    memo: Option<String>,
+    kind: Option<String>,
+    /// `CURRENCY/CURSYM`, where it differs from the statement's.
+    currency: Option<String>,
+}
+
+impl Entry {
+    fn read(item: &Element) -> Entry {
+        let text = |path: &str| item.text_at(path).map(str::to_owned);
+        Entry {
+            fitid: text("FITID"),
+            corrects: text("CORRECTFITID"),
+            deletes: item.text_at("CORRECTACTION") == Some("DELETE"),
+            posted: text("DTPOSTED").or_else(|| text("DTUSER")),
+            amount: text("TRNAMT"),
+            name: text("NAME").or_else(|| text("PAYEE/NAME")),
+            memo: text("MEMO"),
+            kind: text("TRNTYPE"),
+            currency: text("CURRENCY/CURSYM"),
+        }
+    }
+}
+
+/// The statements whose entries are read as they close, and the path from
+/// each to its entries' parent.
+const ENTRY_PATHS: [(&str, &[&str]); 3] = [
+    ("STMTRS", &["BANKTRANLIST"]),
+    ("CCSTMTRS", &["BANKTRANLIST"]),
+    ("INVSTMTRS", &["INVTRANLIST", "INVBANKTRAN"]),
+];
+
+/// Names a statement element's bucket in [`Document::entries`].
+const ENTRIES_ATTRIBUTE: &str = "entries";
+
+/// An OFX body: its element tree without the statements' entries, which
+/// are in `entries`, one bucket per statement element (the element's
+/// [`ENTRIES_ATTRIBUTE`] says which).
+struct Document {
+    root: Element,
+    entries: Vec<Vec<Entry>>,
+}
+
+impl Document {
+    /// The entries of a statement element, in file order (taken: each
+    /// statement is read once).
+    fn take_entries(&mut self, statement: &Element) -> Vec<Entry> {
+        statement
+            .attribute(ENTRIES_ATTRIBUTE)
+            .and_then(|bucket| bucket.parse::<usize>().ok())
+            .and_then(|bucket| self.entries.get_mut(bucket))
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+}
+
+/// Puts a closed element into its parent, or, when it is an entry of an
+/// open statement, into that statement's bucket.
+fn attach(stack: &mut [Element], done: Element, entries: &mut [Vec<Entry>]) {
+    if done.name == "STMTTRN" {
+        let bucket = ENTRY_PATHS.iter().find_map(|(statement, path)| {
+            let depth = stack.len().checked_sub(path.len() + 1)?;
+            let holder = &stack[depth];
+            let on_path = holder.name == *statement
+                && stack[depth + 1..]
+                    .iter()
+                    .zip(path.iter())
+                    .all(|(e, n)| e.name == *n);
+            on_path.then(|| holder.attribute(ENTRIES_ATTRIBUTE))?
+        });
+        if let Some(bucket) = bucket
+            .and_then(|b| b.parse::<usize>().ok())
+            .and_then(|b| entries.get_mut(b))
+        {
+            bucket.push(Entry::read(&done));
+            return;
+        }
+    }
+    if let Some(parent) = stack.last_mut() {
+        parent.children.push(done);
+    }
+}
+
 /// Builds the element tree of the `<OFX>` body. An element followed by text
 /// is a leaf, closed by the next tag whether or not its end tag follows
 /// (SGML); end tags close everything opened since their start tag.
 /// Elements may nest at most [`super::MAX_NESTING`] levels.
-fn tree(text: &str) -> Result<Element, String> {
+fn tree(text: &str) -> Result<Document, String> {
     let start = text
         .find("<OFX>")
         .or_else(|| text.find("<OFX "))
         .ok_or("no <OFX> element: this is not an OFX file")?;
     let body = &text[start..];
     let mut stack: Vec<Element> = vec![Element::default()];
+    let mut entries: Vec<Vec<Entry>> = Vec::new();
     let mut position = 0;
-    let close_leaf = |stack: &mut Vec<Element>| {
+    let close_leaf = |stack: &mut Vec<Element>, entries: &mut Vec<Vec<Entry>>| {
         let open_leaf = stack.len() > 1
             && stack
                 .last()
                 .is_some_and(|top| top.children.is_empty() && !top.text.trim().is_empty());
-        if open_leaf
-            && let Some(leaf) = stack.pop()
-            && let Some(parent) = stack.last_mut()
-        {
-            parent.children.push(leaf);
+        if open_leaf && let Some(leaf) = stack.pop() {
+            attach(stack, leaf, entries);
         }
     };
     while position < body.len() {
@@ -94,13 +191,11 @@ fn tree(text: &str) -> Result<Element, String> {
                     }
                     while stack.len() > depth {
                         let done = stack.pop().unwrap_or_default();
-                        if let Some(parent) = stack.last_mut() {
-                            parent.children.push(done);
-                        }
+                        attach(&mut stack, done, &mut entries);
                     }
                 }
             } else {
-                close_leaf(&mut stack);
+                close_leaf(&mut stack, &mut entries);
                 let self_closing = tag.ends_with('/');
                 let name = tag
                     .trim_end_matches('/')
@@ -108,18 +203,22 @@ fn tree(text: &str) -> Result<Element, String> {
                     .next()
                     .unwrap_or_default()
                     .to_ascii_uppercase();
-                let element = Element {
+                let mut element = Element {
                     name,
                     ..Element::default()
                 };
                 if self_closing {
-                    if let Some(parent) = stack.last_mut() {
-                        parent.children.push(element);
-                    }
+                    attach(&mut stack, element, &mut entries);
                 } else {
                     // The stack's first entry is the document, not an element.
                     if stack.len() > super::MAX_NESTING {
                         return Err(super::too_deep(start + position));
+                    }
+                    if ENTRY_PATHS.iter().any(|(s, _)| *s == element.name) {
+                        element
+                            .attributes
+                            .push((ENTRIES_ATTRIBUTE.to_owned(), entries.len().to_string()));
+                        entries.push(Vec::new());
                     }
                     stack.push(element);
                 }
@@ -137,14 +236,13 @@ fn tree(text: &str) -> Result<Element, String> {
     }
     while stack.len() > 1 {
         let done = stack.pop().unwrap_or_default();
-        if let Some(parent) = stack.last_mut() {
-            parent.children.push(done);
-        }
+        attach(&mut stack, done, &mut entries);
     }
-    stack
+    let root = stack
         .pop()
         .and_then(|root| root.children.into_iter().next())
-        .ok_or_else(|| "the <OFX> element is empty".to_owned())
+        .ok_or_else(|| "the <OFX> element is empty".to_owned())?;
+    Ok(Document { root, entries })
 }
 
 /// The date in an OFX timestamp: its first eight digits.
@@ -183,17 +281,27 @@ fn all<'a>(element: &'a Element, name: &str) -> Vec<&'a Element> {
 
 pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
     let text = decode(bytes);
-    let root = tree(&text)?;
+    let mut document = tree(&text)?;
+    drop(text);
+    let root = std::mem::take(&mut document.root);
     let securities = security_list(&root);
     let mut statements = Vec::new();
     for (number, statement) in all(&root, "STMTRS").into_iter().enumerate() {
-        statements.push(cash_statement(statement, false, number + 1)?);
+        let entries = document.take_entries(statement);
+        statements.push(cash_statement(statement, entries, false, number + 1)?);
     }
     for (number, statement) in all(&root, "CCSTMTRS").into_iter().enumerate() {
-        statements.push(cash_statement(statement, true, number + 1)?);
+        let entries = document.take_entries(statement);
+        statements.push(cash_statement(statement, entries, true, number + 1)?);
     }
     for (number, statement) in all(&root, "INVSTMTRS").into_iter().enumerate() {
-        statements.push(investment_statement(statement, &securities, number + 1)?);
+        let entries = document.take_entries(statement);
+        statements.push(investment_statement(
+            statement,
+            entries,
+            &securities,
+            number + 1,
+        )?);
     }
     if statements.is_empty() {
         let status = root
@@ -219,82 +327,71 @@ fn account_kind(code: Option<&str>) -> AccountKind {
     }
 }
 
-/// `STMTTRN` records with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
+/// `STMTTRN` entries with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
 /// removes the corrected record, `REPLACE` puts this one in its place.
 fn transactions(
     account: &str,
-    list: &[&Element],
+    entries: Vec<Entry>,
     currency: &str,
     place: &str,
 ) -> Result<Vec<SnapshotTransaction>, String> {
-    let mut records: Vec<(Option<String>, SnapshotTransaction)> = Vec::new();
-    let mut identities = Vec::new();
+    let mut records: Vec<SnapshotTransaction> = Vec::with_capacity(entries.len());
+    let mut fitids: Vec<Option<String>> = Vec::with_capacity(entries.len());
+    let mut identities = Vec::with_capacity(entries.len());
     // FITIDs that a later record corrects (replaces or deletes).
     let mut corrected: HashSet<String> = HashSet::new();
-    for (n, item) in list.iter().enumerate() {
+    for (n, entry) in entries.into_iter().enumerate() {
         let at = format!("{place}, transaction {}", n + 1);
-        if let Some(corrected_fitid) = item.text_at("CORRECTFITID") {
-            corrected.insert(corrected_fitid.to_owned());
-            if item.text_at("CORRECTACTION") == Some("DELETE") {
+        if let Some(corrected_fitid) = entry.corrects {
+            corrected.insert(corrected_fitid);
+            if entry.deletes {
                 continue;
             }
         }
         // A placeholder record with neither amount nor date is skipped.
-        if item.text_at("TRNAMT").is_none()
-            && item.text_at("DTPOSTED").is_none()
-            && item.text_at("DTUSER").is_none()
-        {
+        if entry.amount.is_none() && entry.posted.is_none() {
             continue;
         }
-        let posted = item
-            .text_at("DTPOSTED")
-            .or_else(|| item.text_at("DTUSER"))
-            .ok_or_else(|| format!("{at}: no DTPOSTED"))?;
+        let posted = entry.posted.ok_or_else(|| format!("{at}: no DTPOSTED"))?;
         let value = amount(
-            item.text_at("TRNAMT")
+            entry
+                .amount
+                .as_deref()
                 .ok_or_else(|| format!("{at}: no TRNAMT"))?,
             &at,
         )?;
-        let name = item
-            .text_at("NAME")
-            .or_else(|| item.text_at("PAYEE/NAME"))
-            .map(str::to_owned);
-        let memo = item.text_at("MEMO").map(str::to_owned);
-        let fitid = item.text_at("FITID").map(str::to_owned);
-        let day = date(posted, &at)?;
+        let day = date(&posted, &at)?;
         identities.push(EntryIdentity {
-            reference: fitid.clone(),
+            reference: entry.fitid.clone(),
             date: day,
             amount: value,
-            text: identity_text(&[name.as_deref(), memo.as_deref()]),
+            text: identity_text(&[entry.name.as_deref(), entry.memo.as_deref()]),
         });
-        records.push((
-            fitid,
-            SnapshotTransaction {
-                provider_id: String::new(),
-                pending_provider_id: None,
-                is_pending: false,
-                date: day,
-                amount: value,
-                currency: item
-                    .text_at("CURRENCY/CURSYM")
-                    .unwrap_or(currency)
-                    .to_owned(),
-                merchant: name,
-                description: memo.or_else(|| item.text_at("TRNTYPE").map(str::to_owned)),
-            },
-        ));
+        fitids.push(entry.fitid);
+        records.push(SnapshotTransaction {
+            provider_id: String::new(),
+            pending_provider_id: None,
+            is_pending: false,
+            date: day,
+            amount: value,
+            currency: entry.currency.unwrap_or_else(|| currency.to_owned()),
+            merchant: entry.name,
+            description: entry.memo.or(entry.kind),
+        });
     }
     let ids = entry_ids(account, &identities, "");
-    let mut out: Vec<SnapshotTransaction> = Vec::with_capacity(records.len());
-    for ((fitid, mut record), id) in records.into_iter().zip(ids) {
+    drop(identities);
+    for (record, id) in records.iter_mut().zip(ids) {
         record.provider_id = id;
-        let corrected_away = fitid.as_deref().is_some_and(|f| corrected.contains(f));
-        if !corrected_away {
-            out.push(record);
-        }
     }
-    Ok(out)
+    if !corrected.is_empty() {
+        let mut fitids = fitids.into_iter();
+        records.retain(|_| {
+            let fitid = fitids.next().flatten();
+            !fitid.is_some_and(|f| corrected.contains(&f))
+        });
+    }
+    Ok(records)
 }
 
 fn balance(
@@ -329,6 +426,7 @@ fn balance(
 
 fn cash_statement(
     statement: &Element,
+    entries: Vec<Entry>,
     credit_card: bool,
     number: usize,
 ) -> Result<Statement, String> {
@@ -354,11 +452,8 @@ fn cash_statement(
         .then(|| format!("Imported {currency} account (the file names no account)"));
     let account_id = given_id.unwrap_or_else(|| format!("unidentified-{currency}"));
     let account_key = account_id.clone();
-    // Every BANKTRANLIST: some banks split a statement into several.
-    let list: Vec<&Element> = statement
-        .children("BANKTRANLIST")
-        .flat_map(|l| l.children("STMTTRN"))
-        .collect();
+    // `entries` holds those of every BANKTRANLIST: some banks split a
+    // statement into several.
     let ledger = statement.child("LEDGERBAL");
     Ok(Statement {
         account_id,
@@ -369,7 +464,7 @@ fn cash_statement(
             account_kind(account.text_at("ACCTTYPE"))
         },
         currency: currency.clone(),
-        transactions: transactions(&account_key, &list, &currency, &place)?,
+        transactions: transactions(&account_key, entries, &currency, &place)?,
         opening_booked: None,
         opening_date: None,
         closing_booked: ledger
@@ -409,6 +504,7 @@ fn security_list(root: &Element) -> HashMap<String, Security> {
 
 fn investment_statement(
     statement: &Element,
+    cash: Vec<Entry>,
     securities: &HashMap<String, Security>,
     number: usize,
 ) -> Result<Statement, String> {
@@ -422,19 +518,18 @@ fn investment_statement(
         .to_owned();
     let currency = statement.text_at("CURDEF").unwrap_or("USD").to_owned();
 
-    // Cash movements (INVBANKTRAN/STMTTRN) and trades (anything with INVTRAN).
-    let mut cash: Vec<&Element> = Vec::new();
+    // Cash movements (INVBANKTRAN/STMTTRN: `cash`) and trades (anything
+    // with INVTRAN).
     let mut trades: Vec<&Element> = Vec::new();
     if let Some(list) = statement.child("INVTRANLIST") {
         for item in &list.children {
             match item.name.as_str() {
-                "INVBANKTRAN" => cash.extend(item.children("STMTTRN")),
-                "DTSTART" | "DTEND" => {}
+                "INVBANKTRAN" | "DTSTART" | "DTEND" => {}
                 _ => trades.push(item),
             }
         }
     }
-    let mut records = transactions(&account_id, &cash, &currency, &place)?;
+    let mut records = transactions(&account_id, cash, &currency, &place)?;
     let mut identities = Vec::new();
     let mut trade_records = Vec::new();
     for (n, trade) in trades.iter().enumerate() {

@@ -1,0 +1,2 @@
+DROP INDEX transactions_pending_link;
+DROP INDEX transactions_pending;
