@@ -26,7 +26,11 @@ ci:
 soak:
 	python3 bench/soak.py
 
-# Tributary beside a bare actix-web server sending the same bytes, same run
-# (docs/performance.md). Options: make bench ARGS="--backend sqlite --rows 10000".
+# Tributary beside a bare actix-web server sending the same bytes, same run,
+# and its statement readers beside the Python parsers mt-940 and ofxtools
+# (installed into target/bench-venv; docs/performance.md).
+# Options: make bench ARGS="--backend sqlite --rows 10000".
 bench:
-	cargo run --release -p tributary-bench -- $(ARGS)
+	python3 -m venv target/bench-venv
+	target/bench-venv/bin/pip install --quiet mt-940==5.1.1 ofxtools==1.1.1
+	cargo run --release -p tributary-bench -- --parsers 20 --python target/bench-venv/bin/python $(ARGS)

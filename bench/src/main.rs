@@ -10,6 +10,7 @@
 mod bare;
 mod import;
 mod load;
+mod parsers;
 
 use anyhow::{Context as _, bail};
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ use tributary_storage::{Database, read, sync_apply, users};
 
 const USAGE: &str = "\
 tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
+                [--parsers R] [--python PATH]
 
   --backend      which storage to measure [default: both; postgres needs TRIBUTARY_TEST_POSTGRES_URL
                  or a server at postgres://postgres@127.0.0.1:5432/test]
@@ -38,6 +40,10 @@ tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S]
   --connections  keep-alive connections of the load client [default: 16]
   --import       transactions in the generated OFX file read and stored beside a raw bulk insert
                  of the same rows; 0 skips it [default: 100000]
+  --parsers      rounds of the per-file comparison of the MT940 and OFX readers (read and store)
+                 with the Python parsers mt-940 and ofxtools (read alone); 0 skips it [default: 0]
+  --python       the Python that has mt-940 and ofxtools [default: python3; `make bench` makes
+                 target/bench-venv with both]
 ";
 
 #[derive(Debug)]
@@ -48,6 +54,8 @@ struct Options {
     rounds: usize,
     connections: usize,
     imports: Vec<usize>,
+    parser_rounds: usize,
+    python: String,
 }
 
 impl Options {
@@ -59,6 +67,8 @@ impl Options {
             rounds: 3,
             connections: 16,
             imports: vec![100_000],
+            parser_rounds: 0,
+            python: "python3".into(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -96,6 +106,8 @@ impl Options {
                         .collect::<Result<_, _>>()
                         .with_context(|| format!("--import: `{value}` is not a list of counts"))?;
                 }
+                "--parsers" => options.parser_rounds = value.parse().context("--parsers")?,
+                "--python" => options.python = value,
                 other => bail!("unknown option {other}\n{USAGE}"),
             }
         }
@@ -150,6 +162,48 @@ async fn run(options: Options) -> anyhow::Result<()> {
             );
             print!("{}", String::from_utf8_lossy(&measured.stdout));
         }
+    }
+    if options.parser_rounds > 0 {
+        parser_table(&options)?;
+    }
+    Ok(())
+}
+
+/// Thousandths as a decimal.
+fn per_mille(value: u128) -> String {
+    format!("{}.{:03}", value / 1000, value % 1000)
+}
+
+/// The per-file reader comparison, as a table.
+fn parser_table(options: &Options) -> anyhow::Result<()> {
+    println!();
+    println!(
+        "| format | files | Tributary read files/s | ratio | Tributary import (read + store) files/s | ratio | Python read files/s | smallest import lead (file) | read by Python, refused by Tributary |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for c in parsers::compare(&options.python, options.parser_rounds)? {
+        let files = u128::try_from(c.files).unwrap_or(u128::MAX);
+        let per_second = |total: std::time::Duration| files * 1_000_000 / total.as_micros().max(1);
+        let lead = |ours: std::time::Duration| {
+            per_mille(c.python.as_nanos() * 1000 / ours.as_nanos().max(1))
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} ({}) | {} |",
+            c.format,
+            c.files,
+            per_second(c.read),
+            lead(c.read),
+            per_second(c.import),
+            lead(c.import),
+            per_second(c.python),
+            per_mille(c.worst.1),
+            c.worst.0,
+            if c.refused.is_empty() {
+                "none".to_owned()
+            } else {
+                c.refused.join(", ")
+            },
+        );
     }
     Ok(())
 }

@@ -411,13 +411,19 @@ pub fn dump_rows(db: &Database) -> String {
     out
 }
 
+/// The shared test data: `../shared/testdata` beside the repository, or
+/// `TRIBUTARY_TESTDATA`.
+pub fn testdata_root() -> std::path::PathBuf {
+    std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
+        std::path::PathBuf::from,
+    )
+}
+
 /// The bytes of a file under the shared test data (`../shared/testdata`
 /// beside the repository, or `TRIBUTARY_TESTDATA`), read at run time.
 pub fn testdata_bytes(relative: &str) -> Vec<u8> {
-    let root = std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-        std::path::PathBuf::from,
-    );
+    let root = testdata_root();
     let path = root.join(relative);
     std::fs::read(&path).unwrap_or_else(|err| {
         panic!(
@@ -432,10 +438,7 @@ pub fn testdata_bytes(relative: &str) -> Vec<u8> {
 /// extension is one of `extensions`, as paths relative to the test data,
 /// sorted.
 pub fn testdata_files(dir: &str, extensions: &[&str]) -> Vec<String> {
-    let root = std::env::var_os("TRIBUTARY_TESTDATA").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata"),
-        std::path::PathBuf::from,
-    );
+    let root = testdata_root();
     let mut files = Vec::new();
     let mut pending = vec![root.join(dir)];
     while let Some(folder) = pending.pop() {
