@@ -449,6 +449,117 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
     .await;
 }
 
+/// Signs `email` in to app A, connects the sandbox, consents, and opens a
+/// portal session in a fresh browser: the browser and the user's token.
+async fn portal_of(
+    server: &tributary_e2e::platform::PlatformServer,
+    outbox: &tributary_http::web::mailer::DevOutbox,
+    email: &str,
+) -> (Browser, String) {
+    let browser = Browser::new(server);
+    let banks = sign_in(&browser, outbox, &server.app_a, email).await;
+    connect_sandbox(&browser, &banks, "user_good").await;
+    let consent = browser.get("/connect/consent").await;
+    let back = browser
+        .submit(&consent, "/connect/consent", &[("decision", "approve")])
+        .await;
+    let (access, _) = exchange(server, &server.app_a, &back.location).await;
+    let session = server
+        .bearer_json(Method::POST, "/api/platform/v1/portal_sessions", &access)
+        .await;
+    let link = session["url"].as_str().unwrap();
+    let fresh = Browser::new(server);
+    fresh.get(&link[link.find("/portal/").unwrap()..]).await;
+    (fresh, access)
+}
+
+#[actix_web::test]
+async fn an_app_user_gives_a_simplefin_app_access_from_the_portal() {
+    use tributary_e2e::simplefin::{accounts, claim, claim_url, create_page};
+    on_every_backend(|server, outbox| async move {
+        let (portal_browser, access) = portal_of(&server, &outbox, "sfin@example.com").await;
+        let portal = portal_browser.get("/portal").await;
+        portal.assert_shows("Budgeting apps (SimpleFIN)");
+        // The protocol's `GET /create` sends a person to the portal.
+        assert!(
+            create_page(&server.url("/simplefin/create"))
+                .await
+                .contains("Create a setup token")
+        );
+        let refused = portal_browser
+            .submit(&portal, "/portal/simplefin", &[("name", "  ")])
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("Name:");
+
+        let shown = portal_browser
+            .submit(&portal, "/portal/simplefin", &[("name", "Budget Buddy")])
+            .await;
+        assert_eq!(shown.status, StatusCode::OK);
+        let start = shown.body.find("id=\"setup-token\"").unwrap();
+        let start = start + shown.body[start..].find('>').unwrap() + 1;
+        let end = start + shown.body[start..].find("</textarea>").unwrap();
+        let token = shown.body[start..end].trim().to_owned();
+        assert!(
+            claim_url(&token).starts_with(&server.url("/simplefin/claim/")),
+            "the claim URL is this server's"
+        );
+        let (status, access_url) = claim(&token).await;
+        assert_eq!(status, StatusCode::OK, "{access_url}");
+
+        // The Account Set is this user's accounts, as the app reads them.
+        let (status, set) = accounts(&access_url, "version=2").await;
+        assert_eq!(status, StatusCode::OK, "{set}");
+        let by_token = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+            .await;
+        let mut expected: Vec<String> = by_token["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| format!("ACT-{}", a["id"].as_i64().unwrap()))
+            .collect();
+        let mut listed: Vec<String> = set["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap().to_owned())
+            .collect();
+        expected.sort();
+        listed.sort();
+        assert!(!listed.is_empty());
+        assert_eq!(listed, expected);
+        let portal = portal_browser.get("/portal").await;
+        portal.assert_shows("Budget Buddy");
+        portal.assert_shows("in use");
+        let id = {
+            let marker = "<li id=\"simplefin-";
+            let start = portal.body.find(marker).unwrap() + marker.len();
+            let end = start + portal.body[start..].find('"').unwrap();
+            portal.body[start..end].to_owned()
+        };
+        let revoke_path = format!("/portal/simplefin/{id}/revoke");
+
+        // Another user of the app cannot revoke it; an authorization
+        // session cannot either.
+        let (other, _) = portal_of(&server, &outbox, "other@example.com").await;
+        let others_portal = other.get("/portal").await;
+        assert!(!others_portal.body.contains("Budget Buddy"));
+        let answer = other.submit(&others_portal, &revoke_path, &[]).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND);
+        let (status, _) = accounts(&access_url, "").await;
+        assert_eq!(status, StatusCode::OK, "still readable");
+
+        let after = portal_browser.submit(&portal, &revoke_path, &[]).await;
+        assert_eq!(after.location, "/portal#simplefin");
+        after.assert_shows("revoked");
+        let (status, _) = accounts(&access_url, "").await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        server
+    })
+    .await;
+}
+
 #[actix_web::test]
 async fn a_refused_bank_login_is_explained_and_a_reauthentication_keeps_the_connection() {
     on_every_backend(|server, outbox| async move {

@@ -107,6 +107,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             profile.as_deref(),
         ),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
+        Command::Simplefin(command) => crate::simplefin::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;
@@ -166,7 +167,7 @@ fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn find_user(db: &Database, email: &str) -> anyhow::Result<UserRecord> {
+pub(crate) fn find_user(db: &Database, email: &str) -> anyhow::Result<UserRecord> {
     let email = normalize_email(email)?;
     users::find_personal_user(&mut *db.conn()?, &email)?.with_context(|| {
         format!("no user {email}; create it with `tributary users create {email}`")
@@ -232,12 +233,6 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
         "{:>6}  {:<20}  {:<16}  {:<16}  {:<16}  ACCOUNTS",
         "ID", "NAME", "CREATED (UTC)", "LAST USED", "REVOKED"
     );
-    let when = |t: Option<chrono::NaiveDateTime>| {
-        t.map_or_else(
-            || "-".to_owned(),
-            |t| t.format("%Y-%m-%d %H:%M").to_string(),
-        )
-    };
     for (key, scope) in keys {
         let accounts = scope.map_or_else(|| "all".to_owned(), |ids| format!("{ids:?}"));
         println!(
@@ -250,6 +245,14 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A time in a table: minutes, UTC; `-` for none.
+pub(crate) fn when(time: Option<chrono::NaiveDateTime>) -> String {
+    time.map_or_else(
+        || "-".to_owned(),
+        |t| t.format("%Y-%m-%d %H:%M").to_string(),
+    )
 }
 
 fn revoke_key(db: &Database, clock: &dyn Clock, id: ApiKeyId) -> anyhow::Result<()> {

@@ -3,10 +3,11 @@
 
 mod apps;
 mod commands;
+mod simplefin;
 
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
-use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId};
+use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId, SimpleFinDestinationId};
 use tributary_http::config::DEFAULT_DATABASE_URL;
 
 #[derive(Debug, Parser)]
@@ -59,6 +60,10 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         profile: Option<std::path::PathBuf>,
     },
+    /// Manage SimpleFIN destinations: apps that read a user's data over
+    /// SimpleFIN (docs/simplefin.md).
+    #[command(subcommand)]
+    Simplefin(SimplefinCommand),
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]
     Apps(AppsCommand),
@@ -158,6 +163,41 @@ enum KeysCommand {
     Revoke {
         /// The id shown by `keys list`.
         id: ApiKeyId,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SimplefinCommand {
+    /// Create a destination; prints its setup token once (claim it within
+    /// an hour, in the app that will read the data).
+    Create {
+        /// E-mail of the user whose data the app will read.
+        #[arg(long)]
+        user: String,
+        /// A name to recognise the app by.
+        #[arg(long, default_value = "SimpleFIN app")]
+        name: String,
+        /// Let the app read only this account id (repeat for several).
+        #[arg(long = "account", value_name = "ID")]
+        accounts: Vec<AccountId>,
+        /// How the app reaches personal-api: the setup token carries this
+        /// address (TRIBUTARY_PUBLIC_URL; else the default bind address).
+        #[arg(
+            long,
+            env = "TRIBUTARY_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        url: String,
+    },
+    /// List a user's destinations (never their credentials).
+    List {
+        #[arg(long)]
+        user: String,
+    },
+    /// Revoke a destination: its app's next request answers 403.
+    Revoke {
+        /// The id shown by `simplefin list`.
+        id: SimpleFinDestinationId,
     },
 }
 

@@ -9,4 +9,5 @@ pub mod keyring;
 pub mod oauth;
 pub mod secret;
 pub mod sign_in;
+pub mod simplefin;
 pub mod web_session;

@@ -78,6 +78,8 @@ row_id! {
     SecurityId;
     SyncJobId;
     ApiKeyId;
+    /// An app that reads a user's data over SimpleFIN (docs/simplefin.md).
+    SimpleFinDestinationId;
     /// An OAuth access or refresh token row.
     TokenId;
     /// An OAuth authorization code row.

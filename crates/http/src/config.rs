@@ -27,6 +27,7 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
+  TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
   TRIBUTARY_MAIL_FROM       sender of sign-in codes [default: Tributary <no-reply@localhost>]
@@ -82,7 +83,13 @@ pub struct Config {
     pub mail_from: String,
     pub payments: PaymentsSettings,
     pub metrics: MetricsAccess,
+    /// Requests a day each SimpleFIN destination may make.
+    pub simplefin_daily_requests: i32,
 }
+
+/// Like the SimpleFIN Bridge, which expects apps to ask at most 24 times a
+/// day.
+pub const DEFAULT_SIMPLEFIN_DAILY_REQUESTS: i32 = 24;
 
 /// Who may read the Prometheus metrics (docs/operations.md). With neither
 /// set, `/metrics` is not served.
@@ -387,7 +394,21 @@ impl Config {
             }
         };
         let metrics = MetricsAccess::from_lookup(&lookup)?;
+        let simplefin_daily_requests = match lookup("TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS") {
+            Some(value) => value
+                .trim()
+                .parse::<i32>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS",
+                    value,
+                    reason: "expected a number of requests from 1 to 100000",
+                })?,
+            None => DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
+        };
         Ok(Config {
+            simplefin_daily_requests,
             metrics,
             behind_proxy,
             smtp_url,

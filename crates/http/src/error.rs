@@ -143,20 +143,12 @@ impl fmt::Display for ApiError {
 
 impl From<Fault> for ApiError {
     fn from(fault: Fault) -> Self {
-        let (code, message) = match fault.kind {
-            FaultKind::Unavailable => (
-                "DATABASE_UNAVAILABLE",
-                "The database is unavailable; retry shortly.",
-            ),
-            FaultKind::StorageFull => (
-                "STORAGE_FULL",
-                "The database has no room left: nothing was changed. Retry later.",
-            ),
-            FaultKind::Internal => (
-                "INTERNAL_ERROR",
-                "An internal error occurred; quote the request id when reporting it.",
-            ),
+        let code = match fault.kind {
+            FaultKind::Unavailable => "DATABASE_UNAVAILABLE",
+            FaultKind::StorageFull => "STORAGE_FULL",
+            FaultKind::Internal => "INTERNAL_ERROR",
         };
+        let message = fault.kind.message();
         let status = fault.status();
         Self {
             retry_after: fault.retry_after(),

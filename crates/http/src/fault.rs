@@ -24,6 +24,21 @@ pub enum FaultKind {
     Internal,
 }
 
+impl FaultKind {
+    /// What the client is told, on every surface.
+    pub fn message(self) -> &'static str {
+        match self {
+            FaultKind::Unavailable => "The database is unavailable; retry shortly.",
+            FaultKind::StorageFull => {
+                "The database has no room left: nothing was changed. Retry later."
+            }
+            FaultKind::Internal => {
+                "An internal error occurred; quote the request id when reporting it."
+            }
+        }
+    }
+}
+
 /// A server-side failure with its cause. The cause is logged with the
 /// request id and never sent to the client.
 #[derive(Debug)]

@@ -19,6 +19,7 @@ pub mod platform;
 pub mod request_id;
 pub mod routes;
 pub mod server;
+pub mod simplefin;
 pub mod state;
 pub mod transaction_stream;
 pub mod web;

@@ -70,6 +70,9 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
                     .configure(imports::configure::<ApiKey>),
             );
         }
+        // Both interfaces serve SimpleFIN: Personal users' destinations come
+        // from the CLI, app users' from the portal.
+        crate::simplefin::configure(cfg, interface);
     }
 }
 
@@ -416,6 +419,7 @@ impl Application {
         };
         let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
             .with_metrics(&config.metrics);
+        state.simplefin_daily_requests = config.simplefin_daily_requests;
         // Mail, payments and bank connections serve the browser pages, which
         // only the Platform interface has.
         if let Some(engine) = pages_engine {

@@ -25,6 +25,8 @@ pub struct AppState {
     pub streams: crate::transaction_stream::StreamSlots,
     /// Counted by every request; read at `/metrics`.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Requests a day each SimpleFIN destination may make.
+    pub simplefin_daily_requests: i32,
 }
 
 impl AppState {
@@ -40,6 +42,7 @@ impl AppState {
             payments: None,
             behind_proxy: false,
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
+            simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
         }
     }
 

@@ -42,16 +42,7 @@ pub fn insert_api_key(
 ) -> StorageResult<ApiKeyRecord> {
     conn.atomically(|conn| {
         if let Some(scope) = key.account_scope {
-            let owned: Vec<i64> = accounts::table
-                .filter(accounts::user_id.eq(key.user_id.get()))
-                .filter(accounts::id.eq_any(scope.iter().map(|id| id.get())))
-                .select(accounts::id)
-                .load(conn)?;
-            if let Some(missing) = scope.iter().find(|id| !owned.contains(&id.get())) {
-                return Err(StorageError::InvalidReference(format!(
-                    "account {missing} does not exist or does not belong to this user"
-                )));
-            }
+            ensure_owned_accounts(conn, key.user_id, scope)?;
         }
         let id = diesel::insert_into(api_keys::table)
             .values((
@@ -72,6 +63,26 @@ pub fn insert_api_key(
             .select(ApiKeyRecord::as_select())
             .first(conn)?)
     })
+}
+
+/// `InvalidReference` unless every account of a credential's scope is the
+/// user's.
+pub(crate) fn ensure_owned_accounts(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    scope: &[AccountId],
+) -> StorageResult<()> {
+    let owned: Vec<i64> = accounts::table
+        .filter(accounts::user_id.eq(user_id.get()))
+        .filter(accounts::id.eq_any(scope.iter().map(|id| id.get())))
+        .select(accounts::id)
+        .load(conn)?;
+    match scope.iter().find(|id| !owned.contains(&id.get())) {
+        Some(missing) => Err(StorageError::InvalidReference(format!(
+            "account {missing} does not exist or does not belong to this user"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The key with this hash, if any, and its account scope when restricted.

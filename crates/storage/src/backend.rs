@@ -7,12 +7,16 @@
 //! repositories call it.
 
 use crate::db::AnyConnection;
-use crate::schema::{accounts, api_key_accounts, institutions, securities, transactions, users};
+use crate::schema::{
+    accounts, api_key_accounts, institutions, securities, simplefin_destination_accounts,
+    transactions, users,
+};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use tributary_domain::ids::{
-    AccountId, ApiKeyId, AppId, ConnectionId, InstitutionId, SecurityId, SyncJobId, UserId,
+    AccountId, ApiKeyId, AppId, ConnectionId, InstitutionId, SecurityId, SimpleFinDestinationId,
+    SyncJobId, UserId,
 };
 use tributary_domain::snapshot::{Security, SnapshotInstitution, SnapshotTransaction};
 
@@ -163,6 +167,24 @@ pub(crate) fn insert_api_key_scope(
         })
         .collect();
     with_backend!(conn, c => diesel::insert_into(api_key_accounts::table).values(&rows).execute(c))?;
+    Ok(())
+}
+
+pub(crate) fn insert_simplefin_scope(
+    conn: &mut AnyConnection,
+    destination_id: SimpleFinDestinationId,
+    account_ids: &[AccountId],
+) -> QueryResult<()> {
+    let rows: Vec<_> = account_ids
+        .iter()
+        .map(|account| {
+            (
+                simplefin_destination_accounts::destination_id.eq(destination_id.get()),
+                simplefin_destination_accounts::account_id.eq(account.get()),
+            )
+        })
+        .collect();
+    with_backend!(conn, c => diesel::insert_into(simplefin_destination_accounts::table).values(&rows).execute(c))?;
     Ok(())
 }
 

@@ -15,6 +15,7 @@ pub mod connections;
 pub mod oauth;
 pub mod read;
 pub mod sign_in_codes;
+pub mod simplefin;
 pub mod stats;
 pub mod sync_apply;
 pub mod sync_jobs;

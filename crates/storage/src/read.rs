@@ -27,6 +27,8 @@ pub struct AccountView {
     pub kind: AccountKind,
     pub currency: String,
     pub mask: Option<String>,
+    #[diesel(deserialize_as = i64)]
+    pub connection_id: ConnectionId,
     #[diesel(deserialize_as = String)]
     pub provider: Provider,
     #[diesel(deserialize_as = String)]
@@ -67,6 +69,7 @@ type AccountColumns = (
     accounts::kind,
     accounts::currency,
     accounts::mask,
+    connections::id,
     connections::provider,
     connections::status,
     institutions::name,
@@ -84,6 +87,7 @@ const ACCOUNT_COLUMNS: AccountColumns = (
     accounts::kind,
     accounts::currency,
     accounts::mask,
+    connections::id,
     connections::provider,
     connections::status,
     institutions::name,

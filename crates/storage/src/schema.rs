@@ -60,6 +60,32 @@ diesel::table! {
 }
 
 diesel::table! {
+    simplefin_destinations (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        name -> Text,
+        is_restricted -> Bool,
+        claim_hash -> Text,
+        claim_expires_at -> Timestamp,
+        claimed_at -> Nullable<Timestamp>,
+        access_username -> Nullable<Text>,
+        access_hash -> Nullable<Text>,
+        created_at -> Timestamp,
+        last_used_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+        quota_day -> Nullable<Date>,
+        quota_used -> Integer,
+    }
+}
+
+diesel::table! {
+    simplefin_destination_accounts (destination_id, account_id) {
+        destination_id -> BigInt,
+        account_id -> BigInt,
+    }
+}
+
+diesel::table! {
     institutions (id) {
         id -> BigInt,
         provider -> Text,
@@ -279,6 +305,9 @@ diesel::joinable!(users -> apps (app_id));
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(api_key_accounts -> api_keys (api_key_id));
 diesel::joinable!(api_key_accounts -> accounts (account_id));
+diesel::joinable!(simplefin_destinations -> users (user_id));
+diesel::joinable!(simplefin_destination_accounts -> simplefin_destinations (destination_id));
+diesel::joinable!(simplefin_destination_accounts -> accounts (account_id));
 diesel::joinable!(connections -> users (user_id));
 diesel::joinable!(connections -> institutions (institution_id));
 diesel::joinable!(accounts -> connections (connection_id));
@@ -301,6 +330,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     users,
     api_keys,
     api_key_accounts,
+    simplefin_destinations,
+    simplefin_destination_accounts,
     institutions,
     connections,
     accounts,

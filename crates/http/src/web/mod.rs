@@ -19,6 +19,7 @@ pub(crate) use page::error_page_html;
 mod portal;
 mod session;
 mod sign_in;
+mod simplefin;
 
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
@@ -135,6 +136,8 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .default_service(web::to(no_page))
             .wrap(security_headers())
             .route("", web::get().to(portal::home))
+            .route("/simplefin", web::post().to(simplefin::create))
+            .route("/simplefin/{id}/revoke", web::post().to(simplefin::revoke))
             .route("/{token}", web::get().to(portal::open)),
     );
 }

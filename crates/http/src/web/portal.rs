@@ -20,6 +20,8 @@ struct PortalPage<'a> {
     app_name: &'a str,
     email: &'a str,
     connections: Vec<super::banks::ConnectionLine>,
+    csrf: &'a str,
+    destinations: Vec<super::simplefin::DestinationLine>,
 }
 
 pub(super) async fn open(
@@ -62,10 +64,13 @@ pub(super) async fn home(
     }
     let user = session.user()?;
     let connections = user_lines(&state, user.id).await?;
+    let destinations = super::simplefin::destination_lines(&state, user.id).await?;
     render(&PortalPage {
         title: "Your bank connections",
         app_name: &session.app.name,
         email: &user.email,
         connections,
+        csrf: &session.csrf(),
+        destinations,
     })
 }

@@ -1,0 +1,396 @@
+//! The Account Set `GET /accounts` answers, in either protocol version,
+//! built from what storage holds for the destination's viewer.
+//!
+//! Ids are Tributary's own, prefixed as the SimpleFIN Bridge prefixes its
+//! ids: `ACT-<account id>`, `CON-<connection id>`, `TRN-<transaction row
+//! id>`. A pending transaction that posts keeps its row (the reconciler
+//! links them), so it keeps its SimpleFIN id and clients never see it
+//! twice. Amounts and balances are strings with their exact digits.
+
+use super::query::{AccountsQuery, Version};
+use chrono::{NaiveDate, NaiveDateTime};
+use serde::Serialize;
+use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
+use tributary_domain::model::ConnectionStatus;
+use tributary_domain::money::Decimal;
+use tributary_storage::connections::ConnectionRecord;
+use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
+
+const ACCOUNT_PREFIX: &str = "ACT-";
+const CONNECTION_PREFIX: &str = "CON-";
+const TRANSACTION_PREFIX: &str = "TRN-";
+
+pub fn account_id(id: AccountId) -> String {
+    format!("{ACCOUNT_PREFIX}{id}")
+}
+
+fn connection_id(id: ConnectionId) -> String {
+    format!("{CONNECTION_PREFIX}{id}")
+}
+
+fn transaction_id(id: TransactionId) -> String {
+    format!("{TRANSACTION_PREFIX}{id}")
+}
+
+/// The account an `account=` value names, if it has the shape of one.
+pub fn parse_account_id(text: &str) -> Option<AccountId> {
+    text.strip_prefix(ACCOUNT_PREFIX)?
+        .parse::<i64>()
+        .ok()
+        .map(AccountId::new)
+}
+
+/// One account as read for the answer.
+#[derive(Debug)]
+pub struct AccountData {
+    pub view: AccountView,
+    pub balance: Option<BalanceRecord>,
+    /// Oldest first, as the protocol orders them.
+    pub transactions: Vec<TransactionRecord>,
+    pub holdings: Vec<HoldingView>,
+}
+
+/// Everything an answer says, read in one snapshot.
+#[derive(Debug)]
+pub struct Gathered {
+    /// The connections behind the accounts, for `connections` and errors.
+    pub connections: Vec<ConnectionRecord>,
+    pub accounts: Vec<AccountData>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AccountSet {
+    errors: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errlist: Option<Vec<ErrorItem>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connections: Option<Vec<Connection>>,
+    accounts: Vec<Account>,
+}
+
+/// The error codes of protocol version 2, and only those: a client falls
+/// back from an unknown subcode to its prefix, so a code of our own would
+/// tell it no more than `gen.`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ErrorCode {
+    /// A general error (the server's own failure).
+    #[serde(rename = "gen.")]
+    General,
+    /// How the API is used: a malformed parameter, a window that was
+    /// capped, the daily budget spent. Meant for the developer.
+    #[serde(rename = "gen.api")]
+    Api,
+    /// The Access URL's credentials open nothing.
+    #[serde(rename = "gen.auth")]
+    Auth,
+    /// A connection that is not working, for another reason than sign-in.
+    #[serde(rename = "con.")]
+    Connection,
+    /// The bank wants the user to sign in again.
+    #[serde(rename = "con.auth")]
+    ConnectionAuth,
+    /// The account could not be updated; its stored data is still listed.
+    #[serde(rename = "act.failed")]
+    AccountFailed,
+}
+
+/// One entry of `errlist`. `message` repeats `msg`: the protocol's table
+/// names `msg`, its quickstart example `message`, and clients were written
+/// from both.
+#[derive(Debug, Serialize)]
+pub struct ErrorItem {
+    pub code: ErrorCode,
+    pub msg: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    account_id: Option<String>,
+}
+
+impl ErrorItem {
+    pub fn general(code: ErrorCode, msg: String) -> Self {
+        Self {
+            code,
+            message: msg.clone(),
+            msg,
+            conn_id: None,
+            account_id: None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Connection {
+    conn_id: String,
+    name: String,
+    org_id: String,
+    org_name: String,
+    sfin_url: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Org {
+    name: String,
+    /// Required when `name` is absent; Tributary always has the name, and
+    /// gives the SimpleFIN server's host so clients that key on it work.
+    domain: String,
+    #[serde(rename = "sfin-url")]
+    sfin_url: String,
+    id: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Account {
+    id: String,
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conn_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    org: Option<Org>,
+    currency: String,
+    balance: String,
+    /// Optional in the protocol, always sent: some clients require it.
+    #[serde(rename = "available-balance")]
+    available_balance: String,
+    #[serde(rename = "balance-date")]
+    balance_date: i64,
+    transactions: Vec<Transaction>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    holdings: Vec<Holding>,
+}
+
+#[derive(Debug, Serialize)]
+struct Transaction {
+    id: String,
+    posted: i64,
+    amount: String,
+    description: String,
+    payee: String,
+    memo: String,
+    transacted_at: i64,
+    pending: bool,
+}
+
+/// The SimpleFIN Bridge's holdings extension.
+#[derive(Debug, Serialize)]
+struct Holding {
+    id: String,
+    created: i64,
+    currency: String,
+    cost_basis: String,
+    description: String,
+    market_value: String,
+    purchase_price: String,
+    shares: String,
+    symbol: String,
+}
+
+/// Where the answer is served from: `sfin-url` and the org's `domain`.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub root_url: String,
+    pub host: String,
+}
+
+/// A decimal with its exact digits and at least two after the point, as
+/// the Bridge sends them: Actual Budget reads a balance as cents by
+/// removing the point, so `12.5` would read as 125 cents.
+fn amount(value: Decimal) -> String {
+    let mut value = value;
+    if value.scale() < 2 {
+        value.rescale(2);
+    }
+    value.to_string()
+}
+
+fn epoch(date: NaiveDate) -> i64 {
+    date.and_time(chrono::NaiveTime::MIN).and_utc().timestamp()
+}
+
+fn epoch_of(time: NaiveDateTime) -> i64 {
+    time.and_utc().timestamp()
+}
+
+impl AccountSet {
+    pub fn build(gathered: Gathered, query: &AccountsQuery, origin: &Origin) -> Self {
+        let mut problems: Vec<ErrorItem> = gathered
+            .connections
+            .iter()
+            .flat_map(|c| connection_problems(c, &gathered.accounts))
+            .collect();
+        if let Some(from) = query.capped_from {
+            problems.push(ErrorItem::general(
+                ErrorCode::Api,
+                format!(
+                    "Requested date range exceeds {} days and was capped: transactions from {from} on.",
+                    super::query::MAX_WINDOW_DAYS
+                ),
+            ));
+        }
+        let v2 = query.version == Version::V2;
+        let accounts = gathered
+            .accounts
+            .into_iter()
+            .map(|data| account(data, query, origin))
+            .collect();
+        // Version 1's strings are worded as the SimpleFIN Bridge words them:
+        // clients (Actual Budget, Home Assistant) find the affected
+        // accounts by matching "Connection to <org name> may need
+        // attention" against each account's `org.name`.
+        let mut errors: Vec<String> = gathered
+            .connections
+            .iter()
+            .filter(|c| c.status != ConnectionStatus::Active)
+            .map(|c| format!("Connection to {} may need attention", c.institution_name))
+            .collect();
+        errors.extend(
+            problems
+                .iter()
+                .filter(|p| p.conn_id.is_none() && p.account_id.is_none())
+                .map(|p| p.msg.clone()),
+        );
+        Self {
+            errors,
+            connections: v2.then(|| {
+                gathered
+                    .connections
+                    .iter()
+                    .map(|c| Connection {
+                        conn_id: connection_id(c.id),
+                        name: c.institution_name.clone(),
+                        org_id: format!("{}-{}", c.provider, c.institution_id),
+                        org_name: c.institution_name.clone(),
+                        sfin_url: origin.root_url.clone(),
+                    })
+                    .collect()
+            }),
+            errlist: v2.then_some(problems),
+            accounts,
+        }
+    }
+}
+
+/// A connection that needs the user, in the protocol's terms: sign-in
+/// again is `con.auth`; a failed update is `act.failed` for each of its
+/// accounts in the answer (only those: a scoped destination never learns of
+/// others); a disconnected one is `con.`. Its accounts still list what is
+/// stored.
+fn connection_problems(connection: &ConnectionRecord, accounts: &[AccountData]) -> Vec<ErrorItem> {
+    let what = match connection.status {
+        ConnectionStatus::Active => return Vec::new(),
+        ConnectionStatus::ReauthRequired => "needs you to sign in to the bank again",
+        ConnectionStatus::Error => "could not be updated; try again later",
+        ConnectionStatus::Disconnected => "was disconnected",
+    };
+    let reason = connection
+        .status_reason
+        .as_deref()
+        .map(|reason| format!(" ({reason})"))
+        .unwrap_or_default();
+    let msg = format!(
+        "Connection to {} {what}{reason}",
+        connection.institution_name
+    );
+    let on_connection = |code| ErrorItem {
+        conn_id: Some(connection_id(connection.id)),
+        ..ErrorItem::general(code, msg.clone())
+    };
+    match connection.status {
+        ConnectionStatus::ReauthRequired => vec![on_connection(ErrorCode::ConnectionAuth)],
+        ConnectionStatus::Error => accounts
+            .iter()
+            .filter(|a| a.view.connection_id == connection.id)
+            .map(|a| ErrorItem {
+                account_id: Some(account_id(a.view.id)),
+                ..on_connection(ErrorCode::AccountFailed)
+            })
+            .collect(),
+        _ => vec![on_connection(ErrorCode::Connection)],
+    }
+}
+
+fn account(data: AccountData, query: &AccountsQuery, origin: &Origin) -> Account {
+    let AccountData {
+        view,
+        balance,
+        transactions,
+        holdings,
+    } = data;
+    let (balance_text, available, balance_date) = match &balance {
+        Some(b) => (
+            amount(b.amount),
+            amount(b.available.unwrap_or(b.amount)),
+            epoch_of(b.as_of),
+        ),
+        // Never synced: nothing is known, which the protocol can only say
+        // as a zero balance at the epoch.
+        None => (amount(Decimal::ZERO), amount(Decimal::ZERO), 0),
+    };
+    let currency = view.currency.clone();
+    let holdings = holdings.into_iter().map(|h| holding(view.id, h)).collect();
+    Account {
+        id: account_id(view.id),
+        name: view.name,
+        conn_id: (query.version == Version::V2).then(|| connection_id(view.connection_id)),
+        org: (query.version == Version::V1).then(|| Org {
+            name: view.institution_name,
+            domain: origin.host.clone(),
+            sfin_url: origin.root_url.clone(),
+            id: connection_id(view.connection_id),
+        }),
+        currency,
+        balance: balance_text,
+        available_balance: available,
+        balance_date,
+        transactions: transactions.into_iter().map(transaction).collect(),
+        holdings,
+    }
+}
+
+fn transaction(record: TransactionRecord) -> Transaction {
+    let when = epoch(record.date);
+    Transaction {
+        id: transaction_id(record.id),
+        posted: when,
+        amount: amount(record.amount),
+        // Required and shown to people: the bank's text, else the payee.
+        description: record
+            .description
+            .clone()
+            .or_else(|| record.merchant.clone())
+            .unwrap_or_default(),
+        payee: record.merchant.unwrap_or_default(),
+        memo: record.description.unwrap_or_default(),
+        transacted_at: when,
+        pending: record.is_pending,
+    }
+}
+
+fn holding(account: AccountId, h: HoldingView) -> Holding {
+    // What was paid a share, where the cost is known.
+    let purchase_price = match h.cost_basis {
+        Some(cost) if !h.quantity.is_zero() => {
+            (cost / h.quantity).round_dp(6).normalize().to_string()
+        }
+        _ => String::new(),
+    };
+    // A security is held once per account: its ticker or name is stable
+    // across syncs, where a position in the list is not.
+    let security_key = h
+        .security
+        .ticker
+        .clone()
+        .unwrap_or_else(|| h.security.name.clone());
+    Holding {
+        id: format!("HOL-{account}-{security_key}"),
+        created: epoch_of(h.as_of),
+        currency: h.currency,
+        cost_basis: h.cost_basis.map(|c| c.to_string()).unwrap_or_default(),
+        description: h.security.name,
+        market_value: h.value.to_string(),
+        purchase_price,
+        shares: h.quantity.to_string(),
+        symbol: h.security.ticker.unwrap_or_default(),
+    }
+}

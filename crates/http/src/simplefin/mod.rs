@@ -1,0 +1,340 @@
+//! Tributary as a SimpleFIN server (simplefin.org, protocol versions 1 and
+//! 2; docs/simplefin.md), so that apps with a SimpleFIN client built in read
+//! a Personal user's or an app user's data. The root is [`ROOT`] on both
+//! servers:
+//!
+//! - `GET /simplefin/info`: the protocol versions served;
+//! - `GET /simplefin/create`: where a person makes a setup token here (the
+//!   CLI on `personal-api`, the portal on `platform-api`);
+//! - `POST /simplefin/claim/{token}`: a setup token's claim URL, answered
+//!   once with the Access URL (403 afterwards);
+//! - `GET /simplefin/accounts`: the Account Set, with HTTP Basic
+//!   credentials from the Access URL (403 when they are wrong or revoked).
+//!
+//! Failures are answered in the protocol's terms: a JSON body with
+//! `errors` (strings) and `errlist` (codes), never the data envelope.
+
+mod account_set;
+mod query;
+
+use crate::fault::Fault;
+use crate::routes;
+use crate::server::Interface;
+use crate::state::AppState;
+use account_set::{AccountData, AccountSet, ErrorCode, ErrorItem, Gathered, Origin};
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use query::AccountsQuery;
+use std::collections::HashSet;
+use tributary_auth::simplefin::{self as access, SimpleFinAuthError};
+use tributary_domain::access::Viewer;
+use tributary_domain::ids::{AccountId, ConnectionId};
+use tributary_storage::{AnyConnection, StorageError, connections, read};
+
+pub use account_set::account_id as simplefin_account_id;
+
+/// Where the SimpleFIN server is mounted: its root URL is this path on the
+/// server's public address.
+pub const ROOT: &str = "/simplefin";
+
+/// Versions `GET /info` lists (the protocol's version prefixes).
+const VERSIONS: [&str; 2] = ["1.0", "2.0"];
+
+pub fn configure(cfg: &mut web::ServiceConfig, interface: Interface) {
+    let create = match interface {
+        Interface::Personal => routes::get("/create", create_on_personal),
+        Interface::Platform => routes::get("/create", create_on_platform),
+    };
+    cfg.service(
+        web::scope(ROOT)
+            .service(routes::get("/info", info))
+            .service(create)
+            .service(routes::one("/claim/{token}", "POST", web::post().to(claim)))
+            .service(routes::get("/accounts", accounts)),
+    );
+}
+
+/// A failure of the SimpleFIN surface, rendered as the protocol's clients
+/// read it: the status they branch on, and the message in `errors`.
+#[derive(Debug)]
+pub struct SimpleFinError {
+    status: StatusCode,
+    code: ErrorCode,
+    pub(crate) message: String,
+    retry_after: Option<u64>,
+    fault: Option<Fault>,
+}
+
+impl SimpleFinError {
+    fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+            fault: None,
+        }
+    }
+
+    pub(crate) fn bad_request(message: String) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::Api, message)
+    }
+
+    /// The protocol's answer to credentials that do not open the data.
+    fn forbidden(message: &str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, ErrorCode::Auth, message)
+    }
+}
+
+impl std::fmt::Display for SimpleFinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {:?}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl From<StorageError> for SimpleFinError {
+    fn from(err: StorageError) -> Self {
+        Fault::from(err).into()
+    }
+}
+
+impl From<actix_web::error::BlockingError> for SimpleFinError {
+    fn from(err: actix_web::error::BlockingError) -> Self {
+        Fault::from(err).into()
+    }
+}
+
+impl From<Fault> for SimpleFinError {
+    fn from(fault: Fault) -> Self {
+        Self {
+            status: fault.status(),
+            code: ErrorCode::General,
+            message: fault.kind.message().to_owned(),
+            retry_after: fault.retry_after(),
+            fault: Some(fault),
+        }
+    }
+}
+
+impl ResponseError for SimpleFinError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Some(fault) = &self.fault {
+            fault.log();
+        }
+        let mut response = HttpResponse::build(self.status);
+        if let Some(seconds) = self.retry_after {
+            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+        }
+        response.json(serde_json::json!({
+            "errors": [self.message],
+            "errlist": [ErrorItem::general(self.code, self.message.clone())],
+            "accounts": [],
+        }))
+    }
+}
+
+/// `GET /create`, where the protocol sends a person to make a setup token:
+/// this page says where they make one on this server.
+#[derive(askama::Template)]
+#[template(path = "simplefin_create.html")]
+struct CreatePage {
+    personal: bool,
+}
+
+fn create_page(personal: bool) -> Result<HttpResponse, SimpleFinError> {
+    let html = askama::Template::render(&CreatePage { personal })
+        .map_err(|err| Fault::internal(format!("SimpleFIN create page: {err}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        // Text and links only: nothing to load, nothing to frame.
+        .insert_header(("Content-Security-Policy", "default-src 'none'"))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .body(html))
+}
+
+async fn create_on_personal() -> Result<HttpResponse, SimpleFinError> {
+    create_page(true)
+}
+
+async fn create_on_platform() -> Result<HttpResponse, SimpleFinError> {
+    create_page(false)
+}
+
+async fn info() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({ "versions": VERSIONS }))
+}
+
+/// The server's SimpleFIN root as the client reached it (or as
+/// `TRIBUTARY_PUBLIC_URL` says).
+fn root_url(state: &AppState, req: &HttpRequest) -> String {
+    state.absolute_url(req, ROOT)
+}
+
+async fn claim(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+) -> Result<HttpResponse, SimpleFinError> {
+    let access_root = root_url(&state, &req);
+    let now = state.clock.now();
+    let token = token.into_inner();
+    let access_url = crate::fault::with_conn(&state, move |conn| {
+        match access::claim(conn, &token, &access_root, now) {
+            Ok(url) => Ok(Ok(url)),
+            Err(SimpleFinAuthError::Storage(err)) => Err(SimpleFinError::from(err)),
+            Err(SimpleFinAuthError::BadAccessRoot(why)) => {
+                Err(Fault::internal(format!("SimpleFIN access root: {why}")).into())
+            }
+            Err(refused) => Ok(Err(refused)),
+        }
+    })
+    .await?;
+    match access_url {
+        Ok(url) => Ok(HttpResponse::Ok()
+            .content_type("text/plain; charset=utf-8")
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .body(url)),
+        Err(_) => Err(SimpleFinError::forbidden(
+            "This setup token does not exist, was already claimed or has expired. If you did not claim it, revoke the destination: someone else may have it.",
+        )),
+    }
+}
+
+async fn accounts(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, SimpleFinError> {
+    let Some(Ok((username, password))) = crate::auth::basic_credentials(&req) else {
+        return Err(SimpleFinError::forbidden(
+            "Send the Access URL's credentials with HTTP Basic authentication.",
+        ));
+    };
+    let now = state.clock.now();
+    let parsed = AccountsQuery::parse(req.query_string(), now);
+    let root = root_url(&state, &req);
+    let origin = Origin {
+        host: req.connection_info().host().to_owned(),
+        root_url: root,
+    };
+    let daily_requests = state.simplefin_daily_requests;
+    let (gathered, query) = crate::fault::with_conn(&state, move |conn| {
+        let viewer = match access::authenticate(conn, &username, &password, now) {
+            Ok((destination, viewer)) => {
+                // A malformed request is refused before it costs a request.
+                let query = parsed?;
+                let today = now.date_naive();
+                if !tributary_storage::simplefin::take_daily_request(
+                    conn,
+                    destination.id,
+                    today,
+                    daily_requests,
+                )? {
+                    return Err(budget_spent(now, daily_requests));
+                }
+                (viewer, query)
+            }
+            Err(SimpleFinAuthError::Storage(err)) => return Err(err.into()),
+            Err(SimpleFinAuthError::Revoked) => {
+                return Err(SimpleFinError::forbidden("This access was revoked."));
+            }
+            Err(_) => {
+                return Err(SimpleFinError::forbidden(
+                    "The access credentials are not valid.",
+                ));
+            }
+        };
+        let (viewer, query) = viewer;
+        let gathered = gather(conn, &viewer, &query)?;
+        Ok((gathered, query))
+    })
+    .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "private, no-store"))
+        .json(AccountSet::build(gathered, &query, &origin)))
+}
+
+/// 429 until the next UTC day, when the budget is whole again.
+fn budget_spent(now: chrono::DateTime<chrono::Utc>, daily_requests: i32) -> SimpleFinError {
+    let tomorrow = (now.date_naive() + chrono::Days::new(1))
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc();
+    let wait = (tomorrow - now).num_seconds().max(1) as u64;
+    SimpleFinError {
+        retry_after: Some(wait),
+        ..SimpleFinError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorCode::Api,
+            format!(
+                "This access may make {daily_requests} requests a day and has made them; try again in {wait} seconds."
+            ),
+        )
+    }
+}
+
+/// Everything the answer says, read in one snapshot: the accounts the
+/// destination may see (narrowed to `account=` when given; ids it may not
+/// see are passed over as if they did not exist), their connections, and
+/// each account's balance, transactions and holdings.
+fn gather(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    query: &AccountsQuery,
+) -> Result<Gathered, SimpleFinError> {
+    conn.read_snapshot(|conn| {
+        let mut accounts = read::list_accounts(conn, viewer)?;
+        let mut connections = connections::list_visible(conn, viewer)?;
+        if !query.accounts.is_empty() {
+            let wanted: HashSet<AccountId> = query
+                .accounts
+                .iter()
+                .filter_map(|id| account_set::parse_account_id(id))
+                .collect();
+            accounts.retain(|account| wanted.contains(&account.id));
+            let behind: HashSet<ConnectionId> = accounts
+                .iter()
+                .map(|account| account.connection_id)
+                .collect();
+            connections.retain(|connection| behind.contains(&connection.id));
+        }
+        let filter = query.filter();
+        let accounts = accounts
+            .into_iter()
+            .map(|view| {
+                let balance = read::latest_balance(conn, view.id)?;
+                let mut transactions = if query.balances_only {
+                    Vec::new()
+                } else {
+                    read::list_transactions(conn, view.id, &filter, None, None)?
+                };
+                // Newest first from storage; the protocol orders by `posted`.
+                transactions.reverse();
+                let holdings = if view.provider.supports_holdings() {
+                    read::list_holdings(conn, view.id)?
+                } else {
+                    Vec::new()
+                };
+                Ok(AccountData {
+                    view,
+                    balance,
+                    transactions,
+                    holdings,
+                })
+            })
+            .collect::<Result<Vec<_>, StorageError>>()?;
+        Ok(Gathered {
+            connections,
+            accounts,
+        })
+    })
+}

@@ -1,0 +1,2 @@
+DROP TABLE simplefin_destination_accounts;
+DROP TABLE simplefin_destinations;
