@@ -72,6 +72,22 @@ async fn starts_and_answers_health_checks() {
     for path in secret_paths {
         reqwest::get(format!("{url}{path}")).await.unwrap();
     }
+    // Nor a SimpleFIN claim token (in the path) or Access URL password (in
+    // the Basic credentials).
+    let client = reqwest::Client::new();
+    let claim = client
+        .post(format!("{url}/simplefin/claim/sfc_SECRETclaim0123456789"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(claim.status(), 403);
+    let read = client
+        .get(format!("{url}/simplefin/accounts"))
+        .basic_auth("sfu_someone", Some("sfp_SECRETpassword0123456789"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 403);
     Command::new("kill")
         .arg("-TERM")
         .arg(server.0.id().to_string())
@@ -80,6 +96,7 @@ async fn starts_and_answers_health_checks() {
     assert!(server.0.wait().unwrap().success());
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains(r#""GET /portal/tps_…""#), "{log}");
+    assert!(log.contains(r#""POST /simplefin/claim/sfc_…""#), "{log}");
     assert!(
         log.contains("/oauth/authorize?client_id=…&login_hint=…&state=…"),
         "{log}"
