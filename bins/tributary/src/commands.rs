@@ -38,6 +38,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             create_user(&open()?, clock.as_ref(), &email)
         }
         Command::Users(UsersCommand::List) => list_users(&open()?),
+        Command::Users(UsersCommand::LoginLink { email, url }) => {
+            login_link(&open()?, clock.as_ref(), &email, &url)
+        }
         Command::Keys(KeysCommand::Create {
             user,
             name,
@@ -184,6 +187,35 @@ fn create_user(db: &Database, clock: &dyn Clock, email: &str) -> anyhow::Result<
         Err(StorageError::Conflict(_)) => bail!("user {email} already exists"),
         Err(err) => Err(err.into()),
     }
+}
+
+/// `url` as the base of links this server answers, without a trailing `/`.
+pub(crate) fn public_base(url: &str) -> anyhow::Result<&str> {
+    let base = url.trim().trim_end_matches('/');
+    if !(base.starts_with("https://") || base.starts_with("http://")) {
+        bail!("--url must be an http(s) URL, got `{base}`");
+    }
+    Ok(base)
+}
+
+fn login_link(db: &Database, clock: &dyn Clock, email: &str, url: &str) -> anyhow::Result<()> {
+    let base = public_base(url)?;
+    let user = find_user(db, email)?;
+    let token = tributary_auth::dashboard::issue_login_link(
+        &mut *db.conn()?,
+        user.id,
+        clock.now().naive_utc(),
+    )?;
+    println!(
+        "Sign-in link for {} (works once, for {} minutes):",
+        user.email,
+        tributary_auth::dashboard::LOGIN_LINK_TTL.num_minutes()
+    );
+    println!(
+        "{base}{}/{token}",
+        tributary_http::web::dashboard::SIGN_IN_LINK_PATH
+    );
+    Ok(())
 }
 
 fn list_users(db: &Database) -> anyhow::Result<()> {

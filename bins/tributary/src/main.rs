@@ -138,6 +138,20 @@ enum UsersCommand {
     },
     /// List all users.
     List,
+    /// Print a one-time sign-in link to the Personal dashboard (it works
+    /// once, for 15 minutes).
+    LoginLink {
+        /// The user's e-mail address.
+        email: String,
+        /// How the person reaches personal-api (TRIBUTARY_PUBLIC_URL; else
+        /// the default bind address).
+        #[arg(
+            long,
+            env = "TRIBUTARY_PUBLIC_URL",
+            default_value = "http://127.0.0.1:8080"
+        )]
+        url: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,7 +2,7 @@
 //! SimpleFIN (docs/simplefin.md).
 
 use crate::SimplefinCommand;
-use crate::commands::{find_user, when};
+use crate::commands::{find_user, public_base, when};
 use anyhow::bail;
 use tributary_auth::simplefin::{self as access, SETUP_TOKEN_LIFETIME};
 use tributary_domain::clock::Clock;
@@ -18,10 +18,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             url,
         } => {
             let user = find_user(db, &user)?;
-            let base = url.trim().trim_end_matches('/');
-            if !(base.starts_with("https://") || base.starts_with("http://")) {
-                bail!("--url must be an http(s) URL, got `{base}`");
-            }
+            let base = public_base(&url)?;
             let scope = (!accounts.is_empty()).then_some(accounts.as_slice());
             let claim_root = format!("{base}{ROOT}/claim");
             let issued = access::create(

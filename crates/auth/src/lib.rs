@@ -5,6 +5,7 @@
 //! persistence goes through `tributary-storage`.
 
 pub mod api_keys;
+pub mod dashboard;
 pub mod keyring;
 pub mod oauth;
 pub mod secret;

@@ -80,6 +80,8 @@ row_id! {
     ApiKeyId;
     /// An app that reads a user's data over SimpleFIN (docs/simplefin.md).
     SimpleFinDestinationId;
+    /// A signed-in browser session of the Personal dashboard.
+    DashboardSessionId;
     /// An OAuth access or refresh token row.
     TokenId;
     /// An OAuth authorization code row.

@@ -9,9 +9,10 @@ use actix_web::middleware::Logger;
 /// Prefixes of the secrets Tributary puts in paths and that clients may
 /// misplace there: portal sessions, codes, keys, tokens, client secrets,
 /// checkout sessions (the test processor's card page, Stripe's ids), and
-/// SimpleFIN claim tokens and access passwords.
-const SECRET_PREFIXES: [&str; 10] = [
-    "tps_", "tac_", "trb_", "tat_", "trt_", "tcs_", "test_cs_", "cs_", "sfc_", "sfp_",
+/// SimpleFIN claim tokens and access passwords, dashboard sign-in links.
+const SECRET_PREFIXES: [&str; 12] = [
+    "tps_", "tac_", "trb_", "tat_", "trt_", "tcs_", "test_cs_", "cs_", "sfc_", "sfp_", "tdl_",
+    "tds_",
 ];
 
 pub fn logger() -> Logger {

@@ -1,7 +1,8 @@
 //! Zero-config demo data: on an empty database, a demo user with a synced
-//! sandbox connection and an API key, so the first curl returns something.
+//! sandbox connection, an API key and a dashboard sign-in link, so the
+//! first curl and the first click show something.
 
-use tributary_auth::api_keys;
+use tributary_auth::{api_keys, dashboard};
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -14,6 +15,8 @@ pub struct DemoSeed {
     pub email: &'static str,
     /// Shown once at start-up; only its hash is stored.
     pub api_key: String,
+    /// A one-time dashboard sign-in link's token (15 minutes).
+    pub sign_in_token: String,
     pub accounts: usize,
 }
 
@@ -50,10 +53,13 @@ pub fn seed_if_empty(
             anyhow::bail!("the demo sandbox sync failed: {reason}")
         }
     };
-    let key = api_keys::issue(&mut *db.conn()?, user.id, "demo", None, clock.now())?;
+    let mut conn = db.conn()?;
+    let key = api_keys::issue(&mut conn, user.id, "demo", None, clock.now())?;
+    let sign_in_token = dashboard::issue_login_link(&mut conn, user.id, clock.now().naive_utc())?;
     Ok(Some(DemoSeed {
         email: DEMO_EMAIL,
         api_key: key.plain_text,
+        sign_in_token,
         accounts,
     }))
 }

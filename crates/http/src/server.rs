@@ -69,6 +69,7 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
                     .configure(connections::configure::<ApiKey>)
                     .configure(imports::configure::<ApiKey>),
             );
+            crate::web::dashboard::configure(cfg);
         }
         // Both interfaces serve SimpleFIN: Personal users' destinations come
         // from the CLI, app users' from the portal.
@@ -480,6 +481,12 @@ impl Application {
             greeting.push(format!(
                 "Try: curl -H 'x-api-key: {}' {url}/api/v1/accounts",
                 seed.api_key
+            ));
+            let base = config.public_url.as_deref().unwrap_or(&url);
+            greeting.push(format!(
+                "Dashboard (this sign-in link works once, for 15 minutes): {base}{}/{}",
+                crate::web::dashboard::SIGN_IN_LINK_PATH,
+                seed.sign_in_token
             ));
         }
         if interface == Interface::Personal && !config.seed_demo {

@@ -12,6 +12,7 @@ pub mod api_keys;
 pub mod apps;
 pub mod checkouts;
 pub mod connections;
+pub mod dashboard;
 pub mod oauth;
 pub mod read;
 pub mod sign_in_codes;

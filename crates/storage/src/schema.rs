@@ -300,12 +300,36 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    dashboard_login_links (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        user_id -> BigInt,
+        expires_at -> Timestamp,
+        used_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    dashboard_sessions (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        user_id -> BigInt,
+        created_at -> Timestamp,
+        last_seen_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(app_redirect_uris -> apps (app_id));
 diesel::joinable!(users -> apps (app_id));
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(api_key_accounts -> api_keys (api_key_id));
 diesel::joinable!(api_key_accounts -> accounts (account_id));
 diesel::joinable!(simplefin_destinations -> users (user_id));
+diesel::joinable!(dashboard_login_links -> users (user_id));
+diesel::joinable!(dashboard_sessions -> users (user_id));
 diesel::joinable!(simplefin_destination_accounts -> simplefin_destinations (destination_id));
 diesel::joinable!(simplefin_destination_accounts -> accounts (account_id));
 diesel::joinable!(connections -> users (user_id));
@@ -332,6 +356,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_key_accounts,
     simplefin_destinations,
     simplefin_destination_accounts,
+    dashboard_login_links,
+    dashboard_sessions,
     institutions,
     connections,
     accounts,

@@ -160,6 +160,18 @@ pub(super) struct ConnectionLine {
     pub accounts: Vec<AccountLine>,
 }
 
+/// An account's kind as the pages say it ("credit card").
+pub(super) fn kind_in_words(kind: AccountKind) -> &'static str {
+    match kind {
+        AccountKind::Checking => "checking",
+        AccountKind::Savings => "savings",
+        AccountKind::CreditCard => "credit card",
+        AccountKind::Brokerage => "brokerage",
+        AccountKind::Loan => "loan",
+        AccountKind::Other => "account",
+    }
+}
+
 /// An account as the pages show it.
 pub(super) struct AccountLine {
     pub name: String,
@@ -171,18 +183,10 @@ pub(super) struct AccountLine {
 
 impl From<&AccountSummary> for AccountLine {
     fn from(account: &AccountSummary) -> Self {
-        let kind = match account.kind {
-            AccountKind::Checking => "checking",
-            AccountKind::Savings => "savings",
-            AccountKind::CreditCard => "credit card",
-            AccountKind::Brokerage => "brokerage",
-            AccountKind::Loan => "loan",
-            AccountKind::Other => "account",
-        };
         Self {
             name: account.name.clone(),
             mask: account.mask.clone(),
-            kind,
+            kind: kind_in_words(account.kind),
             currency: account.currency.clone(),
         }
     }
@@ -224,10 +228,7 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
             ) && c.provider.is_synced(),
             can_disconnect: c.status != ConnectionStatus::Disconnected && c.provider.is_synced(),
             problem: plain_words(c),
-            last_synced: c
-                .last_synced_at
-                .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-                .unwrap_or_else(|| "never".into()),
+            last_synced: super::page::when(c.last_synced_at, "never"),
             accounts: holdings
                 .accounts
                 .iter()

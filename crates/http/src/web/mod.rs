@@ -13,6 +13,7 @@ mod checkout;
 mod connect;
 mod connections;
 mod consent;
+pub mod dashboard;
 pub mod mailer;
 mod page;
 pub(crate) use page::error_page_html;

@@ -9,6 +9,12 @@ use askama::Template;
 use std::fmt;
 
 /// A rendered page.
+/// A stored time as the pages show it, or `otherwise` when there is none.
+pub(super) fn when(time: Option<chrono::NaiveDateTime>, otherwise: &str) -> String {
+    time.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| otherwise.to_owned())
+}
+
 pub(super) fn render(template: &impl Template) -> Result<HttpResponse, PageError> {
     render_with(StatusCode::OK, template)
 }

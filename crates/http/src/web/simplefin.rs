@@ -3,7 +3,7 @@
 //! once; the list says which are claimed, when each was last used, and
 //! revokes them.
 
-use super::page::{PageError, render, see_other};
+use super::page::{PageError, render, see_other, when};
 use super::session::{self, CsrfForm, Session, with_conn};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -27,11 +27,6 @@ pub(super) struct DestinationLine {
     pub revocable: bool,
 }
 
-fn when(time: Option<chrono::NaiveDateTime>) -> String {
-    time.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_else(|| "never".into())
-}
-
 impl DestinationLine {
     fn new(record: DestinationRecord, now: chrono::NaiveDateTime) -> Self {
         let state = if record.revoked_at.is_some() {
@@ -47,8 +42,8 @@ impl DestinationLine {
             id: record.id,
             name: record.name,
             state,
-            created: when(Some(record.created_at)),
-            last_used: when(record.last_used_at),
+            created: when(Some(record.created_at), "never"),
+            last_used: when(record.last_used_at, "never"),
             revocable: record.revoked_at.is_none(),
         }
     }
@@ -120,7 +115,7 @@ pub(super) async fn create(
         Ok((
             issued.record.name,
             issued.setup_token,
-            when(Some(issued.record.claim_expires_at)),
+            when(Some(issued.record.claim_expires_at), "never"),
         ))
     })
     .await?;

@@ -1,0 +1,58 @@
+//! The Personal dashboard (docs/dashboard.md): a person's own Tributary in
+//! the browser, served by `personal-api` at `/`. It is built like the
+//! browser flow's pages (askama, the one stylesheet, no JavaScript, CSRF on
+//! every form, the same security headers) but has its own sessions: a
+//! Personal user has no app, and signs in with a one-time link.
+//!
+//! - `GET /`: the overview (accounts by connection, totals per currency,
+//!   balance charts, connection health), or how to sign in;
+//! - `GET /sign-in/link/{token}`: a one-time sign-in link opens a session;
+//! - `POST /sign-out`;
+//! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys.
+
+mod chart;
+mod keys;
+mod overview;
+mod session;
+
+use super::{form_config, no_page, query_config, security_headers, stylesheet};
+use actix_web::web;
+
+pub use session::DASHBOARD_COOKIE;
+
+/// Where a sign-in link points, under the server's public address.
+pub const SIGN_IN_LINK_PATH: &str = "/sign-in/link";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(form_config())
+        .app_data(query_config())
+        .service(
+            web::resource("/static/tributary.css")
+                .route(web::get().to(stylesheet))
+                .route(web::head().to(stylesheet)),
+        )
+        .service(
+            web::resource("/")
+                .wrap(security_headers())
+                .route(web::get().to(overview::page)),
+        )
+        .service(
+            web::scope(SIGN_IN_LINK_PATH)
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("/{token}", web::get().to(session::open_link)),
+        )
+        .service(
+            web::resource("/sign-out")
+                .wrap(security_headers())
+                .route(web::post().to(session::sign_out)),
+        )
+        .service(
+            web::scope("/keys")
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("", web::get().to(keys::list))
+                .route("", web::post().to(keys::create))
+                .route("/{id}/revoke", web::post().to(keys::revoke)),
+        );
+}

@@ -1,0 +1,144 @@
+//! Dashboard sessions in the browser: the cookie, the signed-in user, the
+//! CSRF check, signing in with a link and signing out.
+
+use super::super::page::{PageError, see_other};
+use super::super::session::{CsrfForm, with_conn};
+use crate::state::AppState;
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use tributary_auth::dashboard as access;
+use tributary_auth::web_session::{csrf_matches, csrf_token};
+use tributary_storage::users::{self, UserRecord};
+
+/// Not the browser flow's cookie: a person may be signed in to both.
+pub const DASHBOARD_COOKIE: &str = "tributary_dashboard";
+
+/// HttpOnly, SameSite=Lax (a sign-in link is opened from elsewhere),
+/// Secure behind https, for the whole site, until the session's absolute
+/// expiry.
+fn cookie(state: &AppState, token: String) -> Cookie<'static> {
+    Cookie::build(DASHBOARD_COOKIE, token)
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(state.serves_tls())
+        .max_age(actix_web::cookie::time::Duration::seconds(
+            access::SESSION_LIFETIME.num_seconds(),
+        ))
+        .finish()
+}
+
+/// A signed-in request: the user, and the token their forms' CSRF token
+/// derives from.
+#[derive(Debug)]
+pub(super) struct SignedIn {
+    token: String,
+    pub user: UserRecord,
+}
+
+impl SignedIn {
+    pub fn csrf(&self) -> String {
+        csrf_token(&self.token)
+    }
+
+    /// Refuses a form whose CSRF token is not this session's.
+    pub fn check_csrf(&self, presented: &str) -> Result<(), PageError> {
+        if csrf_matches(&self.token, presented) {
+            Ok(())
+        } else {
+            Err(PageError::forged())
+        }
+    }
+}
+
+/// The signed-in user behind the request's cookie, if any.
+pub(super) async fn current(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Option<SignedIn>, PageError> {
+    let Some(token) = req.cookie(DASHBOARD_COOKIE).map(|c| c.value().to_owned()) else {
+        return Ok(None);
+    };
+    let now = state.clock.now().naive_utc();
+    with_conn(state, move |conn| {
+        let Some(session) = access::find_session(conn, &token, now)? else {
+            return Ok(None);
+        };
+        let user = users::get_user(conn, session.user_id)?;
+        Ok(Some(SignedIn { token, user }))
+    })
+    .await
+}
+
+/// The signed-in user, or the "signed out" page.
+pub(super) async fn required(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<SignedIn, PageError> {
+    current(req, state).await?.ok_or_else(signed_out)
+}
+
+/// A signed-in form: the user, with the form's CSRF token checked.
+pub(super) async fn form(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    csrf: &str,
+) -> Result<SignedIn, PageError> {
+    let signed_in = required(req, state).await?;
+    signed_in.check_csrf(csrf)?;
+    Ok(signed_in)
+}
+
+fn signed_out() -> PageError {
+    PageError::new(
+        StatusCode::UNAUTHORIZED,
+        "You are signed out",
+        "Your dashboard session has ended. Open the dashboard's address to sign in again.",
+    )
+}
+
+/// `GET /sign-in/link/{token}`: a valid link opens a session and leaves
+/// the address bar at once (redirect to the overview).
+pub(super) async fn open_link(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let token = path.into_inner();
+    let now = state.clock.now().naive_utc();
+    let session = with_conn(&state, move |conn| {
+        let Some(user) = access::use_login_link(conn, &token, now)? else {
+            return Ok(None);
+        };
+        Ok(Some(access::start_session(conn, user, now)?))
+    })
+    .await?;
+    let Some(session) = session else {
+        return Err(PageError::new(
+            StatusCode::NOT_FOUND,
+            "This sign-in link does not work",
+            "A sign-in link works once and for 15 minutes. Ask for a new one: whoever runs this server types `tributary users login-link YOUR-EMAIL`.",
+        ));
+    };
+    let mut response = see_other("/");
+    response
+        .add_cookie(&cookie(&state, session))
+        .map_err(PageError::internal)?;
+    Ok(response)
+}
+
+/// `POST /sign-out`: the session ends on the server and in the browser.
+pub(super) async fn sign_out(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    form: web::Form<CsrfForm>,
+) -> Result<HttpResponse, PageError> {
+    let signed_in = self::form(&req, &state, &form.csrf).await?;
+    let token = signed_in.token;
+    with_conn(&state, move |conn| Ok(access::end_session(conn, &token)?)).await?;
+    let mut removal = cookie(&state, String::new());
+    removal.make_removal();
+    let mut response = see_other("/");
+    response.add_cookie(&removal).map_err(PageError::internal)?;
+    Ok(response)
+}

@@ -1,0 +1,2 @@
+DROP TABLE dashboard_sessions;
+DROP TABLE dashboard_login_links;

@@ -1,0 +1,424 @@
+//! The Personal dashboard end to end over HTTP, on SQLite and PostgreSQL: a
+//! one-time sign-in link, the overview's numbers against the API's, the
+//! balance chart against the stored history, API keys created (scoped),
+//! used and revoked through the API, and another person's ids refused on
+//! every form.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::Duration;
+use reqwest::header::LOCATION;
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tributary_auth::dashboard;
+use tributary_domain::clock::Clock;
+use tributary_domain::ids::{AccountId, UserId};
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_e2e::TestServer;
+use tributary_e2e::harness::personal as on_every_backend;
+use tributary_storage::users;
+
+/// A browser: keeps cookies, does not follow redirects (tests read them).
+fn browser() -> Client {
+    Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+struct Page {
+    status: StatusCode,
+    location: String,
+    body: String,
+}
+
+impl Page {
+    fn csrf(&self) -> String {
+        between(&self.body, r#"name="csrf" value=""#, "\"").to_owned()
+    }
+}
+
+async fn page(response: reqwest::Response) -> Page {
+    Page {
+        status: response.status(),
+        location: response
+            .headers()
+            .get(LOCATION)
+            .map(|l| l.to_str().unwrap().to_owned())
+            .unwrap_or_default(),
+        body: response.text().await.unwrap(),
+    }
+}
+
+async fn get(client: &Client, server: &TestServer, path: &str) -> Page {
+    page(client.get(server.url(path)).send().await.unwrap()).await
+}
+
+async fn post(client: &Client, server: &TestServer, path: &str, form: &[(&str, &str)]) -> Page {
+    page(
+        client
+            .post(server.url(path))
+            .form(form)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// The text between the first `start` and the next `end` after it.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} in {text}"))
+        + start.len();
+    let to = from + text[from..].find(end).unwrap();
+    &text[from..to]
+}
+
+fn user_id(server: &TestServer, email: &str) -> UserId {
+    let conn = &mut *server.database.db().conn().unwrap();
+    users::find_personal_user(conn, email).unwrap().unwrap().id
+}
+
+fn login_link(server: &TestServer, email: &str) -> String {
+    let user = user_id(server, email);
+    let conn = &mut *server.database.db().conn().unwrap();
+    let token = dashboard::issue_login_link(conn, user, server.clock.now().naive_utc()).unwrap();
+    format!("/sign-in/link/{token}")
+}
+
+/// Signs alice in; the browser now carries her session.
+async fn signed_in_alice(server: &TestServer) -> Client {
+    let client = browser();
+    let opened = get(&client, server, &login_link(server, "alice@example.com")).await;
+    assert_eq!(
+        (opened.status, opened.location.as_str()),
+        (StatusCode::SEE_OTHER, "/")
+    );
+    client
+}
+
+async fn api(server: &TestServer, key: &str, path: &str) -> (StatusCode, Value) {
+    let response = Client::new()
+        .get(server.url(path))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn api_account_ids(server: &TestServer, key: &str) -> Vec<i64> {
+    let (status, body) = api(server, key, "/api/v1/accounts").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut ids: Vec<i64> = body["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_i64().unwrap())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[actix_web::test]
+async fn a_sign_in_link_works_once_and_only_in_time() {
+    on_every_backend(|server| async move {
+        let signed_out = get(&browser(), &server, "/").await;
+        assert_eq!(signed_out.status, StatusCode::OK);
+        assert!(signed_out.body.contains("tributary users login-link"));
+
+        let link = login_link(&server, "alice@example.com");
+        let first = browser();
+        assert_eq!(get(&first, &server, &link).await.location, "/");
+        let overview = get(&first, &server, "/").await;
+        assert!(overview.body.contains("alice@example.com"), "signed in");
+        let again = get(&browser(), &server, &link).await;
+        assert_eq!(again.status, StatusCode::NOT_FOUND, "a link works once");
+
+        let late = login_link(&server, "alice@example.com");
+        server.clock.advance(Duration::minutes(15));
+        assert_eq!(
+            get(&browser(), &server, &late).await.status,
+            StatusCode::NOT_FOUND,
+            "and for 15 minutes"
+        );
+        // The session itself ends after 30 idle minutes.
+        server.clock.advance(Duration::minutes(16));
+        let idle = get(&first, &server, "/keys").await;
+        assert_eq!(idle.status, StatusCode::UNAUTHORIZED);
+
+        // Signing out ends the session on the server.
+        let client = signed_in_alice(&server).await;
+        let keys = get(&client, &server, "/keys").await;
+        let out = post(&client, &server, "/sign-out", &[("csrf", &keys.csrf())]).await;
+        assert_eq!(out.location, "/");
+        assert_eq!(
+            get(&client, &server, "/keys").await.status,
+            StatusCode::UNAUTHORIZED
+        );
+        server
+    })
+    .await;
+}
+
+/// Balances on three days for the imported account (two on one day: the
+/// later one is that day's).
+fn add_balance_history(server: &TestServer, account: AccountId) {
+    use diesel::prelude::*;
+    use tributary_storage::schema::balances;
+    let conn = &mut *server.database.db().conn().unwrap();
+    for (at, amount) in [
+        ("2026-10-01 09:00:00", "400.00"),
+        ("2026-10-10 08:00:00", "900.25"),
+        ("2026-10-10 20:00:00", "650.75"),
+        ("2026-10-20 12:00:00", "-120.00"),
+    ] {
+        let at = chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S").unwrap();
+        diesel::insert_into(balances::table)
+            .values((
+                balances::account_id.eq(account.get()),
+                balances::amount.eq(amount),
+                balances::currency.eq("EUR"),
+                balances::as_of.eq(at),
+                balances::created_at.eq(at),
+            ))
+            .execute(conn)
+            .unwrap();
+    }
+}
+
+/// The points a chart draws: (day, amount, cx, cy) from each circle.
+fn chart_points(svg: &str) -> Vec<(String, Decimal, i64, Decimal)> {
+    svg.split("<circle ")
+        .skip(1)
+        .map(|circle| {
+            let cx = between(circle, "cx=\"", "\"").parse().unwrap();
+            let cy = parse_decimal(between(circle, "cy=\"", "\"")).unwrap();
+            let title = between(circle, "<title>", "</title>");
+            let (day, amount) = title.split_once(": ").unwrap();
+            let amount = parse_decimal(amount.split(' ').next().unwrap()).unwrap();
+            (day.to_owned(), amount, cx, cy)
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        add_balance_history(&server, world.alice_imported);
+        let client = signed_in_alice(&server).await;
+        let overview = get(&client, &server, "/").await;
+        assert_eq!(overview.status, StatusCode::OK);
+        let html = &overview.body;
+
+        // Every account the API lists, with the API's balance; totals are
+        // their sums per currency.
+        let mut totals: BTreeMap<String, Decimal> = BTreeMap::new();
+        for id in api_account_ids(&server, &world.alice_key).await {
+            let item = between(html, &format!("id=\"account-{id}\""), "</li>");
+            let (_, balance) = api(
+                &server,
+                &world.alice_key,
+                &format!("/api/v1/accounts/{id}/balance"),
+            )
+            .await;
+            let amount = parse_decimal(&balance["balance"]["amount"].to_string()).unwrap();
+            let currency = balance["balance"]["currency"].as_str().unwrap();
+            let shown = between(item, "<span class=\"amount\"", "</span>");
+            let shown = shown.split_once('>').unwrap().1;
+            assert_eq!(
+                parse_decimal(shown.split(' ').next().unwrap()).unwrap(),
+                amount,
+                "account {id}: {item}"
+            );
+            assert!(shown.ends_with(currency));
+            *totals.entry(currency.to_owned()).or_default() += amount;
+        }
+        for (currency, total) in &totals {
+            let shown = between(
+                html,
+                &format!("id=\"total-{currency}\"><span class=\"amount\">"),
+                " ",
+            );
+            assert_eq!(parse_decimal(shown).unwrap(), *total, "{currency}");
+        }
+        assert!(
+            !html.contains(&format!("account-{}\"", world.bob_account)),
+            "bob's account is not on alice's page"
+        );
+
+        // The chart plots each day's last stored balance, in order, with
+        // the lowest at the bottom and the highest at the top.
+        let item = between(
+            html,
+            &format!("id=\"account-{}\"", world.alice_imported),
+            "</li>",
+        );
+        let svg = between(item, "<svg", "</svg>");
+        let history = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_storage::read::balance_history(conn, world.alice_imported).unwrap()
+        };
+        let mut daily: BTreeMap<String, Decimal> = BTreeMap::new();
+        for balance in &history {
+            daily.insert(balance.as_of.date().to_string(), balance.amount);
+        }
+        let points = chart_points(svg);
+        let plotted: Vec<(String, Decimal)> =
+            points.iter().map(|(d, a, _, _)| (d.clone(), *a)).collect();
+        let expected: Vec<(String, Decimal)> = daily.into_iter().collect();
+        assert_eq!(
+            plotted, expected,
+            "one point per day, the day's last balance"
+        );
+        let low = expected.iter().map(|(_, a)| *a).min().unwrap();
+        let high = expected.iter().map(|(_, a)| *a).max().unwrap();
+        let (top, bottom) = (Decimal::from(12), Decimal::from(220 - 36));
+        for (day, amount, _, cy) in &points {
+            // Inverse of the plot: the amount a point's height stands for.
+            let read_back = high - (*cy - top) * (high - low) / (bottom - top);
+            assert!(
+                (read_back - amount).abs() <= (high - low) / Decimal::from(1000),
+                "{day}: drawn at {cy} reads {read_back}, stored {amount}"
+            );
+        }
+        let xs: Vec<i64> = points.iter().map(|p| p.2).collect();
+        assert!(
+            xs.windows(2).all(|w| w[0] < w[1]),
+            "time runs left to right: {xs:?}"
+        );
+        assert_eq!(xs.first(), Some(&96));
+        assert_eq!(xs.last(), Some(&(640 - 12)));
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_scoped_key_made_in_the_dashboard_reads_only_its_accounts_until_revoked() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let client = signed_in_alice(&server).await;
+        let keys = get(&client, &server, "/keys").await;
+        assert_eq!(keys.status, StatusCode::OK);
+        let csrf = keys.csrf();
+
+        // Forms refuse a forged token, a missing name, and bob's account.
+        let forged = post(&client, &server, "/keys", &[("csrf", "x"), ("name", "n")]).await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        let nameless = post(&client, &server, "/keys", &[("csrf", &csrf), ("name", " ")]).await;
+        assert_eq!(nameless.status, StatusCode::BAD_REQUEST);
+        assert!(nameless.body.contains("Name:"));
+        let bobs = world.bob_account.to_string();
+        let foreign = post(
+            &client,
+            &server,
+            "/keys",
+            &[("csrf", &csrf), ("name", "n"), ("account", &bobs)],
+        )
+        .await;
+        assert_eq!(foreign.status, StatusCode::BAD_REQUEST);
+        assert!(foreign.body.contains("Accounts:"));
+
+        // A key scoped to two accounts reads exactly those.
+        let scoped = [world.alice_imported, world.alice_sandbox_accounts[0]];
+        let (a, b) = (scoped[0].to_string(), scoped[1].to_string());
+        let created = post(
+            &client,
+            &server,
+            "/keys",
+            &[
+                ("csrf", &csrf),
+                ("name", "spreadsheet"),
+                ("account", &a),
+                ("account", &b),
+            ],
+        )
+        .await;
+        assert_eq!(created.status, StatusCode::OK);
+        let key = between(&created.body, r#"id="api-key" readonly value=""#, "\"").to_owned();
+        // askama escapes the quotes; the browser shows them as typed.
+        let curl = between(
+            &created.body,
+            r#"id="curl-line" readonly rows="3">"#,
+            "</textarea>",
+        )
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'");
+        assert_eq!(
+            curl,
+            format!(
+                "curl -H 'x-api-key: {key}' {}",
+                server.url("/api/v1/accounts")
+            )
+        );
+        let mut expected: Vec<i64> = scoped.iter().map(|id| id.get()).collect();
+        expected.sort();
+        assert_eq!(api_account_ids(&server, &key).await, expected);
+
+        // Listed, then revoked: the API answers 401.
+        let listed = get(&client, &server, "/keys").await;
+        assert!(listed.body.contains("spreadsheet"));
+        let row = between(&listed.body, "<tr id=\"key-", "</tr>");
+        let key_id = row.split('"').next().unwrap().to_owned();
+        assert!(row.contains("spreadsheet"), "newest first: {row}");
+
+        // Bob's key is not alice's to revoke.
+        let bob_key_id = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_storage::api_keys::list_for_user(conn, world.bob_user).unwrap()[0]
+                .0
+                .id
+        };
+        let refused = post(
+            &client,
+            &server,
+            &format!("/keys/{bob_key_id}/revoke"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+        assert_eq!(refused.status, StatusCode::NOT_FOUND);
+        assert_eq!(
+            api(&server, &world.bob_key, "/api/v1/accounts").await.0,
+            StatusCode::OK
+        );
+        assert!(!listed.body.contains(&format!("id=\"key-{bob_key_id}\"")));
+
+        let revoked = post(
+            &client,
+            &server,
+            &format!("/keys/{key_id}/revoke"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+        assert_eq!(revoked.location, "/keys");
+        let (status, _) = api(&server, &key, "/api/v1/accounts").await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(
+            get(&client, &server, "/keys")
+                .await
+                .body
+                .contains("revoked")
+        );
+
+        // Signed out, no form does anything.
+        let anonymous = browser();
+        let answer = post(
+            &anonymous,
+            &server,
+            &format!("/keys/{bob_key_id}/revoke"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+        server
+    })
+    .await;
+}
