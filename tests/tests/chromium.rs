@@ -295,3 +295,90 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     site.stop(true).await;
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn a_person_reads_their_dashboard_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        dashboard_walk_through(&driver, database).await;
+    }
+}
+
+/// The Personal dashboard clicked through: sign in with a link, the
+/// overview, an API key made and shown; each page at desktop and phone
+/// width.
+async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
+    let server = tributary_e2e::start(database);
+    let link = {
+        let conn = &mut *server.database.db().conn().unwrap();
+        let alice = tributary_storage::users::find_personal_user(conn, "alice@example.com")
+            .unwrap()
+            .unwrap()
+            .id;
+        let token = tributary_auth::dashboard::issue_login_link(
+            conn,
+            alice,
+            server.clock.now().naive_utc(),
+        )
+        .unwrap();
+        server.url(&format!("/sign-in/link/{token}"))
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    /// Both widths the pages are checked at: desktop, then phone.
+    async fn shoot_both(browser: &Client, name: &str) {
+        for (width, label) in [(1280, "desktop"), (390, "phone")] {
+            browser.set_window_size(width, 1100).await.unwrap();
+            shoot(browser, &format!("dashboard-{name}-{label}")).await;
+        }
+        browser.set_window_size(1280, 1100).await.unwrap();
+    }
+
+    browser.goto(&server.url("/")).await.unwrap();
+    wait_for(&browser, "how-to-sign-in").await;
+    shoot_both(&browser, "01-signed-out").await;
+
+    browser.goto(&link).await.unwrap();
+    wait_for(&browser, "totals-title").await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/");
+    let imported = format!("account-{}", server.world.alice_imported);
+    wait_for(&browser, &imported).await;
+    shoot_both(&browser, "02-overview").await;
+
+    browser
+        .find(Locator::LinkText("API keys"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&browser, "create-key").await;
+    fill(&browser, "key-name", "Budget spreadsheet").await;
+    click(&browser, &format!("scope-{}", server.world.alice_imported)).await;
+    shoot_both(&browser, "03-keys").await;
+    click(&browser, "create-key").await;
+    wait_for(&browser, "api-key").await;
+    let key = browser
+        .find(Locator::Id("api-key"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(key.starts_with("trb_"), "{key}");
+    shoot_both(&browser, "04-key-created").await;
+
+    click(&browser, "sign-out").await;
+    wait_for(&browser, "how-to-sign-in").await;
+    assert!(
+        browser
+            .source()
+            .await
+            .unwrap()
+            .contains("tributary users login-link")
+    );
+    browser.close().await.unwrap();
+    server.stop().await;
+}

@@ -141,6 +141,22 @@ async fn a_sign_in_link_works_once_and_only_in_time() {
         let again = get(&browser(), &server, &link).await;
         assert_eq!(again.status, StatusCode::NOT_FOUND, "a link works once");
 
+        // Of concurrent uses of one link, exactly one opens a session.
+        let raced = server.url(&login_link(&server, "alice@example.com"));
+        let answers = futures_util::future::join_all((0..8).map(|_| {
+            let (client, url) = (browser(), raced.clone());
+            async move { client.get(url).send().await.unwrap().status() }
+        }))
+        .await;
+        assert_eq!(
+            answers
+                .iter()
+                .filter(|s| **s == StatusCode::SEE_OTHER)
+                .count(),
+            1,
+            "{answers:?}"
+        );
+
         let late = login_link(&server, "alice@example.com");
         server.clock.advance(Duration::minutes(15));
         assert_eq!(

@@ -134,9 +134,13 @@ fn escape(text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The chart's SVG markup, or `None` when there is nothing to draw.
+/// The chart's SVG markup, or `None` when there is no history to draw:
+/// fewer than two days (one day is the balance the page already shows).
 /// `id` makes its title and description referable from the page.
 pub fn render(id: &str, title: &str, currency: &str, points: &[DayBalance]) -> Option<String> {
+    if points.len() < 2 {
+        return None;
+    }
     let scale = Scale::of(points)?;
     let last = points.last()?;
     let plotted = plot(points);
@@ -285,6 +289,7 @@ mod tests {
             "escaped: {svg}"
         );
         assert!(render("c", "empty", "EUR", &[]).is_none());
+        assert!(render("c", "one day", "EUR", &points[..1]).is_none());
         let flat = plot(&[point("2026-11-01", "7")]);
         assert_eq!(flat[0].x, LEFT + (WIDTH - LEFT - RIGHT) / 2);
     }
