@@ -158,6 +158,16 @@ pub fn list_for_user(
         .collect())
 }
 
+/// Whose key `key_id` is, if it exists.
+pub fn owner_of(conn: &mut AnyConnection, key_id: ApiKeyId) -> StorageResult<Option<UserId>> {
+    Ok(api_keys::table
+        .find(key_id.get())
+        .select(api_keys::user_id)
+        .first::<i64>(conn)
+        .optional()?
+        .map(UserId::new))
+}
+
 /// A revoked key, and whether this call revoked it (or an earlier one did).
 #[derive(Debug, Clone)]
 pub struct Revocation {

@@ -211,17 +211,43 @@ pub fn list_for_user(
         .order(simplefin_destinations::id)
         .select(DestinationRecord::as_select())
         .load(conn)?;
-    destinations
+    // Every scope in one query, as `api_keys::list_for_user` does.
+    let scopes: Vec<(i64, i64)> = simplefin_destination_accounts::table
+        .filter(
+            simplefin_destination_accounts::destination_id
+                .eq_any(destinations.iter().map(|d| d.id.get())),
+        )
+        .order((
+            simplefin_destination_accounts::destination_id,
+            simplefin_destination_accounts::account_id,
+        ))
+        .load(conn)?;
+    Ok(destinations
         .into_iter()
         .map(|record| {
-            let scope = if record.is_restricted {
-                Some(scope_of(conn, record.id)?)
-            } else {
-                None
-            };
-            Ok((record, scope))
+            let scope = record.is_restricted.then(|| {
+                scopes
+                    .iter()
+                    .filter(|(d, _)| *d == record.id.get())
+                    .map(|(_, a)| AccountId::new(*a))
+                    .collect()
+            });
+            (record, scope)
         })
-        .collect()
+        .collect())
+}
+
+/// Whose destination `id` is, if it exists.
+pub fn owner_of(
+    conn: &mut AnyConnection,
+    id: SimpleFinDestinationId,
+) -> StorageResult<Option<UserId>> {
+    Ok(simplefin_destinations::table
+        .find(id.get())
+        .select(simplefin_destinations::user_id)
+        .first::<i64>(conn)
+        .optional()?
+        .map(UserId::new))
 }
 
 /// Revokes a destination (claimed or not); `NotFound` when there is none.

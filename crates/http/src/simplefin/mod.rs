@@ -229,21 +229,8 @@ async fn accounts(
     };
     let daily_requests = state.simplefin_daily_requests;
     let (gathered, query) = crate::fault::with_conn(&state, move |conn| {
-        let viewer = match access::authenticate(conn, &username, &password, now) {
-            Ok((destination, viewer)) => {
-                // A malformed request is refused before it costs a request.
-                let query = parsed?;
-                let today = now.date_naive();
-                if !tributary_storage::simplefin::take_daily_request(
-                    conn,
-                    destination.id,
-                    today,
-                    daily_requests,
-                )? {
-                    return Err(budget_spent(now, daily_requests));
-                }
-                (viewer, query)
-            }
+        let (destination, viewer) = match access::authenticate(conn, &username, &password, now) {
+            Ok(found) => found,
             Err(SimpleFinAuthError::Storage(err)) => return Err(err.into()),
             Err(SimpleFinAuthError::Revoked) => {
                 return Err(SimpleFinError::forbidden("This access was revoked."));
@@ -254,7 +241,16 @@ async fn accounts(
                 ));
             }
         };
-        let (viewer, query) = viewer;
+        // A malformed request is refused before it costs a request.
+        let query = parsed?;
+        if !tributary_storage::simplefin::take_daily_request(
+            conn,
+            destination.id,
+            now.date_naive(),
+            daily_requests,
+        )? {
+            return Err(budget_spent(now, daily_requests));
+        }
         let gathered = gather(conn, &viewer, &query)?;
         Ok((gathered, query))
     })

@@ -139,10 +139,7 @@ pub(super) async fn revoke(
     let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {
         // Only the user's own: another user's id is as absent as a made-up one.
-        let owned = store::list_for_user(conn, user_id)?
-            .iter()
-            .any(|(record, _)| record.id == id);
-        if !owned {
+        if store::owner_of(conn, id)? != Some(user_id) {
             return Err(PageError::not_found());
         }
         store::revoke(conn, id, now)?;

@@ -9,11 +9,11 @@ use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use tributary_auth::api_keys;
+use tributary_auth::api_keys::{self, ApiKeyError};
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::{AccountId, ApiKeyId, UserId};
 use tributary_storage::api_keys as store;
-use tributary_storage::read;
+use tributary_storage::{StorageError, read};
 
 /// The longest key name a form takes.
 const NAME_MAX_CHARS: usize = 100;
@@ -151,16 +151,14 @@ pub(super) async fn create(
     let now = state.clock.now();
     let key_name = name.clone();
     let issued = with_conn(&state, move |conn| {
-        // Only the user's own accounts: another id is refused as unknown.
-        let own = read::list_accounts(conn, &Viewer::whole_user(user_id))?;
-        if scope.iter().any(|id| !own.iter().any(|a| a.id == *id)) {
-            return Err(PageError::bad_request(
-                "Accounts: one of the chosen accounts is not yours, or no longer exists.",
-            ));
-        }
         let scope = (!scope.is_empty()).then_some(scope);
-        api_keys::issue(conn, user_id, &key_name, scope.as_deref(), now)
-            .map_err(PageError::internal)
+        // Storage refuses a scope naming an account that is not the user's.
+        api_keys::issue(conn, user_id, &key_name, scope.as_deref(), now).map_err(|err| match err {
+            ApiKeyError::Storage(StorageError::InvalidReference(_)) => PageError::bad_request(
+                "Accounts: one of the chosen accounts is not yours, or no longer exists.",
+            ),
+            other => PageError::internal(other),
+        })
     })
     .await?;
     let curl = format!(
@@ -190,10 +188,7 @@ pub(super) async fn revoke(
     let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {
         // Only the user's own: another user's key is as absent as a made-up one.
-        let owned = store::list_for_user(conn, user_id)?
-            .iter()
-            .any(|(key, _)| key.id == id);
-        if !owned {
+        if store::owner_of(conn, id)? != Some(user_id) {
             return Err(PageError::not_found());
         }
         store::revoke(conn, id, now)?;
