@@ -10,6 +10,9 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 use tributary_http::web::mailer::DevOutbox;
 
+/// Where the statement upload form posts.
+const UPLOAD: &str = "/connect/banks/upload";
+
 /// A browser without JavaScript: keeps cookies, follows redirects within
 /// the server itself, and stops at any redirect that leaves it.
 #[derive(Debug)]
@@ -95,13 +98,18 @@ impl Page {
 
 impl Browser {
     pub fn new(server: &PlatformServer) -> Self {
+        Self::at(&server.base_url)
+    }
+
+    /// A browser of the server at `base` (the Personal dashboard's, say).
+    pub fn at(base: &str) -> Self {
         Self {
             client: Client::builder()
                 .cookie_store(true)
                 .redirect(redirect::Policy::none())
                 .build()
                 .unwrap(),
-            base: server.base_url.clone(),
+            base: base.to_owned(),
         }
     }
 
@@ -174,6 +182,29 @@ impl Browser {
             progress = self.get(&progress.location.clone()).await;
         }
         progress
+    }
+
+    /// Posts one file to the statement upload as a browser's file field
+    /// does, with `csrf` as the form's token; the answer as it came.
+    pub async fn upload_raw(&self, csrf: &str, name: &str, bytes: Vec<u8>) -> Response {
+        let multipart = reqwest::multipart::Form::new()
+            .text("csrf", csrf.to_owned())
+            .part(
+                "files",
+                reqwest::multipart::Part::bytes(bytes).file_name(name.to_owned()),
+            );
+        self.client
+            .post(format!("{}{UPLOAD}", self.base))
+            .multipart(multipart)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Uploads one file from the upload form `form`; the page it ends on.
+    pub async fn upload(&self, form: &Page, name: &str, bytes: Vec<u8>) -> Page {
+        let response = self.upload_raw(&form.csrf(), name, bytes).await;
+        self.follow(response, UPLOAD.into()).await
     }
 
     /// Posts the form of `page` (its CSRF token added) to `path`.

@@ -607,30 +607,15 @@ async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothi
         sign_in(&browser, &outbox, &server.app_a, "upload@example.com").await;
         let form = browser.get("/connect/banks/upload").await;
         form.assert_shows("enctype=\"multipart/form-data\"");
-        let upload = |name: &'static str, bytes: Vec<u8>, csrf: String| {
-            let multipart = reqwest::multipart::Form::new().text("csrf", csrf).part(
-                "files",
-                reqwest::multipart::Part::bytes(bytes).file_name(name),
-            );
-            browser
-                .client
-                .post(format!("{}/connect/banks/upload", browser.base))
-                .multipart(multipart)
-                .send()
-        };
-        let broken = upload("broken.ofx", b"<OFX><BANKMSGSRSV1>".to_vec(), form.csrf())
-            .await
-            .unwrap();
-        let broken = browser.follow(broken, "/connect/banks/upload".into()).await;
+        let broken = browser
+            .upload(&form, "broken.ofx", b"<OFX><BANKMSGSRSV1>".to_vec())
+            .await;
         assert_eq!(broken.status, StatusCode::BAD_REQUEST);
         broken.assert_shows("broken.ofx does not read as a statement");
-        let forged = upload(
-            "checking.ofx",
-            testdata_bytes("ofxparse/fixtures/checking.ofx"),
-            "0".repeat(64),
-        )
-        .await
-        .unwrap();
+        let checking = || testdata_bytes("ofxparse/fixtures/checking.ofx");
+        let forged = browser
+            .upload_raw(&"0".repeat(64), "checking.ofx", checking())
+            .await;
         assert_eq!(forged.status(), StatusCode::FORBIDDEN);
         assert_eq!(
             (
@@ -641,20 +626,19 @@ async fn a_statement_file_uploads_from_the_browser_and_a_broken_one_stores_nothi
             "nothing stored"
         );
 
-        let stored = upload(
-            "checking.ofx",
-            testdata_bytes("ofxparse/fixtures/checking.ofx"),
-            form.csrf(),
-        )
-        .await
-        .unwrap();
-        let progress = browser.follow(stored, "/connect/banks/upload".into()).await;
-        assert!(
-            progress.location.starts_with("/connect/progress/"),
-            "{}",
-            progress.location
-        );
-        assert_eq!(progress.accounts_found(), 1, "{}", progress.body);
+        // The answer is the import's summary, its numbers those stored; the
+        // same file again adds nothing.
+        let summary = browser.upload(&form, "checking.ofx", checking()).await;
+        assert_eq!(summary.status, StatusCode::OK, "{}", summary.body);
+        let stored = row_count(server.database.db(), "transactions");
+        assert!(stored > 0);
+        summary.assert_shows(&format!("<dd id=\"added\">{stored}</dd>"));
+        summary.assert_shows("<dd id=\"unchanged\">0</dd>");
+        summary.assert_shows("href=\"/connect/consent\" id=\"continue\"");
+        let again = browser.upload(&form, "checking.ofx", checking()).await;
+        again.assert_shows("<dd id=\"added\">0</dd>");
+        again.assert_shows(&format!("<dd id=\"unchanged\">{stored}</dd>"));
+        assert_eq!(row_count(server.database.db(), "transactions"), stored);
         server
     })
     .await;
@@ -671,22 +655,7 @@ async fn a_crafted_upload_from_the_browser_is_refused_and_the_server_keeps_servi
             ("deep.xml", hostile::deep_camt(50_000)),
         ] {
             let form = browser.get("/connect/banks/upload").await;
-            let multipart = reqwest::multipart::Form::new()
-                .text("csrf", form.csrf())
-                .part(
-                    "files",
-                    reqwest::multipart::Part::bytes(bytes).file_name(name),
-                );
-            let response = browser
-                .client
-                .post(format!("{}/connect/banks/upload", browser.base))
-                .multipart(multipart)
-                .send()
-                .await
-                .unwrap();
-            let page = browser
-                .follow(response, "/connect/banks/upload".into())
-                .await;
+            let page = browser.upload(&form, name, bytes).await;
             assert_eq!(page.status, StatusCode::BAD_REQUEST);
             page.assert_shows(&format!("{name} does not read as a statement"));
             page.assert_shows("deeper than 100 levels");

@@ -17,7 +17,9 @@ use tributary_domain::clock::Clock;
 use tributary_domain::ids::{AccountId, UserId};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_e2e::TestServer;
+use tributary_e2e::browser::Browser;
 use tributary_e2e::harness::personal as on_every_backend;
+use tributary_storage::testing::testdata_bytes;
 use tributary_storage::users;
 
 /// A browser: keeps cookies, does not follow redirects (tests read them).
@@ -437,4 +439,267 @@ async fn a_scoped_key_made_in_the_dashboard_reads_only_its_accounts_until_revoke
         server
     })
     .await;
+}
+
+/// Uploads the statement `name` of the shared test data from `form`.
+async fn upload_statement(
+    browser: &Browser,
+    form: &tributary_e2e::browser::Page,
+    name: &str,
+) -> tributary_e2e::browser::Page {
+    let file_name = name.rsplit('/').next().unwrap();
+    browser.upload(form, file_name, testdata_bytes(name)).await
+}
+
+/// The number in `<dd id="{id}">N</dd>` of an import summary.
+fn summary_figure(page: &tributary_e2e::browser::Page, id: &str) -> i64 {
+    between(&page.body, &format!("<dd id=\"{id}\">"), "</dd>")
+        .parse()
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn connections_are_added_synced_uploaded_and_removed_from_the_dashboard() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let key = world.alice_key.clone();
+        let browser = Browser::at(&server.base_url);
+        let link = login_link(&server, "alice@example.com");
+        let overview = browser.get(&link).await;
+        assert_eq!(overview.location, "/");
+        overview.assert_shows("href=\"/connect/banks\" id=\"add-bank\"");
+
+        // Sync now: the API's rule and its limit, shared with the API.
+        let sandbox = world.alice_sandbox_connection;
+        let progress = browser
+            .submit(
+                &overview,
+                &format!("/connect/connections/{sandbox}/sync"),
+                &[],
+            )
+            .await;
+        assert_eq!(progress.location, format!("/connect/progress/{sandbox}"));
+        progress.assert_shows("id=\"working\"");
+        let job = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_storage::sync_jobs::active_job(conn, sandbox)
+                .unwrap()
+                .expect("a queued job")
+        };
+        assert_eq!(job.kind, tributary_domain::model::SyncJobKind::OnDemand);
+        let (status, _) = api_post(
+            &server,
+            &key,
+            &format!("/api/v1/connections/{sandbox}/sync"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "the same job, not a second");
+        run_queued_jobs(&server).await;
+        let done = browser.until_synced(progress).await;
+        assert_eq!(
+            done.accounts_found(),
+            world.alice_sandbox_accounts.len() as u64
+        );
+        done.assert_shows("href=\"/\" id=\"continue\"");
+        let again = browser
+            .submit(&done, &format!("/connect/connections/{sandbox}/sync"), &[])
+            .await;
+        assert_eq!(again.status, StatusCode::TOO_MANY_REQUESTS);
+        again.assert_shows("Try again in 60 seconds");
+        let (status, _) = api_post(
+            &server,
+            &key,
+            &format!("/api/v1/connections/{sandbox}/sync"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "one limit for both");
+        let statements = world.alice_imported_connection;
+        let refused = browser
+            .submit(
+                &done,
+                &format!("/connect/connections/{statements}/sync"),
+                &[],
+            )
+            .await;
+        assert_eq!(refused.status, StatusCode::CONFLICT);
+
+        // A statement upload answers with its summary, whose numbers are
+        // what the API then reads; the same file again adds nothing.
+        let before = api_account_ids(&server, &key).await;
+        let form = browser.get("/connect/banks/upload").await;
+        assert_eq!(form.status, StatusCode::OK);
+        let summary = upload_statement(&browser, &form, "ofxparse/fixtures/checking.ofx").await;
+        assert_eq!(summary.status, StatusCode::OK, "{}", summary.body);
+        let after = api_account_ids(&server, &key).await;
+        let new: Vec<i64> = after
+            .iter()
+            .filter(|id| !before.contains(id))
+            .copied()
+            .collect();
+        assert_eq!(new.len() as i64, 1);
+        summary.assert_shows("1 statement for 1 account");
+        let (_, listed) = api(
+            &server,
+            &key,
+            &format!("/api/v1/accounts/{}/transactions", new[0]),
+        )
+        .await;
+        assert_eq!(
+            summary_figure(&summary, "added"),
+            listed["total"].as_i64().unwrap()
+        );
+        assert_eq!(summary_figure(&summary, "unchanged"), 0);
+        summary.assert_shows("href=\"/\" id=\"continue\"");
+        let again = upload_statement(&browser, &form, "ofxparse/fixtures/checking.ofx").await;
+        assert_eq!(summary_figure(&again, "added"), 0);
+        assert_eq!(
+            summary_figure(&again, "unchanged"),
+            listed["total"].as_i64().unwrap()
+        );
+
+        // Removing asks first, then erases the connection and its data.
+        let confirm = browser
+            .get(&format!("/connect/connections/{statements}/remove"))
+            .await;
+        assert_eq!(confirm.status, StatusCode::OK);
+        confirm.assert_shows("href=\"/\" id=\"keep\"");
+        let removed = browser
+            .submit(
+                &confirm,
+                &format!("/connect/connections/{statements}/remove"),
+                &[],
+            )
+            .await;
+        assert_eq!(removed.location, "/");
+        let left = api_account_ids(&server, &key).await;
+        assert!(!left.contains(&world.alice_imported.get()), "{left:?}");
+        let (status, _) = api(
+            &server,
+            &key,
+            &format!("/api/v1/accounts/{}/transactions", world.alice_imported),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert!(!removed.body.contains(&format!("connection-{statements}\"")));
+
+        // A bank added from the dashboard: the sandbox, synced at once.
+        let form = browser.get("/connect/banks/sandbox").await;
+        let progress = browser
+            .submit(
+                &form,
+                "/connect/banks/sandbox",
+                &[("username", "user_good"), ("password", "x")],
+            )
+            .await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{} {}",
+            progress.location,
+            progress.body
+        );
+        let done = browser.until_synced(progress).await;
+        assert_eq!(
+            api_account_ids(&server, &key).await.len(),
+            left.len() + done.accounts_found() as usize
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn another_persons_connection_is_not_found_on_any_dashboard_page_or_form() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let browser = Browser::at(&server.base_url);
+        let overview = browser.get(&login_link(&server, "alice@example.com")).await;
+        let bobs = world.bob_connection;
+        let bob_before = api_account_ids(&server, &world.bob_key).await;
+        for path in [
+            format!("/connect/progress/{bobs}"),
+            format!("/connect/connections/{bobs}/remove"),
+            format!("/connect/connections/{bobs}/disconnect"),
+            format!("/connect/connections/{bobs}/reauth"),
+        ] {
+            let page = browser.get(&path).await;
+            assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
+        }
+        for path in [
+            format!("/connect/connections/{bobs}/sync"),
+            format!("/connect/progress/{bobs}/retry"),
+            format!("/connect/connections/{bobs}/remove"),
+            format!("/connect/connections/{bobs}/disconnect"),
+        ] {
+            let answer = browser.submit(&overview, &path, &[]).await;
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        }
+        let reauth = browser
+            .submit(
+                &overview,
+                &format!("/connect/connections/{bobs}/reauth"),
+                &[("username", "user_good")],
+            )
+            .await;
+        assert_eq!(reauth.status, StatusCode::NOT_FOUND);
+        assert_eq!(api_account_ids(&server, &world.bob_key).await, bob_before);
+        {
+            let conn = &mut *server.database.db().conn().unwrap();
+            assert!(
+                tributary_storage::sync_jobs::active_job(conn, bobs)
+                    .unwrap()
+                    .is_none(),
+                "no sync was queued for bob"
+            );
+        }
+
+        // Signed out, the connection pages send nobody anywhere.
+        let stranger = Browser::at(&server.base_url);
+        for path in ["/connect/banks", "/connect/banks/sandbox"] {
+            assert_eq!(
+                stranger.get(path).await.status,
+                StatusCode::UNAUTHORIZED,
+                "{path}"
+            );
+        }
+        let forged = stranger
+            .post(
+                &format!(
+                    "/connect/connections/{}/sync",
+                    world.alice_sandbox_connection
+                ),
+                &[("csrf", &overview.csrf())],
+            )
+            .await;
+        assert_eq!(forged.status, StatusCode::UNAUTHORIZED);
+        server
+    })
+    .await;
+}
+
+async fn api_post(server: &TestServer, key: &str, path: &str) -> (StatusCode, Value) {
+    let response = Client::new()
+        .post(server.url(path))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Runs the queued sync jobs as a worker would (the test servers run none).
+async fn run_queued_jobs(server: &TestServer) {
+    let (db, clock) = (server.database.db().clone(), server.clock.clone());
+    actix_web::web::block(move || {
+        let engine = tributary_providers::sync::SyncEngine::new(
+            db,
+            tributary_e2e::sandbox_registry(),
+            clock,
+        );
+        while let Some(job) = engine.claim_next("e2e-worker").unwrap() {
+            engine.run_job(&job).unwrap();
+        }
+    })
+    .await
+    .unwrap();
 }

@@ -7,8 +7,7 @@ use crate::secret;
 use chrono::{Duration, NaiveDateTime};
 use rand::RngExt as _;
 use subtle::ConstantTimeEq;
-use tributary_domain::ids::WebSessionId;
-use tributary_storage::sign_in_codes::{self as codes, NewSignInCode};
+use tributary_storage::sign_in_codes::{self as codes, CodeBinding, NewSignInCode};
 use tributary_storage::{AnyConnection, StorageError};
 
 pub const CODE_TTL: Duration = Duration::minutes(10);
@@ -41,15 +40,18 @@ pub enum SignInError {
     Storage(#[from] StorageError),
 }
 
-fn code_hash(web_session_id: WebSessionId, code: &str) -> String {
-    secret::hash(&format!("sign-in\0{web_session_id}\0{code}"))
+fn code_hash(binding: &CodeBinding, code: &str) -> String {
+    match binding {
+        CodeBinding::WebSession(id) => secret::hash(&format!("sign-in\0{id}\0{code}")),
+        CodeBinding::Browser(hash) => secret::hash(&format!("sign-in\0browser:{hash}\0{code}")),
+    }
 }
 
-/// A new code for `email` in this session, when the send limits allow;
-/// returns the code to mail.
+/// A new code for `email`, bound to where it was asked for, when the send
+/// limits allow; returns the code to mail.
 pub fn issue(
     conn: &mut AnyConnection,
-    web_session_id: WebSessionId,
+    binding: &CodeBinding,
     email: &str,
     ip: &str,
     now: NaiveDateTime,
@@ -66,10 +68,10 @@ pub fn issue(
     codes::insert_sign_in_code(
         conn,
         &NewSignInCode {
-            web_session_id,
+            binding,
             email,
             ip,
-            code_hash: &code_hash(web_session_id, &code),
+            code_hash: &code_hash(binding, &code),
             expires_at: now + CODE_TTL,
             now,
         },
@@ -77,15 +79,15 @@ pub fn issue(
     Ok(code)
 }
 
-/// Checks a code typed into this session; returns the address it was sent
-/// to. Every check counts as an attempt, right or wrong.
+/// Checks a code typed where it was asked for; returns the address it was
+/// sent to. Every check counts as an attempt, right or wrong.
 pub fn verify(
     conn: &mut AnyConnection,
-    web_session_id: WebSessionId,
+    binding: &CodeBinding,
     typed: &str,
     now: NaiveDateTime,
 ) -> Result<String, SignInError> {
-    let record = codes::latest_sign_in_code(conn, web_session_id)?.ok_or(SignInError::NoCode)?;
+    let record = codes::latest_sign_in_code(conn, binding)?.ok_or(SignInError::NoCode)?;
     if record.used_at.is_some() || now >= record.expires_at {
         return Err(SignInError::Expired);
     }
@@ -93,7 +95,7 @@ pub fn verify(
         return Err(SignInError::TooManyAttempts);
     }
     let typed: String = typed.chars().filter(|c| !c.is_whitespace()).collect();
-    let expected = code_hash(web_session_id, &typed);
+    let expected = code_hash(binding, &typed);
     if !bool::from(expected.as_bytes().ct_eq(record.code_hash.as_bytes())) {
         let remaining = MAX_ATTEMPTS - (record.attempts + 1);
         return Err(if remaining <= 0 {
@@ -112,16 +114,28 @@ pub fn verify(
 mod tests {
     use super::*;
 
+    use tributary_domain::ids::WebSessionId;
+
     #[test]
-    fn codes_are_bound_to_their_session() {
+    fn codes_are_bound_to_their_session_or_browser() {
+        let session = |id| CodeBinding::WebSession(WebSessionId::new(id));
+        let browser = |hash: &str| CodeBinding::Browser(hash.to_owned());
         assert_ne!(
-            code_hash(WebSessionId::new(1), "123456"),
-            code_hash(WebSessionId::new(2), "123456")
+            code_hash(&session(1), "123456"),
+            code_hash(&session(2), "123456")
         );
         assert_eq!(
-            code_hash(WebSessionId::new(1), "123456"),
-            code_hash(WebSessionId::new(1), "123456")
+            code_hash(&session(1), "123456"),
+            code_hash(&session(1), "123456")
         );
-        assert!(!code_hash(WebSessionId::new(1), "123456").contains("123456"));
+        assert_ne!(
+            code_hash(&browser("a"), "123456"),
+            code_hash(&browser("b"), "123456")
+        );
+        assert_ne!(
+            code_hash(&browser("1"), "123456"),
+            code_hash(&session(1), "123456")
+        );
+        assert!(!code_hash(&session(1), "123456").contains("123456"));
     }
 }

@@ -7,10 +7,10 @@
 use chrono::{Duration, NaiveDate, NaiveDateTime};
 use tributary_auth::sign_in::{self, MAX_SENDS_PER_ADDRESS, MAX_SENDS_PER_IP, SignInError};
 use tributary_auth::web_session::{self, AuthorizationRequest};
-use tributary_domain::ids::WebSessionId;
 use tributary_domain::model::BillingModel;
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, NewApp};
+use tributary_storage::sign_in_codes::CodeBinding;
 use tributary_storage::testing::on_every_backend;
 
 fn noon() -> NaiveDateTime {
@@ -20,8 +20,9 @@ fn noon() -> NaiveDateTime {
         .unwrap()
 }
 
-/// A new app and an authorization session of it: (cookie token, session id).
-fn session(conn: &mut AnyConnection) -> (String, WebSessionId) {
+/// A new app and an authorization session of it: (cookie token, what its
+/// codes are bound to).
+fn session(conn: &mut AnyConnection) -> (String, CodeBinding) {
     let app = apps::create_app(
         conn,
         &NewApp {
@@ -48,7 +49,7 @@ fn session(conn: &mut AnyConnection) -> (String, WebSessionId) {
     )
     .unwrap();
     let id = web_session::find(conn, &token, noon()).unwrap().unwrap().id;
-    (token, id)
+    (token, CodeBinding::WebSession(id))
 }
 
 #[test]
@@ -57,29 +58,31 @@ fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
         let mut conn = db.conn().unwrap();
         let (_, first) = session(&mut conn);
         let (_, second) = session(&mut conn);
-        let code = sign_in::issue(&mut conn, first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        let code =
+            sign_in::issue(&mut conn, &first, "ana@example.com", "10.0.0.1", noon()).unwrap();
         assert_eq!(code.len(), 6);
         assert!(code.chars().all(|c| c.is_ascii_digit()));
 
         // The code of one session does nothing in another.
         assert!(matches!(
-            sign_in::verify(&mut conn, second, &code, noon()),
+            sign_in::verify(&mut conn, &second, &code, noon()),
             Err(SignInError::NoCode)
         ));
         // Spaces a person types are ignored; the code works once.
         let spaced = format!("{} {}", &code[..3], &code[3..]);
         let email =
-            sign_in::verify(&mut conn, first, &spaced, noon() + Duration::minutes(9)).unwrap();
+            sign_in::verify(&mut conn, &first, &spaced, noon() + Duration::minutes(9)).unwrap();
         assert_eq!(email, "ana@example.com");
         assert!(matches!(
-            sign_in::verify(&mut conn, first, &code, noon() + Duration::minutes(9)),
+            sign_in::verify(&mut conn, &first, &code, noon() + Duration::minutes(9)),
             Err(SignInError::Expired)
         ));
 
         // Ten minutes later a code no longer works.
-        let late = sign_in::issue(&mut conn, first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        let late =
+            sign_in::issue(&mut conn, &first, "ana@example.com", "10.0.0.1", noon()).unwrap();
         assert!(matches!(
-            sign_in::verify(&mut conn, first, &late, noon() + Duration::minutes(10)),
+            sign_in::verify(&mut conn, &first, &late, noon() + Duration::minutes(10)),
             Err(SignInError::Expired)
         ));
     });
@@ -90,33 +93,33 @@ fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
-        let code = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let code = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
         let wrong = if code == "000000" { "000001" } else { "000000" };
         for remaining in (1..=4).rev() {
-            match sign_in::verify(&mut conn, id, wrong, noon()) {
+            match sign_in::verify(&mut conn, &id, wrong, noon()) {
                 Err(SignInError::Wrong { remaining: left }) => assert_eq!(left, remaining),
                 other => panic!("expected Wrong, got {other:?}"),
             }
         }
         assert!(matches!(
-            sign_in::verify(&mut conn, id, wrong, noon()),
+            sign_in::verify(&mut conn, &id, wrong, noon()),
             Err(SignInError::TooManyAttempts)
         ));
         assert!(matches!(
-            sign_in::verify(&mut conn, id, &code, noon()),
+            sign_in::verify(&mut conn, &id, &code, noon()),
             Err(SignInError::TooManyAttempts)
         ));
 
-        let old = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
-        let new = sign_in::issue(&mut conn, id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let old = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let new = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
         if old != new {
             assert!(
-                sign_in::verify(&mut conn, id, &old, noon()).is_err(),
+                sign_in::verify(&mut conn, &id, &old, noon()).is_err(),
                 "the older code is void"
             );
         }
         assert_eq!(
-            sign_in::verify(&mut conn, id, &new, noon()).unwrap(),
+            sign_in::verify(&mut conn, &id, &new, noon()).unwrap(),
             "bo@example.com"
         );
     });
@@ -128,16 +131,16 @@ fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
         for _ in 0..MAX_SENDS_PER_ADDRESS {
-            sign_in::issue(&mut conn, id, "cy@example.com", "10.0.0.3", noon()).unwrap();
+            sign_in::issue(&mut conn, &id, "cy@example.com", "10.0.0.3", noon()).unwrap();
         }
         assert!(matches!(
-            sign_in::issue(&mut conn, id, "cy@example.com", "10.0.0.4", noon()),
+            sign_in::issue(&mut conn, &id, "cy@example.com", "10.0.0.4", noon()),
             Err(SignInError::AddressRateLimited)
         ));
         // An hour later the address may receive codes again.
         sign_in::issue(
             &mut conn,
-            id,
+            &id,
             "cy@example.com",
             "10.0.0.4",
             noon() + Duration::hours(1),
@@ -146,10 +149,10 @@ fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
 
         let ip = "192.0.2.7";
         for n in 0..MAX_SENDS_PER_IP {
-            sign_in::issue(&mut conn, id, &format!("user{n}@example.com"), ip, noon()).unwrap();
+            sign_in::issue(&mut conn, &id, &format!("user{n}@example.com"), ip, noon()).unwrap();
         }
         assert!(matches!(
-            sign_in::issue(&mut conn, id, "fresh@example.com", ip, noon()),
+            sign_in::issue(&mut conn, &id, "fresh@example.com", ip, noon()),
             Err(SignInError::IpRateLimited)
         ));
     });
@@ -161,7 +164,7 @@ fn sessions_end_after_an_hour_and_only_their_token_opens_them() {
         let mut conn = db.conn().unwrap();
         let (token, id) = session(&mut conn);
         let found = web_session::find(&mut conn, &token, noon() + Duration::minutes(59)).unwrap();
-        assert_eq!(found.map(|s| s.id), Some(id));
+        assert_eq!(found.map(|s| CodeBinding::WebSession(s.id)), Some(id));
         assert!(
             web_session::find(&mut conn, &token, noon() + Duration::hours(1))
                 .unwrap()
@@ -189,7 +192,7 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (old_token, old_id) = session(&mut conn);
-        sign_in::issue(&mut conn, old_id, "old@example.com", "10.0.0.9", noon()).unwrap();
+        sign_in::issue(&mut conn, &old_id, "old@example.com", "10.0.0.9", noon()).unwrap();
         // A day and a bit later another session starts.
         let later = noon() + Duration::hours(25);
         let app_id = web_session::find(&mut conn, &old_token, noon())

@@ -403,8 +403,9 @@ impl Application {
             Some(registry) => engine_with(&config, &db, clock.clone(), registry)?,
             None => sync_engine(&config, &db, clock.clone())?,
         };
-        // The browser pages (Platform only) connect banks with their own clone.
-        let pages_engine = (interface == Interface::Platform).then(|| engine.clone());
+        // The browser pages (the Platform's flow and portal, the Personal
+        // dashboard) connect banks with their own clone.
+        let pages_engine = engine.clone();
         let seed = if interface == Interface::Personal && config.seed_demo {
             demo::seed_if_empty(&db, &engine, clock.as_ref())?
         } else {
@@ -421,18 +422,18 @@ impl Application {
         let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
             .with_metrics(&config.metrics);
         state.simplefin_daily_requests = config.simplefin_daily_requests;
-        // Mail, payments and bank connections serve the browser pages, which
-        // only the Platform interface has.
-        if let Some(engine) = pages_engine {
-            let mailer = match parts.mailer {
-                Some(mailer) => mailer,
-                None => mailer(&config)?,
-            };
-            state = state.with_engine(engine).with_mailer(mailer);
-            state.behind_proxy = config.behind_proxy;
-            if let Some(payments) = parts.payments.or_else(|| payments(&config, &db)) {
-                state = state.with_payments(payments);
-            }
+        // Mail (sign-in codes) and bank connections serve the browser pages
+        // of both interfaces; payments only the Platform's checkout.
+        let mailer = match parts.mailer {
+            Some(mailer) => mailer,
+            None => mailer(&config)?,
+        };
+        state = state.with_engine(pages_engine).with_mailer(mailer);
+        state.behind_proxy = config.behind_proxy;
+        if interface == Interface::Platform
+            && let Some(payments) = parts.payments.or_else(|| payments(&config, &db))
+        {
+            state = state.with_payments(payments);
         }
         Ok(Self {
             interface,

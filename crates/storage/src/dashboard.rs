@@ -3,11 +3,12 @@
 //! `tributary-auth`'s business.
 
 use crate::StorageResult;
+use crate::columns::NullableId;
 use crate::db::AnyConnection;
 use crate::schema::{dashboard_login_links, dashboard_sessions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use tributary_domain::ids::{DashboardSessionId, UserId};
+use tributary_domain::ids::{ConnectionId, DashboardSessionId, UserId};
 
 /// Stores a sign-in link for `user_id`, valid until `expires_at`.
 pub fn insert_login_link(
@@ -60,6 +61,10 @@ pub struct DashboardSessionRecord {
     pub created_at: NaiveDateTime,
     pub last_seen_at: NaiveDateTime,
     pub expires_at: NaiveDateTime,
+    /// The connection whose bank consent the person is giving (GoCardless),
+    /// until they come back from their bank.
+    #[diesel(deserialize_as = NullableId)]
+    pub pending_connection_id: Option<ConnectionId>,
 }
 
 pub fn insert_session(
@@ -99,6 +104,17 @@ pub fn touch_session(
 ) -> StorageResult<()> {
     diesel::update(dashboard_sessions::table.find(id.get()))
         .set(dashboard_sessions::last_seen_at.eq(now))
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn set_pending_connection(
+    conn: &mut AnyConnection,
+    id: DashboardSessionId,
+    connection_id: Option<ConnectionId>,
+) -> StorageResult<()> {
+    diesel::update(dashboard_sessions::table.find(id.get()))
+        .set(dashboard_sessions::pending_connection_id.eq(connection_id.map(ConnectionId::get)))
         .execute(conn)?;
     Ok(())
 }

@@ -284,6 +284,7 @@ diesel::table! {
         expires_at -> Timestamp,
         used_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
+        browser_hash -> Nullable<Text>,
     }
 }
 
@@ -319,6 +320,7 @@ diesel::table! {
         created_at -> Timestamp,
         last_seen_at -> Timestamp,
         expires_at -> Timestamp,
+        pending_connection_id -> Nullable<BigInt>,
     }
 }
 

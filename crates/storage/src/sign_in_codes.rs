@@ -23,11 +23,22 @@ pub struct SignInCodeRecord {
     pub expires_at: NaiveDateTime,
     pub used_at: Option<NaiveDateTime>,
     pub created_at: NaiveDateTime,
+    pub browser_hash: Option<String>,
+}
+
+/// Where a code was sent from, and so the only place it works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeBinding {
+    /// A browser-flow session of the Platform interface.
+    WebSession(WebSessionId),
+    /// A browser signing in to the Personal dashboard, which has no session
+    /// yet: the SHA-256 of the random token in its sign-in cookie.
+    Browser(String),
 }
 
 #[derive(Debug, Clone)]
 pub struct NewSignInCode<'a> {
-    pub web_session_id: WebSessionId,
+    pub binding: &'a CodeBinding,
     pub email: &'a str,
     pub ip: &'a str,
     pub code_hash: &'a str,
@@ -38,7 +49,14 @@ pub struct NewSignInCode<'a> {
 pub fn insert_sign_in_code(conn: &mut AnyConnection, new: &NewSignInCode<'_>) -> StorageResult<()> {
     diesel::insert_into(sign_in_codes::table)
         .values((
-            sign_in_codes::web_session_id.eq(new.web_session_id.get()),
+            sign_in_codes::web_session_id.eq(match new.binding {
+                CodeBinding::WebSession(id) => Some(id.get()),
+                CodeBinding::Browser(_) => None,
+            }),
+            sign_in_codes::browser_hash.eq(match new.binding {
+                CodeBinding::WebSession(_) => None,
+                CodeBinding::Browser(hash) => Some(hash),
+            }),
             sign_in_codes::email.eq(new.email),
             sign_in_codes::ip.eq(new.ip),
             sign_in_codes::code_hash.eq(new.code_hash),
@@ -49,13 +67,18 @@ pub fn insert_sign_in_code(conn: &mut AnyConnection, new: &NewSignInCode<'_>) ->
     Ok(())
 }
 
-/// The code most recently sent to this session (earlier ones are void).
+/// The code most recently sent to this session or browser (earlier ones
+/// are void).
 pub fn latest_sign_in_code(
     conn: &mut AnyConnection,
-    web_session_id: WebSessionId,
+    binding: &CodeBinding,
 ) -> StorageResult<Option<SignInCodeRecord>> {
-    Ok(sign_in_codes::table
-        .filter(sign_in_codes::web_session_id.eq(web_session_id.get()))
+    let mut query = sign_in_codes::table.into_boxed();
+    query = match binding {
+        CodeBinding::WebSession(id) => query.filter(sign_in_codes::web_session_id.eq(id.get())),
+        CodeBinding::Browser(hash) => query.filter(sign_in_codes::browser_hash.eq(hash)),
+    };
+    Ok(query
         .order(sign_in_codes::id.desc())
         .select(SignInCodeRecord::as_select())
         .first(conn)

@@ -4,8 +4,8 @@
 //! "continue" leads differs.
 
 use super::page::{PageError, render, see_other};
-use super::session::{self, Session, with_conn};
-use super::sign_in::{NextStep, next_step};
+use super::session::with_conn;
+use super::visitor::{Header, Visitor};
 use crate::state::{AppState, Engine};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -80,35 +80,6 @@ pub(super) fn find_bank(state: &AppState, key: &str) -> Result<Bank, PageError> 
         .ok_or_else(PageError::not_found)
 }
 
-/// A signed-in session that may connect banks (paid, where users pay).
-pub(super) async fn connecting_session(
-    req: &HttpRequest,
-    state: &web::Data<AppState>,
-) -> Result<Session, PageError> {
-    let session = session::load(req, state).await?;
-    session.user()?;
-    if next_step(&session) != NextStep::Banks {
-        return Err(PageError::new(
-            StatusCode::PAYMENT_REQUIRED,
-            "Subscribe first",
-            format!(
-                "{} asks you to subscribe before connecting a bank.",
-                session.app.name
-            ),
-        ));
-    }
-    Ok(session)
-}
-
-/// Where "continue" leads once banks are connected.
-pub(super) fn continue_to(session: &Session) -> &'static str {
-    if session.is_portal() {
-        "/portal"
-    } else {
-        "/connect/consent"
-    }
-}
-
 /// What the user has, for the list and the limit.
 pub(super) struct Holdings {
     pub connections: Vec<ConnectionRecord>,
@@ -139,7 +110,8 @@ pub(super) async fn holdings(
 #[template(path = "banks.html")]
 struct BanksPage<'a> {
     title: &'a str,
-    app_name: &'a str,
+    header: Header,
+    limit_holder: &'a str,
     query: &'a str,
     banks: Vec<Bank>,
     connections: Vec<ConnectionLine>,
@@ -214,6 +186,20 @@ pub(super) fn plain_words(connection: &ConnectionRecord) -> Option<String> {
     }
 }
 
+/// A synced connection the bank wants signed in to again, or one that was
+/// disconnected (signing in again resumes it).
+pub(super) fn needs_reauth(connection: &ConnectionRecord) -> bool {
+    matches!(
+        connection.status,
+        ConnectionStatus::ReauthRequired | ConnectionStatus::Disconnected
+    ) && connection.provider.is_synced()
+}
+
+/// A synced connection that is not disconnected yet.
+pub(super) fn can_disconnect(connection: &ConnectionRecord) -> bool {
+    connection.status != ConnectionStatus::Disconnected && connection.provider.is_synced()
+}
+
 pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
     holdings
         .connections
@@ -222,11 +208,8 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
             id: c.id,
             institution: c.institution_name.clone(),
             status: c.status.as_str(),
-            needs_reauth: matches!(
-                c.status,
-                ConnectionStatus::ReauthRequired | ConnectionStatus::Disconnected
-            ) && c.provider.is_synced(),
-            can_disconnect: c.status != ConnectionStatus::Disconnected && c.provider.is_synced(),
+            needs_reauth: needs_reauth(c),
+            can_disconnect: can_disconnect(c),
             problem: plain_words(c),
             last_synced: super::page::when(c.last_synced_at, "never"),
             accounts: holdings
@@ -252,17 +235,16 @@ pub(super) struct Search {
     q: String,
 }
 
-pub(super) async fn list(
+pub(super) async fn list<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     search: web::Query<Search>,
 ) -> Result<HttpResponse, PageError> {
-    let session = session::load(&req, &state).await?;
-    let user_id = session.user()?.id;
-    if next_step(&session) != NextStep::Banks {
-        return Ok(see_other(next_step(&session).path()));
+    let visitor = V::load(&req, &state).await?;
+    if let Some(detour) = visitor.detour() {
+        return Ok(see_other(detour.path));
     }
-    let holdings = holdings(&state, user_id).await?;
+    let holdings = holdings(&state, visitor.user().id).await?;
     let needle = search.q.trim().to_lowercase();
     let banks = banks(&state)
         .into_iter()
@@ -275,11 +257,12 @@ pub(super) async fn list(
     let has_accounts = !holdings.accounts.is_empty();
     render(&BanksPage {
         title: "Connect a bank",
-        app_name: &session.app.name,
+        header: visitor.header(),
+        limit_holder: &visitor.limit_holder(),
         query: search.q.trim(),
         banks,
         connections: lines(&holdings),
         remaining: holdings.remaining,
-        continue_to: has_accounts.then(|| continue_to(&session)),
+        continue_to: has_accounts.then(|| visitor.continue_to()),
     })
 }

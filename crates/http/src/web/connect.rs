@@ -2,9 +2,10 @@
 //! token, a bank found by country and linked on its own page, a statement
 //! upload), then the first sync in the background.
 
-use super::banks::{Bank, GOCARDLESS, UPLOAD, connecting_session, engine, find_bank, holdings};
+use super::banks::{Bank, GOCARDLESS, UPLOAD, engine, find_bank, holdings};
 use super::page::{PageError, render, render_with, see_other};
-use super::session::{Session, with_conn};
+use super::session::with_conn;
+use super::visitor::{Header, Visitor, connecting};
 use crate::imports::{UploadError, read_statements, read_upload};
 use crate::state::AppState;
 use actix_multipart::Multipart;
@@ -18,13 +19,13 @@ use tributary_providers::import;
 use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
 use tributary_providers::{ConnectRequest, InstitutionChoice};
-use tributary_storage::connections::{self, ConnectionRecord};
+use tributary_storage::connections::ConnectionRecord;
 
 #[derive(Template)]
 #[template(path = "bank_form.html")]
 struct BankFormPage<'a> {
     title: &'a str,
-    app_name: &'a str,
+    header: Header,
     csrf: &'a str,
     bank: &'a Bank,
     /// Where the form posts: connect, or re-authenticate a connection.
@@ -52,7 +53,7 @@ const GOCARDLESS_COUNTRIES: &[&str] = &[
 ];
 
 pub(super) fn bank_form(
-    session: &Session,
+    visitor: &impl Visitor,
     bank: &Bank,
     action: &str,
     prefill: &str,
@@ -63,8 +64,8 @@ pub(super) fn bank_form(
         status,
         &BankFormPage {
             title: bank.name,
-            app_name: &session.app.name,
-            csrf: &session.csrf(),
+            header: visitor.header(),
+            csrf: &visitor.csrf(),
             bank,
             action,
             prefill,
@@ -74,13 +75,13 @@ pub(super) fn bank_form(
     )
 }
 
-fn limit_reached(session: &Session) -> PageError {
+fn limit_reached(visitor: &impl Visitor) -> PageError {
     PageError::new(
         StatusCode::FORBIDDEN,
         "Account limit reached",
         format!(
             "You have connected as many accounts as {} allows. Remove a connection to add another.",
-            session.app.name
+            visitor.limit_holder()
         ),
     )
 }
@@ -93,21 +94,21 @@ pub(super) struct BankSearch {
     q: String,
 }
 
-pub(super) async fn form(
+pub(super) async fn form<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     search: web::Query<BankSearch>,
 ) -> Result<HttpResponse, PageError> {
-    let session = connecting_session(&req, &state).await?;
+    let visitor: V = connecting(&req, &state).await?;
     let bank = find_bank(&state, &path)?;
-    let holdings = holdings(&state, session.user()?.id).await?;
+    let holdings = holdings(&state, visitor.user().id).await?;
     if holdings.remaining == Some(0) {
-        return Err(limit_reached(&session));
+        return Err(limit_reached(&visitor));
     }
     let action = format!("/connect/banks/{}", bank.key);
     if bank.key != GOCARDLESS.key {
-        return bank_form(&session, &bank, &action, "", None, StatusCode::OK);
+        return bank_form(&visitor, &bank, &action, "", None, StatusCode::OK);
     }
     let country = search.country.trim().to_ascii_uppercase();
     let query = search.q.trim().to_owned();
@@ -130,8 +131,8 @@ pub(super) async fn form(
     };
     render(&BankFormPage {
         title: bank.name,
-        app_name: &session.app.name,
-        csrf: &session.csrf(),
+        header: visitor.header(),
+        csrf: &visitor.csrf(),
         bank: &bank,
         action: &action,
         prefill: "",
@@ -259,21 +260,20 @@ pub(super) fn sync_in_background(state: &AppState, connection_id: ConnectionId) 
     }
 }
 
-pub(super) async fn connect(
+pub(super) async fn connect<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
-    let session = connecting_session(&req, &state).await?;
-    session.check_csrf(&form.csrf)?;
+    let visitor: V = connecting(&req, &state).await?;
+    visitor.check_csrf(&form.csrf)?;
     let bank = find_bank(&state, &path)?;
-    let user = session.user()?.clone();
-    if holdings(&state, user.id).await?.remaining == Some(0) {
-        return Err(limit_reached(&session));
+    if holdings(&state, visitor.user().id).await?.remaining == Some(0) {
+        return Err(limit_reached(&visitor));
     }
     let action = format!("/connect/banks/{}", bank.key);
-    submit_credentials(&req, &state, &session, &bank, &action, &form, Target::New).await
+    submit_credentials(&req, &state, &visitor, &bank, &action, &form, Target::New).await
 }
 
 /// What a credential form is for.
@@ -291,16 +291,16 @@ pub(super) enum Target {
 pub(super) async fn submit_credentials(
     req: &HttpRequest,
     state: &web::Data<AppState>,
-    session: &Session,
+    visitor: &impl Visitor,
     bank: &Bank,
     action: &str,
     form: &CredentialsForm,
     target: Target,
 ) -> Result<HttpResponse, PageError> {
-    let user = session.user()?.clone();
+    let user = visitor.user().clone();
     let refused = |message: &str| {
         bank_form(
-            session,
+            visitor,
             bank,
             action,
             form.prefill(bank),
@@ -321,7 +321,7 @@ pub(super) async fn submit_credentials(
     .await?;
     match outcome {
         Ok(connection) if connection.provider == Provider::GoCardless => {
-            to_the_bank(state, session, &connection).await
+            to_the_bank(state, visitor, &connection).await
         }
         Ok(connection) => {
             sync_in_background(state, connection.id);
@@ -335,7 +335,7 @@ pub(super) async fn submit_credentials(
 /// starts when they come back to `/connect/gocardless/return`.
 async fn to_the_bank(
     state: &web::Data<AppState>,
-    session: &Session,
+    visitor: &impl Visitor,
     connection: &ConnectionRecord,
 ) -> Result<HttpResponse, PageError> {
     let link = connection
@@ -344,45 +344,43 @@ async fn to_the_bank(
         .and_then(|l| l.as_str())
         .map(str::to_owned)
         .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
-    let (session_id, connection_id) = (session.record.id, connection.id);
-    with_conn(state, move |conn| {
-        Ok(tributary_storage::web_sessions::set_pending_connection(
-            conn,
-            session_id,
-            Some(connection_id),
-        )?)
-    })
-    .await?;
+    visitor.remember_consent(state, Some(connection.id)).await?;
     Ok(see_other(&link))
 }
 
-pub(super) async fn gocardless_return(
+pub(super) async fn gocardless_return<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
-    let session = connecting_session(&req, &state).await?;
-    let Some(connection_id) = session.record.pending_connection_id else {
+    let visitor: V = connecting(&req, &state).await?;
+    let Some(connection_id) = visitor.awaiting_consent() else {
         return Ok(see_other("/connect/banks"));
     };
-    let session_id = session.record.id;
-    with_conn(&state, move |conn| {
-        Ok(tributary_storage::web_sessions::set_pending_connection(
-            conn, session_id, None,
-        )?)
-    })
-    .await?;
+    visitor.remember_consent(&state, None).await?;
     sync_in_background(&state, connection_id);
     Ok(see_other(&format!("/connect/progress/{connection_id}")))
 }
 
+#[derive(Template)]
+#[template(path = "import_summary.html")]
+struct ImportSummaryPage<'a> {
+    title: &'a str,
+    header: Header,
+    files: usize,
+    summary: import::ImportSummary,
+    continue_to: &'a str,
+}
+
 /// Statement upload from the browser: a multipart form with the CSRF token
-/// and one or more files; all files are read before anything is stored.
-pub(super) async fn upload(
+/// and one or more files; all files are read before anything is stored,
+/// and the page answers with what the import changed and what the readers
+/// noticed.
+pub(super) async fn upload<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     mut payload: Multipart,
 ) -> Result<HttpResponse, PageError> {
-    let session = connecting_session(&req, &state).await?;
+    let visitor: V = connecting(&req, &state).await?;
     let upload = read_upload(&mut payload).await.map_err(|err| match err {
         UploadError::TooLarge => PageError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -391,7 +389,7 @@ pub(super) async fn upload(
         ),
         UploadError::Unreadable(why) => PageError::bad_request(why),
     })?;
-    session.check_csrf(
+    visitor.check_csrf(
         upload
             .fields
             .get("csrf")
@@ -399,52 +397,50 @@ pub(super) async fn upload(
             .unwrap_or_default(),
     )?;
     let action = "/connect/banks/upload";
-    if upload.files.is_empty() {
-        return bank_form(
-            &session,
+    let refused = |message: &str| {
+        bank_form(
+            &visitor,
             &UPLOAD,
             action,
             "",
-            Some("Choose a statement file to upload."),
+            Some(message),
             StatusCode::BAD_REQUEST,
-        );
+        )
+    };
+    if upload.files.is_empty() {
+        return refused("Choose a statement file to upload.");
     }
+    let files = upload.files.len();
     let statements = match read_statements(upload.files, None, None).await? {
         Ok(statements) => statements,
         Err(file) => {
-            let message = format!(
+            return refused(&format!(
                 "{} does not read as a statement: {}. Nothing was imported.",
                 file.name, file.reason
-            );
-            return bank_form(
-                &session,
-                &UPLOAD,
-                action,
-                "",
-                Some(&message),
-                StatusCode::BAD_REQUEST,
-            );
+            ));
         }
     };
-    let user_id = session.user()?.id;
+    let user_id = visitor.user().id;
     let now = state.clock.now().naive_utc();
-    let metrics = state.metrics.clone();
-    let connection_id = with_conn(&state, move |conn| {
-        let summary = import::store(conn, user_id, statements, now).map_err(|err| match err {
+    let summary = with_conn(&state, move |conn| {
+        import::store(conn, user_id, statements, now).map_err(|err| match err {
             tributary_storage::StorageError::AccountLimit(limit) => PageError::new(
                 StatusCode::FORBIDDEN,
                 "Account limit reached",
                 format!("{}. Nothing was imported.", limit.describe_to_user()),
             ),
             other => other.into(),
-        })?;
-        metrics.imported(summary.added, summary.updated, summary.unchanged);
-        connections::list_connections(conn, Some(user_id))?
-            .into_iter()
-            .find(|c| !c.provider.is_synced())
-            .map(|c| c.id)
-            .ok_or_else(|| PageError::internal("the import left no statement connection"))
+        })
     })
     .await?;
-    Ok(see_other(&format!("/connect/progress/{connection_id}")))
+    state
+        .metrics
+        .imported(summary.added, summary.updated, summary.unchanged);
+    render(&ImportSummaryPage {
+        title: "Statement imported",
+        header: visitor.header(),
+        files,
+        summary,
+        continue_to: visitor.continue_to(),
+    })
 }

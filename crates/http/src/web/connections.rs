@@ -2,45 +2,45 @@
 //! runs, trying again, re-authenticating (the data is kept) and removing
 //! (the data is erased).
 
-use super::banks::{
-    Bank, ConnectionLine, GOCARDLESS, SANDBOX, SIMPLEFIN, continue_to, holdings, lines,
-};
+use super::banks::{Bank, ConnectionLine, GOCARDLESS, SANDBOX, SIMPLEFIN, holdings, lines};
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
 use super::page::{PageError, render, see_other};
-use super::session::{self, CsrfForm, Session, with_conn};
+use super::session::{CsrfForm, with_conn};
+use super::visitor::{Header, Visitor};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use tributary_domain::ids::ConnectionId;
-use tributary_domain::model::{ConnectionStatus, Provider};
+use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
 
-/// The request's session and the connection its path names, which must be
-/// the session user's; for a form, its CSRF token checked first.
-async fn open(
+/// The request's visitor and the connection its path names, which must be
+/// the visitor's; for a form, its CSRF token checked first.
+async fn open<V: Visitor>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     raw_id: &str,
     csrf: Option<&str>,
-) -> Result<(Session, ConnectionRecord), PageError> {
-    let session = session::load(req, state).await?;
+) -> Result<(V, ConnectionRecord), PageError> {
+    let visitor = V::load(req, state).await?;
     if let Some(csrf) = csrf {
-        session.check_csrf(csrf)?;
+        visitor.check_csrf(csrf)?;
     }
-    let connection = own_connection(state, &session, raw_id).await?;
-    Ok((session, connection))
+    let connection = own_connection(state, &visitor, raw_id).await?;
+    Ok((visitor, connection))
 }
 
-/// One of the session user's connections, or 404.
+/// One of the visitor's connections, or 404.
 async fn own_connection(
     state: &web::Data<AppState>,
-    session: &Session,
+    visitor: &impl Visitor,
     raw_id: &str,
 ) -> Result<ConnectionRecord, PageError> {
     let id: ConnectionId = raw_id.parse().map_err(|_| PageError::not_found())?;
-    let user_id = session.user()?.id;
+    let user_id = visitor.user().id;
     with_conn(state, move |conn| {
         let connection = connections::list_connections(conn, Some(user_id))?
             .into_iter()
@@ -54,23 +54,23 @@ async fn own_connection(
 #[template(path = "progress.html")]
 struct ProgressPage<'a> {
     title: &'a str,
-    app_name: &'a str,
+    header: Header,
     csrf: &'a str,
     connection: ConnectionLine,
     working: bool,
     continue_to: &'a str,
 }
 
-pub(super) async fn progress(
+pub(super) async fn progress<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     // Polled every second while a sync runs: the user's connections and
     // accounts are read once, and the connection is found among them.
-    let session = session::load(&req, &state).await?;
+    let visitor = V::load(&req, &state).await?;
     let connection_id: ConnectionId = path.parse().map_err(|_| PageError::not_found())?;
-    let holdings = holdings(&state, session.user()?.id).await?;
+    let holdings = holdings(&state, visitor.user().id).await?;
     let connection = holdings
         .connections
         .iter()
@@ -98,23 +98,70 @@ pub(super) async fn progress(
     };
     render(&ProgressPage {
         title: &title,
-        app_name: &session.app.name,
-        csrf: &session.csrf(),
+        header: visitor.header(),
+        csrf: &visitor.csrf(),
         connection: line,
         working,
-        continue_to: continue_to(&session),
+        continue_to: visitor.continue_to(),
     })
 }
 
-pub(super) async fn retry(
+pub(super) async fn retry<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (_, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
+    let (_, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
     sync_in_background(&state, connection.id);
     Ok(see_other(&format!("/connect/progress/{}", connection.id)))
+}
+
+/// "Sync now": the API's rule and limit ([`sync::request_sync`], one
+/// on-demand sync a minute per connection); the progress page shows how it
+/// goes while a worker runs the job.
+pub(super) async fn sync_now<V: Visitor>(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    form: web::Form<CsrfForm>,
+) -> Result<HttpResponse, PageError> {
+    let (_, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
+    let (connection_id, now) = (connection.id, state.clock.now().naive_utc());
+    with_conn(&state, move |conn| {
+        sync::request_sync(
+            conn,
+            &connection,
+            SyncJobKind::OnDemand,
+            Requester::Client,
+            now,
+        )
+        .map(|_| ())
+        .map_err(|err| match err {
+            SyncError::RateLimited { wait, .. } => PageError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Synced a moment ago",
+                format!(
+                    "This bank was synced on request less than a minute ago. Try again in {} seconds.",
+                    wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+                ),
+            ),
+            SyncError::Disconnected(_) => PageError::new(
+                StatusCode::CONFLICT,
+                "This connection is disconnected",
+                "Sign in to the bank again to sync it.",
+            ),
+            SyncError::NotSynced(_) => PageError::new(
+                StatusCode::CONFLICT,
+                "Statements are not synced",
+                "Accounts from statement files change when you upload a newer statement.",
+            ),
+            SyncError::Storage(err) => err.into(),
+            other => PageError::internal(other),
+        })
+    })
+    .await?;
+    Ok(see_other(&format!("/connect/progress/{connection_id}")))
 }
 
 /// What a confirmation page asks about a connection.
@@ -154,7 +201,7 @@ const DISCONNECT: Confirmation = Confirmation {
 #[template(path = "confirm.html")]
 struct ConfirmPage<'a> {
     title: &'a str,
-    app_name: &'a str,
+    header: Header,
     csrf: &'a str,
     connection: &'a ConnectionRecord,
     ask: &'a Confirmation,
@@ -164,49 +211,39 @@ struct ConfirmPage<'a> {
     back: &'a str,
 }
 
-/// The page a connection's actions return to: the portal in a portal
-/// session, else the bank list of the authorization flow.
-fn home(session: &Session) -> &'static str {
-    if session.is_portal() {
-        "/portal"
-    } else {
-        "/connect/banks"
-    }
-}
-
-async fn confirm_page(
+async fn confirm_page<V: Visitor>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     path: &str,
     ask: &Confirmation,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(req, state, path, None).await?;
+    let (visitor, connection) = open::<V>(req, state, path, None).await?;
     render(&ConfirmPage {
         title: ask.title,
-        app_name: &session.app.name,
-        csrf: &session.csrf(),
+        header: visitor.header(),
+        csrf: &visitor.csrf(),
         connection: &connection,
         ask,
         action: req.path(),
-        back: home(&session),
+        back: visitor.home(),
     })
 }
 
-pub(super) async fn remove_form(
+pub(super) async fn remove_form<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    confirm_page(&req, &state, &path, &REMOVE).await
+    confirm_page::<V>(&req, &state, &path, &REMOVE).await
 }
 
-pub(super) async fn remove(
+pub(super) async fn remove<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
+    let (visitor, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
     let (user_id, connection_id) = (connection.user_id, connection.id);
     with_conn(&state, move |conn| {
         Ok(tributary_storage::connections::delete_connection(
@@ -216,37 +253,37 @@ pub(super) async fn remove(
         )?)
     })
     .await?;
-    Ok(see_other(home(&session)))
+    Ok(see_other(visitor.home()))
 }
 
-pub(super) async fn disconnect_form(
+pub(super) async fn disconnect_form<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    confirm_page(&req, &state, &path, &DISCONNECT).await
+    confirm_page::<V>(&req, &state, &path, &DISCONNECT).await
 }
 
 /// Stops syncing the connection and keeps its data (the rule every surface
 /// shares: `tributary_providers::sync::disconnect`).
-pub(super) async fn disconnect(
+pub(super) async fn disconnect<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
+    let (visitor, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
     let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {
-        tributary_providers::sync::disconnect(conn, &connection, now)
+        sync::disconnect(conn, &connection, now)
             .map(|_| ())
             .map_err(|err| match err {
-                tributary_providers::sync::SyncError::Storage(err) => err.into(),
+                SyncError::Storage(err) => err.into(),
                 _ => PageError::not_found(),
             })
     })
     .await?;
-    Ok(see_other(home(&session)))
+    Ok(see_other(visitor.home()))
 }
 
 fn bank_of(provider: Provider) -> Option<Bank> {
@@ -258,12 +295,12 @@ fn bank_of(provider: Provider) -> Option<Bank> {
     }
 }
 
-pub(super) async fn reauth_form(
+pub(super) async fn reauth_form<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, None).await?;
+    let (visitor, connection) = open::<V>(&req, &state, &path, None).await?;
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     // The same login or the same bank as before, unless changed.
@@ -278,18 +315,18 @@ pub(super) async fn reauth_form(
         .and_then(|v| v.as_str())
         .unwrap_or_default()
         .to_owned();
-    bank_form(&session, &bank, &action, &prefill, None, StatusCode::OK)
+    bank_form(&visitor, &bank, &action, &prefill, None, StatusCode::OK)
 }
 
-pub(super) async fn reauth(
+pub(super) async fn reauth<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, connection) = open(&req, &state, &path, Some(&form.csrf)).await?;
+    let (visitor, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let target = Target::Existing(connection.id);
-    submit_credentials(&req, &state, &session, &bank, &action, &form, target).await
+    submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await
 }

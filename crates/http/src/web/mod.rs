@@ -21,6 +21,7 @@ mod portal;
 mod session;
 mod sign_in;
 mod simplefin;
+mod visitor;
 
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
@@ -87,40 +88,7 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .route("/checkout", web::get().to(checkout::page))
             .route("/checkout", web::post().to(checkout::start))
             .route("/checkout/return", web::get().to(checkout::come_back))
-            .route("/banks", web::get().to(banks::list))
-            .route("/banks/upload", web::post().to(connect::upload))
-            .route("/banks/{kind}", web::get().to(connect::form))
-            .route("/banks/{kind}", web::post().to(connect::connect))
-            .route(
-                "/gocardless/return",
-                web::get().to(connect::gocardless_return),
-            )
-            .route("/progress/{id}", web::get().to(connections::progress))
-            .route("/progress/{id}/retry", web::post().to(connections::retry))
-            .route(
-                "/connections/{id}/remove",
-                web::get().to(connections::remove_form),
-            )
-            .route(
-                "/connections/{id}/remove",
-                web::post().to(connections::remove),
-            )
-            .route(
-                "/connections/{id}/disconnect",
-                web::get().to(connections::disconnect_form),
-            )
-            .route(
-                "/connections/{id}/disconnect",
-                web::post().to(connections::disconnect),
-            )
-            .route(
-                "/connections/{id}/reauth",
-                web::get().to(connections::reauth_form),
-            )
-            .route(
-                "/connections/{id}/reauth",
-                web::post().to(connections::reauth),
-            )
+            .configure(connection_pages::<session::FlowVisitor>)
             .route("/consent", web::get().to(consent::page))
             .route("/consent", web::post().to(consent::decide)),
     )
@@ -141,6 +109,49 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .route("/simplefin/{id}/revoke", web::post().to(simplefin::revoke))
             .route("/{token}", web::get().to(portal::open)),
     );
+}
+
+/// The connection pages under `/connect`, for one kind of visitor: the
+/// bank list, a bank's form, the statement upload, a sync's progress,
+/// trying again, re-authenticating, disconnecting and removing.
+fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
+    cfg.route("/banks", web::get().to(banks::list::<V>))
+        .route("/banks/upload", web::post().to(connect::upload::<V>))
+        .route("/banks/{kind}", web::get().to(connect::form::<V>))
+        .route("/banks/{kind}", web::post().to(connect::connect::<V>))
+        .route(
+            "/gocardless/return",
+            web::get().to(connect::gocardless_return::<V>),
+        )
+        .route("/progress/{id}", web::get().to(connections::progress::<V>))
+        .route(
+            "/progress/{id}/retry",
+            web::post().to(connections::retry::<V>),
+        )
+        .route(
+            "/connections/{id}/remove",
+            web::get().to(connections::remove_form::<V>),
+        )
+        .route(
+            "/connections/{id}/remove",
+            web::post().to(connections::remove::<V>),
+        )
+        .route(
+            "/connections/{id}/disconnect",
+            web::get().to(connections::disconnect_form::<V>),
+        )
+        .route(
+            "/connections/{id}/disconnect",
+            web::post().to(connections::disconnect::<V>),
+        )
+        .route(
+            "/connections/{id}/reauth",
+            web::get().to(connections::reauth_form::<V>),
+        )
+        .route(
+            "/connections/{id}/reauth",
+            web::post().to(connections::reauth::<V>),
+        );
 }
 
 /// Unknown addresses among the pages get a page, not the API's JSON.

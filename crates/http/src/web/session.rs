@@ -1,10 +1,14 @@
 //! The session behind the cookie, loaded for each page, and its CSRF check.
 
 use super::page::PageError;
+use super::sign_in::{NextStep, next_step};
+use super::visitor::{Detour, Header, Visitor};
 use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
+use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use tributary_auth::web_session;
+use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::WebSessionPurpose;
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, AppRecord};
@@ -102,6 +106,95 @@ pub(super) async fn load(
         })
     })
     .await?
+}
+
+/// A signed-in person in an app's authorization flow or portal, on the
+/// connection pages.
+#[derive(Debug, Clone)]
+pub(super) struct FlowVisitor {
+    pub session: Session,
+    user: UserRecord,
+}
+
+impl Visitor for FlowVisitor {
+    async fn load(req: &HttpRequest, state: &web::Data<AppState>) -> Result<Self, PageError> {
+        let session = load(req, state).await?;
+        let user = session.user()?.clone();
+        Ok(Self { session, user })
+    }
+
+    fn user(&self) -> &UserRecord {
+        &self.user
+    }
+
+    fn csrf(&self) -> String {
+        self.session.csrf()
+    }
+
+    fn check_csrf(&self, presented: &str) -> Result<(), PageError> {
+        self.session.check_csrf(presented)
+    }
+
+    fn header(&self) -> Header {
+        Header::App {
+            app_name: self.session.app.name.clone(),
+        }
+    }
+
+    fn detour(&self) -> Option<Detour> {
+        match next_step(&self.session) {
+            NextStep::Banks => None,
+            other => Some(Detour {
+                path: other.path(),
+                refusal: PageError::new(
+                    StatusCode::PAYMENT_REQUIRED,
+                    "Subscribe first",
+                    format!(
+                        "{} asks you to subscribe before connecting a bank.",
+                        self.session.app.name
+                    ),
+                ),
+            }),
+        }
+    }
+
+    fn limit_holder(&self) -> String {
+        self.session.app.name.clone()
+    }
+
+    fn continue_to(&self) -> &'static str {
+        if self.session.is_portal() {
+            "/portal"
+        } else {
+            "/connect/consent"
+        }
+    }
+
+    fn home(&self) -> &'static str {
+        if self.session.is_portal() {
+            "/portal"
+        } else {
+            "/connect/banks"
+        }
+    }
+
+    fn awaiting_consent(&self) -> Option<ConnectionId> {
+        self.session.record.pending_connection_id
+    }
+
+    async fn remember_consent(
+        &self,
+        state: &web::Data<AppState>,
+        connection: Option<ConnectionId>,
+    ) -> Result<(), PageError> {
+        let session_id = self.session.record.id;
+        with_conn(state, move |conn| {
+            Ok(tributary_storage::web_sessions::set_pending_connection(
+                conn, session_id, connection,
+            )?)
+        })
+        .await
+    }
 }
 
 /// Runs blocking database work for a page off the async runtime.

@@ -14,6 +14,7 @@ use tributary_auth::sign_in::{self, SignInError};
 use tributary_domain::email::normalize_email;
 use tributary_domain::model::BillingModel;
 use tributary_storage::apps::{self, NewAppUser};
+use tributary_storage::sign_in_codes::{CodeBinding, latest_sign_in_code};
 
 #[derive(Template)]
 #[template(path = "sign_in.html")]
@@ -125,14 +126,14 @@ pub(super) async fn send_code(
             );
         }
     };
-    let (session_id, ip, now) = (
-        session.record.id,
+    let (binding, ip, now) = (
+        CodeBinding::WebSession(session.record.id),
         state.client_ip(&req),
         state.clock.now().naive_utc(),
     );
     let address = email.clone();
     let issued = with_conn(&state, move |conn| {
-        match sign_in::issue(conn, session_id, &address, &ip, now) {
+        match sign_in::issue(conn, &binding, &address, &ip, now) {
             Ok(code) => Ok(Ok(code)),
             Err(SignInError::Storage(err)) => Err(err.into()),
             Err(refused) => Ok(Err(refused.to_string())),
@@ -177,14 +178,10 @@ pub(super) async fn verify_form(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let session = session::load(&req, &state).await?;
-    let session_id = session.record.id;
-    let email = with_conn(&state, move |conn| {
-        Ok(tributary_storage::sign_in_codes::latest_sign_in_code(
-            conn, session_id,
-        )?)
-    })
-    .await?
-    .map(|c| c.email);
+    let binding = CodeBinding::WebSession(session.record.id);
+    let email = with_conn(&state, move |conn| Ok(latest_sign_in_code(conn, &binding)?))
+        .await?
+        .map(|c| c.email);
     let Some(email) = email else {
         return Ok(see_other("/connect/sign-in"));
     };
@@ -204,20 +201,19 @@ pub(super) async fn verify(
 ) -> Result<HttpResponse, PageError> {
     let mut session = session::load(&req, &state).await?;
     session.check_csrf(&form.csrf)?;
-    let (session_id, app_id, now) = (
-        session.record.id,
+    let session_id = session.record.id;
+    let (binding, app_id, now) = (
+        CodeBinding::WebSession(session_id),
         session.app.id,
         state.clock.now().naive_utc(),
     );
     let typed = form.code.clone();
     let outcome = with_conn(&state, move |conn| {
-        let email = match sign_in::verify(conn, session_id, &typed, now) {
+        let email = match sign_in::verify(conn, &binding, &typed, now) {
             Ok(email) => email,
             Err(SignInError::Storage(err)) => return Err(err.into()),
             Err(refused) => {
-                let email =
-                    tributary_storage::sign_in_codes::latest_sign_in_code(conn, session_id)?
-                        .map(|c| c.email);
+                let email = latest_sign_in_code(conn, &binding)?.map(|c| c.email);
                 return Ok(Err((refused.to_string(), email)));
             }
         };

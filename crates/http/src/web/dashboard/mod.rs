@@ -8,14 +8,19 @@
 //!   balance charts, connection health), or how to sign in;
 //! - `GET /sign-in/link/{token}`: a one-time sign-in link opens a session;
 //! - `POST /sign-out`;
-//! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys.
+//! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
+//! - `/connect/...`: the browser flow's connection pages (add a bank,
+//!   upload a statement, progress, re-authenticate, disconnect, remove),
+//!   and `POST /connect/connections/{id}/sync`: sync now.
 
 mod chart;
 mod keys;
 mod overview;
 mod session;
 
-use super::{form_config, no_page, query_config, security_headers, stylesheet};
+use super::{
+    connection_pages, connections, form_config, no_page, query_config, security_headers, stylesheet,
+};
 use actix_web::web;
 
 pub use session::DASHBOARD_COOKIE;
@@ -54,5 +59,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route("", web::get().to(keys::list))
                 .route("", web::post().to(keys::create))
                 .route("/{id}/revoke", web::post().to(keys::revoke)),
+        )
+        .service(
+            web::scope("/connect")
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .configure(connection_pages::<session::SignedIn>)
+                .route(
+                    "/connections/{id}/sync",
+                    web::post().to(connections::sync_now::<session::SignedIn>),
+                ),
         );
 }

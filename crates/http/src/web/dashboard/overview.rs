@@ -5,7 +5,7 @@
 use super::chart::{self, DayBalance};
 use super::session;
 use crate::state::AppState;
-use crate::web::banks::{kind_in_words, plain_words};
+use crate::web::banks::{can_disconnect, kind_in_words, needs_reauth, plain_words};
 use crate::web::page::{PageError, render, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -37,6 +37,10 @@ pub(super) struct ConnectionGroup {
     pub last_synced: String,
     pub next_sync: String,
     pub problem: Option<String>,
+    /// Synced from a provider (not statement files): "Sync now" applies.
+    pub synced: bool,
+    pub needs_reauth: bool,
+    pub can_disconnect: bool,
     pub accounts: Vec<AccountRow>,
 }
 
@@ -121,6 +125,9 @@ fn gather(
                     "when you upload a statement".to_owned()
                 },
                 problem: plain_words(&c),
+                synced: c.provider.is_synced(),
+                needs_reauth: needs_reauth(&c),
+                can_disconnect: can_disconnect(&c),
                 accounts: rows.remove(&c.id).unwrap_or_default(),
             })
             .collect();

@@ -3,12 +3,15 @@
 
 use super::super::page::{PageError, see_other};
 use super::super::session::{CsrfForm, with_conn};
+use super::super::visitor::{Detour, Header, Visitor};
 use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use tributary_auth::dashboard as access;
 use tributary_auth::web_session::{csrf_matches, csrf_token};
+use tributary_domain::ids::ConnectionId;
+use tributary_storage::dashboard::DashboardSessionRecord;
 use tributary_storage::users::{self, UserRecord};
 
 /// Not the browser flow's cookie: a person may be signed in to both.
@@ -32,8 +35,9 @@ fn cookie(state: &AppState, token: String) -> Cookie<'static> {
 /// A signed-in request: the user, and the token their forms' CSRF token
 /// derives from.
 #[derive(Debug)]
-pub(super) struct SignedIn {
+pub(in crate::web) struct SignedIn {
     token: String,
+    session: DashboardSessionRecord,
     pub user: UserRecord,
 }
 
@@ -66,7 +70,11 @@ pub(super) async fn current(
             return Ok(None);
         };
         let user = users::get_user(conn, session.user_id)?;
-        Ok(Some(SignedIn { token, user }))
+        Ok(Some(SignedIn {
+            token,
+            session,
+            user,
+        }))
     })
     .await
 }
@@ -141,4 +149,66 @@ pub(super) async fn sign_out(
     let mut response = see_other("/");
     response.add_cookie(&removal).map_err(PageError::internal)?;
     Ok(response)
+}
+
+/// The dashboard uses the browser flow's connection pages (add a bank,
+/// upload a statement, re-authenticate, remove) as its own: they speak for
+/// no app, lead back to the overview, and need no checkout.
+impl Visitor for SignedIn {
+    async fn load(req: &HttpRequest, state: &web::Data<AppState>) -> Result<Self, PageError> {
+        required(req, state).await
+    }
+
+    fn user(&self) -> &UserRecord {
+        &self.user
+    }
+
+    fn csrf(&self) -> String {
+        SignedIn::csrf(self)
+    }
+
+    fn check_csrf(&self, presented: &str) -> Result<(), PageError> {
+        SignedIn::check_csrf(self, presented)
+    }
+
+    fn header(&self) -> Header {
+        Header::Dashboard {
+            email: self.user.email.clone(),
+            csrf: SignedIn::csrf(self),
+        }
+    }
+
+    fn detour(&self) -> Option<Detour> {
+        None
+    }
+
+    fn limit_holder(&self) -> String {
+        "this server".to_owned()
+    }
+
+    fn continue_to(&self) -> &'static str {
+        "/"
+    }
+
+    fn home(&self) -> &'static str {
+        "/"
+    }
+
+    fn awaiting_consent(&self) -> Option<ConnectionId> {
+        self.session.pending_connection_id
+    }
+
+    async fn remember_consent(
+        &self,
+        state: &web::Data<AppState>,
+        connection: Option<ConnectionId>,
+    ) -> Result<(), PageError> {
+        let session_id = self.session.id;
+        with_conn(state, move |conn| {
+            Ok(tributary_storage::dashboard::set_pending_connection(
+                conn, session_id, connection,
+            )?)
+        })
+        .await
+    }
 }
