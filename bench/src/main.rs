@@ -25,7 +25,9 @@ use tributary_http::Config;
 use tributary_http::server::{Application, Interface, Parts};
 use tributary_providers::Registry;
 use tributary_storage::connections::{self, NewConnection};
-use tributary_storage::testing::{TestDatabase, insert_generated_transactions};
+use tributary_storage::testing::{
+    GENERATED_MERCHANTS, TestDatabase, insert_generated_transactions,
+};
 use tributary_storage::{Database, read, sync_apply, users};
 
 const USAGE: &str = "\
@@ -226,7 +228,11 @@ async fn measure(
 ) -> anyhow::Result<()> {
     let seeding = Instant::now();
     let db = database.db().clone();
-    let (key, account) = tokio::task::spawn_blocking(move || seed(&db, rows)).await??;
+    let Seeded {
+        key,
+        dashboard_session,
+        account,
+    } = tokio::task::spawn_blocking(move || seed(&db, rows)).await??;
     eprintln!(
         "-- {backend}: {rows} transactions seeded in {:.1?}",
         seeding.elapsed()
@@ -243,9 +249,30 @@ async fn measure(
         headers: vec![auth.clone()],
         expect: 200,
     };
+    let cookie = (
+        "cookie",
+        format!(
+            "{}={dashboard_session}",
+            tributary_http::web::dashboard::DASHBOARD_COOKIE
+        ),
+    );
+    let page = |name, path: String| Probe {
+        name,
+        path,
+        headers: vec![cookie.clone()],
+        expect: 200,
+    };
+    // A search for a merchant on every sixth row: a page's worth of
+    // matches is found among the newest rows.
+    let merchant = GENERATED_MERCHANTS[0].to_lowercase().replace(' ', "+");
     let mut probes = vec![
         probe("accounts", "/api/v1/accounts".to_owned()),
         probe("newest 100", format!("{transactions}?limit=100")),
+        page("dashboard account page", format!("/accounts/{account}")),
+        page(
+            "dashboard search",
+            format!("/accounts/{account}?q={merchant}"),
+        ),
     ];
     // Under load, a whole list only while it is one a client reads at once;
     // a bigger one is measured once below (first byte, memory).
@@ -267,7 +294,12 @@ async fn measure(
         );
     }
     // A client that asks again with the ETag it got, the data unchanged.
-    let listing = probes.last().map(|p| p.path.clone()).unwrap_or_default();
+    let listing = probes
+        .iter()
+        .rev()
+        .find(|p| p.path.starts_with(&transactions))
+        .map(|p| p.path.clone())
+        .unwrap_or_default();
     let etag = answers
         .get(&listing)
         .and_then(|stored| stored.etag.clone())
@@ -327,6 +359,14 @@ async fn measure(
         whole.whole.as_millis(),
         streamed.peak_mib,
     );
+    // The dashboard's worst search: text on no row, so every row of the
+    // account is read to find that out.
+    let nowhere = format!("/accounts/{account}?q=card+payment+0%3C");
+    let searched = fetch(tributary, &nowhere, &[cookie]).await?;
+    eprintln!(
+        "-- {backend} {rows}: dashboard search matching no row: {} ms",
+        searched.whole.as_millis()
+    );
     bare_server.stop(true).await;
     Ok(())
 }
@@ -355,14 +395,28 @@ fn median(mut runs: Vec<load::Measured>) -> load::Measured {
     runs.swap_remove(runs.len() / 2)
 }
 
-/// A user with one account of `rows` generated transactions; their API key
-/// and the account's id.
-fn seed(db: &Database, rows: usize) -> anyhow::Result<(String, AccountId)> {
+/// What a measurement reads with: the seeded user's API key and dashboard
+/// session, and their account.
+struct Seeded {
+    key: String,
+    dashboard_session: String,
+    account: AccountId,
+}
+
+/// A user with one account of `rows` generated transactions, an API key
+/// and a signed-in dashboard session.
+fn seed(db: &Database, rows: usize) -> anyhow::Result<Seeded> {
     let now = chrono::Utc::now();
     let (user, account) = empty_account(db, "bench@example.com", now.naive_utc())?;
     insert_generated_transactions(db, account, rows, now.date_naive())?;
-    let key = tributary_auth::api_keys::issue(&mut *db.conn()?, user, "bench", None, now)?;
-    Ok((key.plain_text, account))
+    let conn = &mut *db.conn()?;
+    let key = tributary_auth::api_keys::issue(conn, user, "bench", None, now)?;
+    let dashboard_session = tributary_auth::dashboard::start_session(conn, user, now.naive_utc())?;
+    Ok(Seeded {
+        key: key.plain_text,
+        dashboard_session,
+        account,
+    })
 }
 
 /// A new user with one empty checking account (a statement connection of

@@ -703,3 +703,207 @@ async fn run_queued_jobs(server: &TestServer) {
     .await
     .unwrap();
 }
+
+/// The rows of an account page's transaction table: (date, amount, pending).
+fn table_rows(page: &tributary_e2e::browser::Page) -> Vec<(String, Decimal, bool)> {
+    if !page.body.contains("id=\"transactions\"") {
+        return Vec::new();
+    }
+    let body = between(&page.body, "<tbody>", "</tbody>");
+    body.split("<tr")
+        .skip(1)
+        .map(|row| {
+            let pending = row.starts_with(" class=\"pending\"");
+            assert_eq!(pending, row.contains(">pending</span>"), "marked: {row}");
+            let date = between(row, "<td>", "</td>").to_owned();
+            let amount = between(row, "class=\"number", "</td>");
+            let amount = amount.split_once('>').unwrap().1.split(' ').next().unwrap();
+            (date, parse_decimal(amount).unwrap(), pending)
+        })
+        .collect()
+}
+
+/// Every row of an account page's listing from `path` on, following its
+/// "Older transactions" links; and how many pages that took.
+async fn all_pages(browser: &Browser, path: &str) -> (Vec<(String, Decimal, bool)>, usize) {
+    let mut page = browser.get(path).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let mut rows = table_rows(&page);
+    let mut pages = 1;
+    while page.body.contains("id=\"older\"") {
+        let link = between(&page.body, "<a href=\"", "\" id=\"older\"");
+        let link = link
+            .rsplit("<a href=\"")
+            .next()
+            .unwrap()
+            .replace("&amp;", "&");
+        page = browser.get(&link).await;
+        assert_eq!(page.status, StatusCode::OK, "{link}: {}", page.body);
+        page.assert_shows("id=\"newest\"");
+        rows.extend(table_rows(&page));
+        pages += 1;
+    }
+    (rows, pages)
+}
+
+#[actix_web::test]
+async fn an_account_page_lists_what_the_api_lists_in_pages_searches_and_shows_holdings() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let key = world.alice_key.clone();
+        let browser = Browser::at(&server.base_url);
+        browser.get(&login_link(&server, "alice@example.com")).await;
+
+        // The sandbox account with the most transactions, over a page's worth.
+        let mut busiest = (0, 0);
+        for id in &world.alice_sandbox_accounts {
+            let (_, listed) = api(
+                &server,
+                &key,
+                &format!("/api/v1/accounts/{id}/transactions?include_pending=true&limit=1"),
+            )
+            .await;
+            busiest = busiest.max((listed["total"].as_i64().unwrap(), id.get()));
+        }
+        let (total, account) = busiest;
+        assert!(total > 50, "a second page to walk: {total}");
+        let (_, listed) = api(
+            &server,
+            &key,
+            &format!("/api/v1/accounts/{account}/transactions?include_pending=true"),
+        )
+        .await;
+        let from_api: Vec<(String, Decimal, bool)> = listed["transactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["date"].as_str().unwrap().to_owned(),
+                    parse_decimal(&t["amount"].to_string()).unwrap(),
+                    t["isPending"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        let first = browser.get(&format!("/accounts/{account}")).await;
+        first.assert_shows(&format!(
+            "<p class=\"small\" id=\"total\">{total} transactions."
+        ));
+        let (shown, pages) = all_pages(&browser, &format!("/accounts/{account}")).await;
+        assert_eq!(shown, from_api, "every row once, newest first");
+        assert_eq!(pages as i64, (total + 49) / 50);
+
+        // A text search finds the description or merchant in any case.
+        let stored = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_storage::read::list_transactions(
+                conn,
+                AccountId::new(account),
+                &tributary_storage::read::TransactionFilter {
+                    include_pending: true,
+                    ..Default::default()
+                },
+                None,
+                None,
+            )
+            .unwrap()
+        };
+        let word = stored
+            .iter()
+            .find_map(|t| t.merchant.clone())
+            .expect("a merchant to search for");
+        let needle = word.to_lowercase();
+        let expected: Vec<(String, Decimal, bool)> = stored
+            .iter()
+            .filter(|t| {
+                [&t.merchant, &t.description].iter().any(|text| {
+                    text.as_deref()
+                        .is_some_and(|s| s.to_lowercase().contains(&needle))
+                })
+            })
+            .map(|t| (t.date.to_string(), t.amount, t.is_pending))
+            .collect();
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("q", &word.to_uppercase())
+            .finish();
+        let (found, _) = all_pages(&browser, &format!("/accounts/{account}?{query}")).await;
+        assert_eq!(found, expected, "searching {word}");
+
+        // Dates bound the listing as the API's `from` and `to` do.
+        let day = &from_api[from_api.len() / 2].0;
+        let (in_range, _) = all_pages(
+            &browser,
+            &format!("/accounts/{account}?from={day}&to={day}"),
+        )
+        .await;
+        let (_, same_day) = api(
+            &server,
+            &key,
+            &format!(
+                "/api/v1/accounts/{account}/transactions?include_pending=true&from={day}&to={day}"
+            ),
+        )
+        .await;
+        assert_eq!(
+            in_range.len(),
+            same_day["transactions"].as_array().unwrap().len()
+        );
+        assert!(in_range.iter().all(|(date, _, _)| date == day));
+
+        // A pending transaction is marked as one.
+        let (imported, _) =
+            all_pages(&browser, &format!("/accounts/{}", world.alice_imported)).await;
+        assert_eq!(
+            imported.iter().filter(|(_, _, pending)| *pending).count(),
+            1
+        );
+
+        // Holdings: the API's values and cost bases, and the gain between.
+        let brokerage = world.alice_brokerage;
+        let page = browser.get(&format!("/accounts/{brokerage}")).await;
+        let (_, holdings) = api(
+            &server,
+            &key,
+            &format!("/api/v1/accounts/{brokerage}/holdings"),
+        )
+        .await;
+        let holdings = holdings["holdings"].as_array().unwrap();
+        assert!(!holdings.is_empty());
+        let table = between(&page.body, "id=\"holdings\"", "</table>");
+        for holding in holdings {
+            let name = holding["security"]["name"].as_str().unwrap();
+            let row = between(table, &format!("<th scope=\"row\">{name}"), "</tr>");
+            let cells: Vec<Decimal> = row
+                .split("<td class=\"number")
+                .skip(1)
+                .map(|cell| {
+                    let text = cell.split_once('>').unwrap().1;
+                    parse_decimal(text.split([' ', '<']).next().unwrap()).unwrap()
+                })
+                .collect();
+            let value = parse_decimal(&holding["value"].to_string()).unwrap();
+            let cost = parse_decimal(&holding["costBasis"].to_string()).unwrap();
+            assert_eq!(cells[2], value, "{name}: {row}");
+            assert_eq!(cells[3], cost, "{name}: {row}");
+            assert_eq!(cells[4], value - cost, "{name}: gain");
+        }
+
+        // Another person's account, a bad date, signed out.
+        let bobs = browser
+            .get(&format!("/accounts/{}", world.bob_account))
+            .await;
+        assert_eq!(bobs.status, StatusCode::NOT_FOUND);
+        let bad = browser
+            .get(&format!("/accounts/{account}?from=2026-02-31"))
+            .await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        bad.assert_shows("From: a date as YYYY-MM-DD");
+        let stranger = Browser::at(&server.base_url);
+        assert_eq!(
+            stranger.get(&format!("/accounts/{account}")).await.status,
+            StatusCode::UNAUTHORIZED
+        );
+        server
+    })
+    .await;
+}

@@ -195,7 +195,58 @@ pub fn list_transactions(
     limit: Option<i64>,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let mut query = filtered_transactions(account_id, filter)
+    Ok(newest_first(filtered_transactions(account_id, filter), limit, after).load(conn)?)
+}
+
+#[diesel::declare_sql_function]
+extern "SQL" {
+    /// SQL's `lower`: ASCII letters on SQLite, every letter on PostgreSQL.
+    fn lower(
+        text: diesel::sql_types::Nullable<diesel::sql_types::Text>,
+    ) -> diesel::sql_types::Nullable<diesel::sql_types::Text>;
+}
+
+/// One page of the transactions of an account whose description or
+/// merchant contains `text`, in any case, newest first like
+/// [`list_transactions`]. The rows are matched as the account's listing
+/// index yields them, newest first, so a page stops reading at its last
+/// match; no total is counted.
+pub fn search_transactions(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    filter: &TransactionFilter,
+    text: &str,
+    limit: i64,
+    after: Option<TransactionPosition>,
+) -> StorageResult<Vec<TransactionRecord>> {
+    let escaped: String = text
+        .to_lowercase()
+        .chars()
+        .flat_map(|c| match c {
+            '%' | '_' | '\\' => vec!['\\', c],
+            other => vec![other],
+        })
+        .collect();
+    let pattern = format!("%{escaped}%");
+    let query = filtered_transactions(account_id, filter).filter(
+        lower(transactions::description)
+            .like(pattern.clone())
+            .escape('\\')
+            .or(lower(transactions::merchant).like(pattern).escape('\\')),
+    );
+    Ok(newest_first(query, Some(limit), after).load(conn)?)
+}
+
+/// `query` in the newest-first order, from after `after`, at most `limit`.
+fn newest_first<'a>(
+    query: transactions::BoxedQuery<'a, crate::db::MultiBackend>,
+    limit: Option<i64>,
+    after: Option<TransactionPosition>,
+) -> diesel::dsl::Select<
+    transactions::BoxedQuery<'a, crate::db::MultiBackend>,
+    diesel::dsl::AsSelect<TransactionRecord, crate::db::MultiBackend>,
+> {
+    let mut query = query
         .select(TransactionRecord::as_select())
         .order((transactions::booked_on.desc(), transactions::id.desc()));
     if let Some(after) = after {
@@ -212,7 +263,7 @@ pub fn list_transactions(
     if let Some(limit) = limit {
         query = query.limit(limit);
     }
-    Ok(query.load(conn)?)
+    query
 }
 
 /// How many transactions match the filter, counted row by row.

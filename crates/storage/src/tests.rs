@@ -346,6 +346,67 @@ fn keyset_pages_stay_stable_while_rows_arrive() {
     });
 }
 
+#[test]
+fn a_search_matches_description_or_merchant_in_any_case_and_pages_newest_first() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "search@example.com", Provider::Sandbox);
+        let described = |id: &str, day: u32, merchant: Option<&str>, description: Option<&str>| {
+            SnapshotTransaction {
+                merchant: merchant.map(str::to_owned),
+                description: description.map(str::to_owned),
+                ..transaction(id, day, "-1.00")
+            }
+        };
+        let rows = vec![
+            described("coffee-1", 1, Some("Coffee Corner"), None),
+            described("coffee-2", 2, None, Some("COFFEE BEANS 1kg")),
+            described("coffee-3", 3, Some("Bakery"), Some("coffee and cake")),
+            described("juice", 4, None, Some("100% juice")),
+            described("tea", 5, Some("tea_house"), None),
+            described("teahouse", 6, Some("teaXhouse"), None),
+            described("nothing", 7, None, None),
+        ];
+        sync_apply::apply_snapshot(conn, connection, &snapshot(vec![account("a", rows)]), now())
+            .unwrap();
+        let acc = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+        let filter = TransactionFilter::default();
+        let found = |conn: &mut AnyConnection, text: &str, limit, after| -> Vec<String> {
+            read::search_transactions(conn, acc, &filter, text, limit, after)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.provider_transaction_id)
+                .collect()
+        };
+        assert_eq!(
+            found(conn, "coffee", 10, None),
+            ["coffee-3", "coffee-2", "coffee-1"]
+        );
+        // LIKE's wildcards are searched for as typed.
+        assert_eq!(found(conn, "0%", 10, None), ["juice"]);
+        assert_eq!(found(conn, "a_h", 10, None), ["tea"]);
+        assert!(found(conn, "no such words", 10, None).is_empty());
+        // Pages: after the second match comes the third, then nothing.
+        let first_two = read::search_transactions(conn, acc, &filter, "Coffee", 2, None).unwrap();
+        let last = first_two.last().unwrap();
+        let position = TransactionPosition {
+            date: last.date,
+            id: last.id,
+        };
+        assert_eq!(found(conn, "coffee", 2, Some(position)), ["coffee-1"]);
+        // Dates bound a search as they bound a listing.
+        let bounded = TransactionFilter {
+            from: Some(date(2)),
+            to: Some(date(2)),
+            ..TransactionFilter::default()
+        };
+        let in_range = read::search_transactions(conn, acc, &bounded, "coffee", 10, None).unwrap();
+        assert_eq!(in_range.len(), 1);
+        assert_eq!(in_range[0].provider_transaction_id, "coffee-2");
+    });
+}
+
 use chrono::Datelike;
 
 #[derive(Clone, Default)]

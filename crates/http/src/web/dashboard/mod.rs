@@ -8,11 +8,13 @@
 //!   balance charts, connection health), or how to sign in;
 //! - `GET /sign-in/link/{token}`: a one-time sign-in link opens a session;
 //! - `POST /sign-out`;
+//! - `GET /accounts/{id}`: one account, its holdings and transactions;
 //! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
 //! - `/connect/...`: the browser flow's connection pages (add a bank,
 //!   upload a statement, progress, re-authenticate, disconnect, remove),
 //!   and `POST /connect/connections/{id}/sync`: sync now.
 
+mod account;
 mod chart;
 mod keys;
 mod overview;
@@ -51,6 +53,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/sign-out")
                 .wrap(security_headers())
                 .route(web::post().to(session::sign_out)),
+        )
+        .service(
+            web::scope("/accounts")
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("/{id}", web::get().to(account::page)),
         )
         .service(
             web::scope("/keys")
