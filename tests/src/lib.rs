@@ -22,6 +22,7 @@ use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
 use tributary_http::Config;
 use tributary_http::server::{self, Application, Interface, Parts};
+use tributary_http::web::mailer::DevOutbox;
 use tributary_providers::Registry;
 use tributary_providers::sandbox::{self, SandboxConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -62,6 +63,8 @@ pub struct TestServer {
     pub clock: Arc<ManualClock>,
     pub world: World,
     pub database: TestDatabase,
+    /// Where the server's mail goes (sign-in codes).
+    pub outbox: DevOutbox,
     handle: ServerHandle,
 }
 
@@ -288,10 +291,12 @@ pub fn sandbox_registry() -> Registry {
 pub fn start(database: TestDatabase) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
+    let outbox = DevOutbox::default();
     let parts = Parts {
         clock: Some(clock.clone()),
         database: Some(database.db().clone()),
         registry: Some(sandbox_registry()),
+        mailer: Some(Arc::new(outbox.clone())),
         ..Parts::default()
     };
     let (handle, base_url) = serve(Interface::Personal, test_config(&database, None), parts);
@@ -300,6 +305,7 @@ pub fn start(database: TestDatabase) -> TestServer {
         clock,
         world,
         database,
+        outbox,
         handle,
     }
 }

@@ -17,7 +17,7 @@ use tributary_domain::clock::Clock;
 use tributary_domain::ids::{AccountId, UserId};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_e2e::TestServer;
-use tributary_e2e::browser::Browser;
+use tributary_e2e::browser::{Browser, code_in};
 use tributary_e2e::harness::personal as on_every_backend;
 use tributary_storage::testing::testdata_bytes;
 use tributary_storage::users;
@@ -903,6 +903,156 @@ async fn an_account_page_lists_what_the_api_lists_in_pages_searches_and_shows_ho
             stranger.get(&format!("/accounts/{account}")).await.status,
             StatusCode::UNAUTHORIZED
         );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_mailed_code_signs_in_only_the_browser_that_asked_for_it() {
+    on_every_backend(|server| async move {
+        let browser = Browser::at(&server.base_url);
+        let signed_out = browser.get("/").await;
+        signed_out.assert_shows("id=\"send-code\"");
+        let verify = browser
+            .submit(&signed_out, "/sign-in", &[("email", " Alice@Example.com ")])
+            .await;
+        assert_eq!(verify.status, StatusCode::OK, "{}", verify.body);
+        verify.assert_shows("<strong>alice@example.com</strong>");
+        let code = code_in(&server.outbox, "alice@example.com");
+
+        // Another browser cannot use it.
+        let other = Browser::at(&server.base_url);
+        let elsewhere = other.get("/").await;
+        let refused = other
+            .submit(&elsewhere, "/sign-in/code", &[("code", &code)])
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("That code is not right");
+
+        // A wrong code counts as an attempt; the right one signs in, once.
+        let wrong = if code == "000000" { "111111" } else { "000000" };
+        let wrong = browser
+            .submit(&verify, "/sign-in/code", &[("code", wrong)])
+            .await;
+        assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+        wrong.assert_shows("4 attempt(s) left");
+        let forged = browser
+            .post(
+                "/sign-in/code",
+                &[("csrf", &"0".repeat(64)), ("code", &code)],
+            )
+            .await;
+        assert_eq!(forged.status, StatusCode::FORBIDDEN);
+        let overview = browser
+            .submit(&verify, "/sign-in/code", &[("code", &code)])
+            .await;
+        assert_eq!(overview.location, "/");
+        overview.assert_shows("id=\"sign-out\"");
+        overview.assert_shows("alice@example.com");
+        let keys = browser.get("/keys").await;
+        assert_eq!(keys.status, StatusCode::OK);
+        let reused = other
+            .submit(&elsewhere, "/sign-in/code", &[("code", &code)])
+            .await;
+        assert_eq!(reused.status, StatusCode::BAD_REQUEST);
+
+        // An address without a user here gets the same answer and no mail.
+        let stranger = Browser::at(&server.base_url);
+        let form = stranger.get("/").await;
+        let answer = stranger
+            .submit(&form, "/sign-in", &[("email", "nobody@example.com")])
+            .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        answer.assert_shows("If <strong>nobody@example.com</strong> has an account here");
+        assert!(server.outbox.last_to("nobody@example.com").is_none());
+        let guessed = stranger
+            .submit(&answer, "/sign-in/code", &[("code", "123456")])
+            .await;
+        assert_eq!(guessed.status, StatusCode::BAD_REQUEST);
+        guessed.assert_shows("That code is not right");
+
+        // A malformed address is refused naming the field.
+        let malformed = stranger
+            .submit(&form, "/sign-in", &[("email", "not an address")])
+            .await;
+        assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
+        malformed.assert_shows("E-mail address:");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_budgeting_app_gets_simplefin_access_from_the_dashboard_until_revoked() {
+    use tributary_e2e::simplefin::{accounts, claim, claim_url, create_page};
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let browser = Browser::at(&server.base_url);
+        browser.get(&login_link(&server, "alice@example.com")).await;
+        // The protocol's `GET /create` sends a person here.
+        assert!(
+            create_page(&server.url("/simplefin/create"))
+                .await
+                .contains("href=\"/budgeting-apps\"")
+        );
+        let apps = browser.get("/budgeting-apps").await;
+        assert_eq!(apps.status, StatusCode::OK);
+        let refused = browser
+            .submit(&apps, "/budgeting-apps", &[("name", " ")])
+            .await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("Name:");
+        let shown = browser
+            .submit(&apps, "/budgeting-apps", &[("name", "Budget Buddy")])
+            .await;
+        assert_eq!(shown.status, StatusCode::OK);
+        shown.assert_shows("href=\"/budgeting-apps\" id=\"done\"");
+        let token = between(
+            &shown.body,
+            "id=\"setup-token\" readonly rows=\"4\">",
+            "</textarea>",
+        )
+        .trim()
+        .to_owned();
+        assert!(claim_url(&token).starts_with(&server.url("/simplefin/claim/")));
+        let (status, access_url) = claim(&token).await;
+        assert_eq!(status, StatusCode::OK, "{access_url}");
+        let (status, set) = accounts(&access_url, "version=2&balances-only=1").await;
+        assert_eq!(status, StatusCode::OK, "{set}");
+        let mut listed: Vec<i64> = set["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap()["ACT-".len()..].parse().unwrap())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, api_account_ids(&server, &world.alice_key).await);
+
+        let apps = browser.get("/budgeting-apps").await;
+        apps.assert_shows("Budget Buddy");
+        apps.assert_shows("in use");
+        let id = between(&apps.body, "<li id=\"simplefin-", "\"").to_owned();
+        let revoke = format!("/budgeting-apps/{id}/revoke");
+
+        // Bob cannot revoke it; alice can, and the app reads no more.
+        let bob = Browser::at(&server.base_url);
+        let bobs = bob.get(&login_link(&server, "bob@example.com")).await;
+        assert!(
+            !bob.get("/budgeting-apps")
+                .await
+                .body
+                .contains("Budget Buddy")
+        );
+        assert_eq!(
+            bob.submit(&bobs, &revoke, &[]).await.status,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(accounts(&access_url, "").await.0, StatusCode::OK);
+        let after = browser.submit(&apps, &revoke, &[]).await;
+        assert_eq!(after.location, "/budgeting-apps");
+        after.assert_shows("revoked");
+        assert_eq!(accounts(&access_url, "").await.0, StatusCode::FORBIDDEN);
         server
     })
     .await;

@@ -1,16 +1,24 @@
 //! Signing in to the Personal dashboard: one-time sign-in links (printed on
-//! a fresh database's first start and by `tributary users login-link`) and
-//! the browser sessions they open. Forms carry the CSRF token
-//! [`crate::web_session::csrf_token`] derives from the session token.
+//! a fresh database's first start and by `tributary users login-link`) or
+//! a code e-mailed to a signed-out browser, and the browser sessions they
+//! open. Forms carry the CSRF token [`crate::web_session::csrf_token`]
+//! derives from the session token (before sign-in: the browser token).
 
 use crate::secret;
+use crate::sign_in::{self, SignInError};
 use chrono::{Duration, NaiveDateTime};
 use tributary_domain::ids::UserId;
 use tributary_storage::dashboard::{self as store, DashboardSessionRecord};
-use tributary_storage::{AnyConnection, StorageError};
+use tributary_storage::sign_in_codes::CodeBinding;
+use tributary_storage::{AnyConnection, StorageError, users};
 
 pub const LOGIN_LINK_PREFIX: &str = "tdl_";
 pub const SESSION_PREFIX: &str = "tds_";
+/// A signed-out browser's token, in its sign-in cookie.
+pub const BROWSER_PREFIX: &str = "tdb_";
+/// How long a signed-out browser keeps its token: time to ask for a code,
+/// find the mail and type it (a code lives 10 minutes).
+pub const BROWSER_TOKEN_TTL: Duration = Duration::minutes(30);
 /// Long enough to open the mail or the terminal and click; short enough
 /// that a link found later in a scrollback opens nothing.
 pub const LOGIN_LINK_TTL: Duration = Duration::minutes(15);
@@ -96,6 +104,55 @@ pub fn find_session(
     Ok(Some(session))
 }
 
+/// A new token for a signed-out browser's sign-in cookie: the codes it
+/// asks for work only in it, and its forms' CSRF token derives from it.
+/// Nothing is stored until a code is sent.
+pub fn new_browser_token() -> String {
+    secret::generate(BROWSER_PREFIX)
+}
+
+/// What the codes a browser asks for are bound to: the hash of its token;
+/// `None` for a token that is not one of ours.
+fn browser_binding(browser_token: &str) -> Option<CodeBinding> {
+    secret::is_well_formed(browser_token, BROWSER_PREFIX)
+        .then(|| CodeBinding::Browser(secret::hash(browser_token)))
+}
+
+/// A sign-in code for the dashboard user `email` (already normalised),
+/// bound to this browser, within the send limits; `None` when no Personal
+/// user has that address. The caller mails the code and answers both cases
+/// alike, so the form does not tell who has an account here.
+pub fn issue_code(
+    conn: &mut AnyConnection,
+    browser_token: &str,
+    email: &str,
+    ip: &str,
+    now: NaiveDateTime,
+) -> Result<Option<String>, SignInError> {
+    let binding = browser_binding(browser_token).ok_or(SignInError::NoCode)?;
+    if users::find_personal_user(conn, email)?.is_none() {
+        return Ok(None);
+    }
+    sign_in::issue(conn, &binding, email, ip, now).map(Some)
+}
+
+/// Checks a code typed in this browser (every check counts as an
+/// attempt); the user it signs in.
+pub fn verify_code(
+    conn: &mut AnyConnection,
+    browser_token: &str,
+    typed: &str,
+    now: NaiveDateTime,
+) -> Result<UserId, SignInError> {
+    let binding = browser_binding(browser_token).ok_or(SignInError::NoCode)?;
+    let email = sign_in::verify(conn, &binding, typed, now)?;
+    // The user was there when the code was sent; erased since, the code
+    // signs nobody in.
+    users::find_personal_user(conn, &email)?
+        .map(|user| user.id)
+        .ok_or(SignInError::NoCode)
+}
+
 /// Ends the session behind a cookie token (signing out).
 pub fn end_session(conn: &mut AnyConnection, token: &str) -> Result<(), StorageError> {
     if let Some(session) = store::find_session(conn, &secret::hash(token))? {
@@ -152,5 +209,42 @@ mod tests {
     #[test]
     fn links_work_once_and_sessions_end_when_idle_or_old() {
         testing::on_every_backend(check);
+    }
+
+    #[test]
+    fn a_code_signs_in_its_user_only_in_the_browser_that_asked_for_it() {
+        testing::on_every_backend(|db| {
+            let conn = &mut *db.conn().unwrap();
+            let user = users::create_personal_user(conn, "code@example.com", at(0))
+                .unwrap()
+                .id;
+            let (asked, other) = (new_browser_token(), new_browser_token());
+            let code = issue_code(conn, &asked, "code@example.com", "10.0.0.1", at(0))
+                .unwrap()
+                .expect("a code for a user");
+            assert!(
+                issue_code(conn, &asked, "nobody@example.com", "10.0.0.1", at(0))
+                    .unwrap()
+                    .is_none(),
+                "no code for an address without a user"
+            );
+            assert!(matches!(
+                verify_code(conn, &other, &code, at(1)),
+                Err(SignInError::NoCode)
+            ));
+            assert!(matches!(
+                verify_code(conn, "tdb_made-up", &code, at(1)),
+                Err(SignInError::NoCode)
+            ));
+            assert_eq!(verify_code(conn, &asked, &code, at(1)).unwrap(), user);
+            assert!(
+                verify_code(conn, &asked, &code, at(2)).is_err(),
+                "a code works once"
+            );
+            assert!(
+                !testing::dump(db).contains(&asked[4..]),
+                "only its hash is kept"
+            );
+        });
     }
 }

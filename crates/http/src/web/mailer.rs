@@ -26,6 +26,38 @@ pub trait Mailer: Send + Sync + fmt::Debug {
     fn send(&self, mail: &Mail) -> Result<(), MailError>;
 }
 
+impl Mail {
+    /// A sign-in code for `what` ("Budget app", "your Tributary
+    /// dashboard"): the code leads the subject, so a phone's notification
+    /// shows it.
+    pub fn sign_in_code(to: &str, code: &str, what: &str) -> Self {
+        Self {
+            to: to.to_owned(),
+            subject: format!("{code} is your code for {what}"),
+            body: format!(
+                "Your sign-in code for {what} is:\n\n    {code}\n\nIt is valid for 10 minutes. If you did not ask for it, ignore this message.\n"
+            ),
+        }
+    }
+}
+
+/// Sends `mail` off the async runtime; `false` (and logged) when it could
+/// not be sent.
+pub(crate) async fn deliver(
+    mailer: Arc<dyn Mailer>,
+    mail: Mail,
+) -> Result<bool, actix_web::error::BlockingError> {
+    Ok(
+        match actix_web::web::block(move || mailer.send(&mail)).await? {
+            Ok(()) => true,
+            Err(err) => {
+                log::error!("sign-in code not sent: {err}");
+                false
+            }
+        },
+    )
+}
+
 /// SMTP, e.g. `smtps://user:password@smtp.example.com` or
 /// `smtp://relay.internal:25` (lettre's URL format).
 pub struct SmtpMailer {

@@ -105,8 +105,14 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .default_service(web::to(no_page))
             .wrap(security_headers())
             .route("", web::get().to(portal::home))
-            .route("/simplefin", web::post().to(simplefin::create))
-            .route("/simplefin/{id}/revoke", web::post().to(simplefin::revoke))
+            .route(
+                "/simplefin",
+                web::post().to(simplefin::create::<session::FlowVisitor>),
+            )
+            .route(
+                "/simplefin/{id}/revoke",
+                web::post().to(simplefin::revoke::<session::FlowVisitor>),
+            )
             .route("/{token}", web::get().to(portal::open)),
     );
 }

@@ -22,6 +22,8 @@ struct PortalPage<'a> {
     connections: Vec<super::banks::ConnectionLine>,
     csrf: &'a str,
     destinations: Vec<super::simplefin::DestinationLine>,
+    /// Where the SimpleFIN forms post.
+    simplefin_form: &'a str,
 }
 
 pub(super) async fn open(
@@ -72,5 +74,6 @@ pub(super) async fn home(
         connections,
         csrf: &session.csrf(),
         destinations,
+        simplefin_form: "/portal/simplefin",
     })
 }

@@ -4,7 +4,7 @@
 use super::page::{PageError, render, render_with, see_other};
 use super::session::{self, Session, with_conn};
 use crate::state::AppState;
-use crate::web::mailer::Mail;
+use crate::web::mailer::{Mail, deliver};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
@@ -38,8 +38,8 @@ struct VerifyPage<'a> {
 
 #[derive(Deserialize)]
 pub(super) struct EmailForm {
-    csrf: String,
-    email: String,
+    pub csrf: String,
+    pub email: String,
 }
 
 #[derive(Deserialize)]
@@ -151,18 +151,8 @@ pub(super) async fn send_code(
             );
         }
     };
-    let mail = Mail {
-        to: email.clone(),
-        subject: format!("{code} is your code for {}", session.app.name),
-        body: format!(
-            "Your sign-in code for {} is:\n\n    {code}\n\nIt is valid for 10 minutes. If you did not ask for it, ignore this message.\n",
-            session.app.name
-        ),
-    };
-    let mailer = state.mailer.clone();
-    let sent = web::block(move || mailer.send(&mail)).await?;
-    if let Err(err) = sent {
-        log::error!("sign-in code not sent: {err}");
+    let mail = Mail::sign_in_code(&email, &code, &session.app.name);
+    if !deliver(state.mailer.clone(), mail).await? {
         return sign_in_page(
             &session,
             &email,

@@ -1,10 +1,11 @@
-//! SimpleFIN access in the portal: an app's user lets a budgeting app that
-//! speaks SimpleFIN read their data. Creating one shows its setup token
-//! once; the list says which are claimed, when each was last used, and
-//! revokes them.
+//! SimpleFIN destinations in the portal and the dashboard: a person lets a
+//! budgeting app that speaks SimpleFIN read their data. Creating one shows
+//! its setup token once; the list says which are claimed, when each was
+//! last used, and revokes them.
 
 use super::page::{PageError, render, see_other, when};
-use super::session::{self, CsrfForm, Session, with_conn};
+use super::session::{CsrfForm, FlowVisitor, with_conn};
+use super::visitor::{Header, Visitor};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
@@ -64,19 +65,40 @@ pub(super) async fn destination_lines(
     .await
 }
 
-/// A portal session with a signed-in user, its CSRF token checked.
-async fn portal_form(
+/// Who manages SimpleFIN destinations on the pages: a person in an app's
+/// portal, or in their own dashboard.
+pub(super) trait DestinationHolder: Visitor {
+    /// Where the list of destinations is, to come back to.
+    const LIST: &'static str;
+
+    /// Whether this visitor may manage destinations where they are.
+    fn may_hold_destinations(&self) -> bool {
+        true
+    }
+}
+
+/// In the portal only, not in the authorization flow.
+impl DestinationHolder for FlowVisitor {
+    const LIST: &'static str = "/portal#simplefin";
+
+    fn may_hold_destinations(&self) -> bool {
+        self.session.is_portal()
+    }
+}
+
+/// The visitor behind a form, when they may manage destinations, with the
+/// form's CSRF token checked.
+async fn holder<V: DestinationHolder>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     csrf: &str,
-) -> Result<(Session, UserId), PageError> {
-    let session = session::load(req, state).await?;
-    if !session.is_portal() {
+) -> Result<V, PageError> {
+    let visitor = V::load(req, state).await?;
+    if !visitor.may_hold_destinations() {
         return Err(PageError::session_ended());
     }
-    session.check_csrf(csrf)?;
-    let user_id = session.user()?.id;
-    Ok((session, user_id))
+    visitor.check_csrf(csrf)?;
+    Ok(visitor)
 }
 
 #[derive(Debug, Deserialize)]
@@ -89,18 +111,20 @@ pub(super) struct CreateForm {
 #[template(path = "simplefin_token.html")]
 struct TokenPage<'a> {
     title: &'a str,
-    app_name: &'a str,
+    header: Header,
+    list: &'a str,
     name: &'a str,
     setup_token: &'a str,
     expires: &'a str,
 }
 
-pub(super) async fn create(
+pub(super) async fn create<V: DestinationHolder>(
     req: HttpRequest,
     state: web::Data<AppState>,
     form: web::Form<CreateForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (session, user_id) = portal_form(&req, &state, &form.csrf).await?;
+    let visitor: V = holder(&req, &state, &form.csrf).await?;
+    let user_id = visitor.user().id;
     let name = form.name.trim().to_owned();
     if name.is_empty() || name.chars().count() > NAME_MAX_CHARS {
         return Err(PageError::bad_request(format!(
@@ -121,20 +145,21 @@ pub(super) async fn create(
     .await?;
     render(&TokenPage {
         title: "Your SimpleFIN setup token",
-        app_name: &session.app.name,
+        header: visitor.header(),
+        list: V::LIST,
         name: &issued_name,
         setup_token: &setup_token,
         expires: &expires,
     })
 }
 
-pub(super) async fn revoke(
+pub(super) async fn revoke<V: DestinationHolder>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (_, user_id) = portal_form(&req, &state, &form.csrf).await?;
+    let user_id = holder::<V>(&req, &state, &form.csrf).await?.user().id;
     let id: SimpleFinDestinationId = path.parse().map_err(|_| PageError::not_found())?;
     let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {
@@ -146,5 +171,5 @@ pub(super) async fn revoke(
         Ok(())
     })
     .await?;
-    Ok(see_other("/portal#simplefin"))
+    Ok(see_other(V::LIST))
 }

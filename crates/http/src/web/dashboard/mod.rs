@@ -6,22 +6,28 @@
 //!
 //! - `GET /`: the overview (accounts by connection, totals per currency,
 //!   balance charts, connection health), or how to sign in;
+//! - `POST /sign-in`, `POST /sign-in/code`: sign in by e-mailed code;
 //! - `GET /sign-in/link/{token}`: a one-time sign-in link opens a session;
 //! - `POST /sign-out`;
 //! - `GET /accounts/{id}`: one account, its holdings and transactions;
+//! - `GET|POST /budgeting-apps`, `POST /budgeting-apps/{id}/revoke`:
+//!   SimpleFIN destinations;
 //! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
 //! - `/connect/...`: the browser flow's connection pages (add a bank,
 //!   upload a statement, progress, re-authenticate, disconnect, remove),
 //!   and `POST /connect/connections/{id}/sync`: sync now.
 
 mod account;
+mod budgeting_apps;
 mod chart;
 mod keys;
 mod overview;
 mod session;
+mod sign_in;
 
 use super::{
-    connection_pages, connections, form_config, no_page, query_config, security_headers, stylesheet,
+    connection_pages, connections, form_config, no_page, query_config, security_headers, simplefin,
+    stylesheet,
 };
 use actix_web::web;
 
@@ -44,6 +50,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::get().to(overview::page)),
         )
         .service(
+            web::resource("/sign-in")
+                .wrap(security_headers())
+                .route(web::post().to(sign_in::send_code)),
+        )
+        .service(
+            web::resource("/sign-in/code")
+                .wrap(security_headers())
+                .route(web::post().to(sign_in::verify)),
+        )
+        .service(
             web::scope(SIGN_IN_LINK_PATH)
                 .wrap(security_headers())
                 .default_service(web::to(no_page))
@@ -59,6 +75,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .wrap(security_headers())
                 .default_service(web::to(no_page))
                 .route("/{id}", web::get().to(account::page)),
+        )
+        .service(
+            web::scope(budgeting_apps::PATH)
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("", web::get().to(budgeting_apps::page))
+                .route("", web::post().to(simplefin::create::<session::SignedIn>))
+                .route(
+                    "/{id}/revoke",
+                    web::post().to(simplefin::revoke::<session::SignedIn>),
+                ),
         )
         .service(
             web::scope("/keys")

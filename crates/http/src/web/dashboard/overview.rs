@@ -1,9 +1,9 @@
 //! The overview at `/`: every account grouped by connection with its
 //! balance and a balance chart, totals per currency with theirs, and each
-//! connection's health in plain words. Signed out, it says how to sign in.
+//! connection's health in plain words. Signed out, it is the sign-in page.
 
 use super::chart::{self, DayBalance};
-use super::session;
+use super::{session, sign_in};
 use crate::state::AppState;
 use crate::web::banks::{can_disconnect, kind_in_words, needs_reauth, plain_words};
 use crate::web::page::{PageError, render, when};
@@ -58,12 +58,6 @@ struct OverviewPage<'a> {
     csrf: &'a str,
     groups: Vec<ConnectionGroup>,
     totals: Vec<CurrencyTotal>,
-}
-
-#[derive(Template)]
-#[template(path = "dashboard_sign_in.html")]
-struct SignInPage<'a> {
-    title: &'a str,
 }
 
 /// Everything the overview shows, read in one snapshot.
@@ -153,9 +147,7 @@ pub(super) async fn page(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let Some(signed_in) = session::current(&req, &state).await? else {
-        return render(&SignInPage {
-            title: "Sign in to Tributary",
-        });
+        return sign_in::page(&req, &state).await;
     };
     let user_id = signed_in.user.id;
     let overview = with_conn(&state, move |conn| gather(conn, user_id)).await?;

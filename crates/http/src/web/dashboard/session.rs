@@ -129,10 +129,19 @@ pub(super) async fn open_link(
         ));
     };
     let mut response = see_other("/");
-    response
-        .add_cookie(&cookie(&state, session))
-        .map_err(PageError::internal)?;
+    start(&state, &mut response, session)?;
     Ok(response)
+}
+
+/// Gives the browser the cookie of a session just opened.
+pub(super) fn start(
+    state: &AppState,
+    response: &mut HttpResponse,
+    session_token: String,
+) -> Result<(), PageError> {
+    response
+        .add_cookie(&cookie(state, session_token))
+        .map_err(PageError::internal)
 }
 
 /// `POST /sign-out`: the session ends on the server and in the browser.
