@@ -305,25 +305,14 @@ async fn a_person_reads_their_dashboard_in_headless_chromium() {
     }
 }
 
-/// The Personal dashboard clicked through: sign in with a link, the
-/// overview, an API key made and shown; each page at desktop and phone
+/// The Personal dashboard clicked through: sign in with an e-mailed code,
+/// the overview, an account with holdings and one searched, a statement
+/// uploaded, a sync asked for, a connection removed, an API key and a
+/// SimpleFIN setup token made, sign out; each page at desktop and phone
 /// width.
 async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
-    let link = {
-        let conn = &mut *server.database.db().conn().unwrap();
-        let alice = tributary_storage::users::find_personal_user(conn, "alice@example.com")
-            .unwrap()
-            .unwrap()
-            .id;
-        let token = tributary_auth::dashboard::issue_login_link(
-            conn,
-            alice,
-            server.clock.now().naive_utc(),
-        )
-        .unwrap();
-        server.url(&format!("/sign-in/link/{token}"))
-    };
+    let world = &server.world;
     let profile = tempfile::tempdir().unwrap();
     let browser = open_browser(driver, profile.path()).await;
     /// Both widths the pages are checked at: desktop, then phone.
@@ -337,14 +326,100 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
 
     browser.goto(&server.url("/")).await.unwrap();
     wait_for(&browser, "how-to-sign-in").await;
+    fill(&browser, "email", "alice@example.com").await;
     shoot_both(&browser, "01-signed-out").await;
-
-    browser.goto(&link).await.unwrap();
+    click(&browser, "send-code").await;
+    wait_for(&browser, "code").await;
+    shoot_both(&browser, "02-code").await;
+    let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
+    fill(&browser, "code", &code).await;
+    click(&browser, "verify").await;
     wait_for(&browser, "totals-title").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/");
-    let imported = format!("account-{}", server.world.alice_imported);
-    wait_for(&browser, &imported).await;
-    shoot_both(&browser, "02-overview").await;
+    wait_for(&browser, &format!("account-{}", world.alice_imported)).await;
+    shoot_both(&browser, "03-overview").await;
+
+    // An account with holdings, then one with many transactions, searched.
+    click(&browser, &format!("open-{}", world.alice_brokerage)).await;
+    wait_for(&browser, "holdings").await;
+    shoot_both(&browser, "04-holdings").await;
+    browser
+        .goto(&server.url(&format!("/accounts/{}", world.alice_sandbox_accounts[0])))
+        .await
+        .unwrap();
+    wait_for(&browser, "transactions").await;
+    shoot_both(&browser, "05-account").await;
+    let merchant = browser
+        .find(Locator::Css("#transactions tbody strong"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    fill(&browser, "q", &merchant.to_lowercase()).await;
+    click(&browser, "search").await;
+    wait_for(&browser, "clear").await;
+    let rows = browser
+        .find_all(Locator::Css("#transactions tbody tr"))
+        .await
+        .unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        let text = row.text().await.unwrap().to_lowercase();
+        assert!(text.contains(&merchant.to_lowercase()), "{text}");
+    }
+    shoot_both(&browser, "06-search").await;
+
+    // A statement uploaded from the bank list.
+    browser
+        .find(Locator::LinkText("Add a bank"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&browser, "bank-upload").await;
+    shoot_both(&browser, "07-add-bank").await;
+    click(&browser, "bank-upload").await;
+    wait_for(&browser, "files").await;
+    let statement = std::fs::canonicalize(
+        tributary_storage::testing::testdata_root().join("ofxparse/fixtures/checking.ofx"),
+    )
+    .unwrap();
+    browser
+        .find(Locator::Id("files"))
+        .await
+        .unwrap()
+        .send_keys(statement.to_str().unwrap())
+        .await
+        .unwrap();
+    click(&browser, "connect").await;
+    wait_for(&browser, "import-summary").await;
+    shoot_both(&browser, "08-import-summary").await;
+    click(&browser, "continue").await;
+
+    // Sync now, and the page that follows the sync.
+    let sandbox = world.alice_sandbox_connection;
+    wait_for(&browser, &format!("sync-{sandbox}")).await;
+    click(&browser, &format!("sync-{sandbox}")).await;
+    wait_for(&browser, "working").await;
+    shoot_both(&browser, "09-sync").await;
+
+    // Removing a connection asks first.
+    let imported = world.alice_imported_connection;
+    browser.goto(&server.url("/")).await.unwrap();
+    click(&browser, &format!("remove-{imported}")).await;
+    wait_for(&browser, "remove").await;
+    shoot_both(&browser, "10-remove").await;
+    click(&browser, "remove").await;
+    wait_for(&browser, "totals-title").await;
+    assert!(
+        !browser
+            .source()
+            .await
+            .unwrap()
+            .contains(&format!("connection-{imported}\""))
+    );
 
     browser
         .find(Locator::LinkText("API keys"))
@@ -355,8 +430,12 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     wait_for(&browser, "create-key").await;
     fill(&browser, "key-name", "Budget spreadsheet").await;
-    click(&browser, &format!("scope-{}", server.world.alice_imported)).await;
-    shoot_both(&browser, "03-keys").await;
+    click(
+        &browser,
+        &format!("scope-{}", world.alice_sandbox_accounts[0]),
+    )
+    .await;
+    shoot_both(&browser, "11-keys").await;
     click(&browser, "create-key").await;
     wait_for(&browser, "api-key").await;
     let key = browser
@@ -368,17 +447,26 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap()
         .unwrap();
     assert!(key.starts_with("trb_"), "{key}");
-    shoot_both(&browser, "04-key-created").await;
+    shoot_both(&browser, "12-key-created").await;
 
+    browser
+        .find(Locator::LinkText("Budgeting apps"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&browser, "create-simplefin").await;
+    fill(&browser, "simplefin-name", "Actual Budget").await;
+    shoot_both(&browser, "13-budgeting-apps").await;
+    click(&browser, "create-simplefin").await;
+    wait_for(&browser, "setup-token").await;
+    shoot_both(&browser, "14-setup-token").await;
+
+    click(&browser, "done").await;
+    wait_for(&browser, "sign-out").await;
     click(&browser, "sign-out").await;
     wait_for(&browser, "how-to-sign-in").await;
-    assert!(
-        browser
-            .source()
-            .await
-            .unwrap()
-            .contains("tributary users login-link")
-    );
     browser.close().await.unwrap();
     server.stop().await;
 }
