@@ -338,6 +338,28 @@ pub fn stated_balance_before(
         .optional()?)
 }
 
+/// Balance history of every account the user has, in one query: each
+/// account's balances oldest first, with the account they belong to.
+pub fn balance_histories(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+) -> StorageResult<Vec<(AccountId, BalanceRecord)>> {
+    let rows: Vec<(i64, BalanceRecord)> = balances::table
+        .inner_join(accounts::table)
+        .filter(accounts::user_id.eq(user_id.get()))
+        .order((
+            balances::account_id.asc(),
+            balances::as_of.asc(),
+            balances::id.asc(),
+        ))
+        .select((balances::account_id, BalanceRecord::as_select()))
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|(account, balance)| (AccountId::new(account), balance))
+        .collect())
+}
+
 /// Balance history of an account, oldest first.
 pub fn balance_history(
     conn: &mut AnyConnection,

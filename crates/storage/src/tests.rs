@@ -468,6 +468,10 @@ fn each_read_is_one_query_whatever_the_row_count() {
             count(&mut |c| assert!(read::list_holdings(c, id).unwrap().is_empty())),
             1
         );
+        assert_eq!(
+            count(&mut |c| assert_eq!(read::balance_histories(c, user).unwrap().len(), 5)),
+            1
+        );
     });
 }
 

@@ -11,6 +11,7 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
+use tributary_domain::access::Viewer;
 use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_providers::sync::{self, Requester, SyncError};
@@ -40,12 +41,9 @@ async fn own_connection(
     raw_id: &str,
 ) -> Result<ConnectionRecord, PageError> {
     let id: ConnectionId = raw_id.parse().map_err(|_| PageError::not_found())?;
-    let user_id = visitor.user().id;
+    let viewer = Viewer::whole_user(visitor.user().id);
     with_conn(state, move |conn| {
-        let connection = connections::list_connections(conn, Some(user_id))?
-            .into_iter()
-            .find(|c| c.id == id);
-        connection.ok_or_else(PageError::not_found)
+        connections::find_visible(conn, &viewer, id)?.ok_or_else(PageError::not_found)
     })
     .await
 }

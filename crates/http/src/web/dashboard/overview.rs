@@ -10,7 +10,7 @@ use crate::web::page::{PageError, render, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::{AccountId, ConnectionId};
 use tributary_domain::money::Decimal;
@@ -74,10 +74,14 @@ fn gather(
     conn.read_snapshot(|conn| {
         let accounts = read::list_accounts(conn, &viewer)?;
         let connections = connections::list_connections(conn, Some(signed_in_user))?;
+        let mut histories: HashMap<AccountId, Vec<read::BalanceRecord>> = HashMap::new();
+        for (account, balance) in read::balance_histories(conn, signed_in_user)? {
+            histories.entry(account).or_default().push(balance);
+        }
         let mut by_currency: BTreeMap<String, (Decimal, Vec<Vec<DayBalance>>)> = BTreeMap::new();
         let mut rows: BTreeMap<ConnectionId, Vec<AccountRow>> = BTreeMap::new();
         for account in accounts {
-            let history = read::balance_history(conn, account.id)?;
+            let history = histories.remove(&account.id).unwrap_or_default();
             let latest = history.last().cloned();
             let days = chart::daily(history.iter().map(|b| (b.as_of, b.amount)));
             let entry = by_currency
