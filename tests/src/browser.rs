@@ -184,6 +184,24 @@ impl Browser {
         progress
     }
 
+    /// Submits a GoCardless bank form `form` to `action` with `institution`
+    /// and checks that Tributary sends the person on to the bank's own page
+    /// (the requisition's link in the fake's mock data).
+    pub async fn to_gocardless_bank(&self, form: &Page, action: &str, institution: &str) -> Page {
+        let to_bank = self
+            .submit(form, action, &[("institution_id", institution)])
+            .await;
+        assert!(
+            to_bank
+                .location
+                .starts_with("https://ob.nordigen.com/psd2/start/"),
+            "{}: {}",
+            to_bank.location,
+            to_bank.body
+        );
+        to_bank
+    }
+
     /// Posts one file to the statement upload as a browser's file field
     /// does, with `csrf` as the form's token; the answer as it came.
     pub async fn upload_raw(&self, csrf: &str, name: &str, bytes: Vec<u8>) -> Response {

@@ -3,6 +3,10 @@
 //! tests that drive the real servers and CLI. Loopback only.
 
 use base64::Engine as _;
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_providers::Connector;
+use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_storage::testing::testdata;
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -59,6 +63,40 @@ impl SimpleFinBridge {
 /// reads as the mock data's institution.
 pub async fn gocardless_api() -> MockServer {
     let api = MockServer::start().await;
+    mount_gocardless(&api).await;
+    api
+}
+
+/// A fresh [`gocardless_api`] and the real connector pointed at it, for a
+/// server's registry. The connector's blocking HTTP client is made off the
+/// async runtime, which may not hold one.
+pub async fn gocardless_connector() -> (MockServer, Arc<dyn Connector>) {
+    let api = gocardless_api().await;
+    let config = GoCardlessConfig {
+        base_url: api.uri(),
+        secret_id: "operator".into(),
+        secret_key: "operator-secret".into(),
+        timeout: Duration::from_secs(5),
+    };
+    let connector: Arc<dyn Connector> =
+        std::thread::spawn(move || Arc::new(GoCardlessConnector::new(config).unwrap()))
+            .join()
+            .unwrap();
+    (api, connector)
+}
+
+/// The bodies of the requisitions Tributary created at the fake.
+pub async fn gocardless_requisitions(api: &MockServer) -> Vec<serde_json::Value> {
+    api.received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path() == "/requisitions/")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .collect()
+}
+
+async fn mount_gocardless(api: &MockServer) {
     for (verb, route, group, name, status) in [
         (
             "POST",
@@ -127,10 +165,9 @@ pub async fn gocardless_api() -> MockServer {
         Mock::given(method(verb))
             .and(path_regex(route))
             .respond_with(gocardless_fixture(group, name, status))
-            .mount(&api)
+            .mount(api)
             .await;
     }
-    api
 }
 
 /// A GoCardless fixture response; a requisition in `status`, where given.

@@ -289,13 +289,25 @@ pub fn sandbox_registry() -> Registry {
 
 /// Seeds `database` and serves it with the real Personal API on a free port.
 pub fn start(database: TestDatabase) -> TestServer {
+    start_with(database, Vec::new())
+}
+
+/// [`start`] with `connectors` (fakes' clients) beside the sandbox.
+pub fn start_with(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn tributary_providers::Connector>>,
+) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
     let outbox = DevOutbox::default();
+    let mut registry = sandbox_registry();
+    for connector in connectors {
+        registry.register(connector);
+    }
     let parts = Parts {
         clock: Some(clock.clone()),
         database: Some(database.db().clone()),
-        registry: Some(sandbox_registry()),
+        registry: Some(registry),
         mailer: Some(Arc::new(outbox.clone())),
         ..Parts::default()
     };

@@ -10,11 +10,10 @@ use reqwest::{Client, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
-use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
+use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_http::server::Parts;
 use tributary_providers::Connector;
-use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::payments::StripeProcessor;
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_storage::testing::{TestDatabase, dump, dump_rows};
@@ -171,17 +170,7 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
 async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_own_page() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
-        let api = gocardless_api().await;
-        let config = GoCardlessConfig {
-            base_url: api.uri(),
-            secret_id: "operator".into(),
-            secret_key: "operator-secret".into(),
-            timeout: Duration::from_secs(5),
-        };
-        let connector: Arc<dyn Connector> =
-            std::thread::spawn(move || Arc::new(GoCardlessConnector::new(config).unwrap()))
-                .join()
-                .unwrap();
+        let (api, connector) = gocardless_connector().await;
         let (server, outbox) =
             start_platform_with_pages_and(database, vec![connector], |parts| parts);
         let browser = Browser::new(&server);
@@ -200,31 +189,11 @@ async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_o
         none.assert_shows("No bank in DE matches");
 
         // Picking the bank sends the person to the bank's own page…
-        let to_bank = browser
-            .submit(
-                &found,
-                "/connect/banks/gocardless",
-                &[("institution_id", "N26_NTSBDEB1")],
-            )
+        browser
+            .to_gocardless_bank(&found, "/connect/banks/gocardless", "N26_NTSBDEB1")
             .await;
-        assert!(
-            to_bank
-                .location
-                .starts_with("https://ob.nordigen.com/psd2/start/"),
-            "{}: {}",
-            to_bank.location,
-            to_bank.body
-        );
-        let requisition = api
-            .received_requests()
-            .await
-            .unwrap()
-            .into_iter()
-            .find(|r| r.url.path() == "/requisitions/")
-            .unwrap();
-        let body: serde_json::Value = serde_json::from_slice(&requisition.body).unwrap();
         assert_eq!(
-            body["redirect"],
+            gocardless_requisitions(&api).await[0]["redirect"],
             format!("{}/connect/gocardless/return", server.base_url)
         );
         // …who comes back to Tributary, where the first sync runs.

@@ -983,6 +983,17 @@ async fn a_mailed_code_signs_in_only_the_browser_that_asked_for_it() {
     .await;
 }
 
+/// The SimpleFIN setup token a page shows once.
+fn setup_token(shown: &tributary_e2e::browser::Page) -> String {
+    between(
+        &shown.body,
+        "id=\"setup-token\" readonly rows=\"4\">",
+        "</textarea>",
+    )
+    .trim()
+    .to_owned()
+}
+
 #[actix_web::test]
 async fn a_budgeting_app_gets_simplefin_access_from_the_dashboard_until_revoked() {
     use tributary_e2e::simplefin::{accounts, claim, claim_url, create_page};
@@ -1008,13 +1019,7 @@ async fn a_budgeting_app_gets_simplefin_access_from_the_dashboard_until_revoked(
             .await;
         assert_eq!(shown.status, StatusCode::OK);
         shown.assert_shows("href=\"/budgeting-apps\" id=\"done\"");
-        let token = between(
-            &shown.body,
-            "id=\"setup-token\" readonly rows=\"4\">",
-            "</textarea>",
-        )
-        .trim()
-        .to_owned();
+        let token = setup_token(&shown);
         assert!(claim_url(&token).starts_with(&server.url("/simplefin/claim/")));
         let (status, access_url) = claim(&token).await;
         assert_eq!(status, StatusCode::OK, "{access_url}");
@@ -1053,7 +1058,146 @@ async fn a_budgeting_app_gets_simplefin_access_from_the_dashboard_until_revoked(
         assert_eq!(after.location, "/budgeting-apps");
         after.assert_shows("revoked");
         assert_eq!(accounts(&access_url, "").await.0, StatusCode::FORBIDDEN);
+
+        // A token limited to one account: the app reads that one only, and
+        // the list says so. Bob's account cannot be chosen.
+        let bobs = world.bob_account.to_string();
+        let foreign = browser
+            .submit(
+                &apps,
+                "/budgeting-apps",
+                &[("name", "Sneaky"), ("account", &bobs)],
+            )
+            .await;
+        assert_eq!(foreign.status, StatusCode::BAD_REQUEST);
+        foreign.assert_shows("Accounts:");
+        let apps = browser.get("/budgeting-apps").await;
+        apps.assert_shows(&format!("id=\"scope-{}\"", world.alice_imported));
+        let only = world.alice_imported.to_string();
+        let shown = browser
+            .submit(
+                &apps,
+                "/budgeting-apps",
+                &[("name", "Checking only"), ("account", &only)],
+            )
+            .await;
+        assert_eq!(shown.status, StatusCode::OK);
+        let token = setup_token(&shown);
+        let (status, access_url) = claim(&token).await;
+        assert_eq!(status, StatusCode::OK, "{access_url}");
+        let (status, set) = accounts(&access_url, "version=2").await;
+        assert_eq!(status, StatusCode::OK, "{set}");
+        let ids: Vec<&str> = set["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [format!("ACT-{only}")]);
+        let listed = browser.get("/budgeting-apps").await;
+        assert!(
+            !listed.body.contains("Sneaky"),
+            "a refused form stores nothing"
+        );
+        let line = between(&listed.body, "<strong>Checking only</strong>", "</li>");
+        let (_, listed_by_api) = api(&server, &world.alice_key, "/api/v1/accounts").await;
+        let imported_name = listed_by_api["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["id"].as_i64() == Some(world.alice_imported.get()))
+            .and_then(|a| a["name"].as_str())
+            .unwrap();
+        assert!(line.contains(&format!("reads {imported_name};")), "{line}");
         server
     })
     .await;
+}
+
+#[actix_web::test]
+async fn a_gocardless_bank_is_connected_and_reauthenticated_from_the_dashboard() {
+    use tributary_e2e::fakes::{gocardless_connector, gocardless_requisitions};
+    for database in tributary_storage::testing::TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let (api, connector) = gocardless_connector().await;
+        let server = tributary_e2e::start_with(database, vec![connector]);
+        let before = api_account_ids(&server, &server.world.alice_key).await;
+        let browser = Browser::at(&server.base_url);
+        browser.get(&login_link(&server, "alice@example.com")).await;
+        browser
+            .get("/")
+            .await
+            .assert_shows("href=\"/connect/banks\"");
+        let banks = browser.get("/connect/banks").await;
+        banks.assert_shows("GoCardless Bank Account Data");
+        let found = browser
+            .get("/connect/banks/gocardless?country=DE&q=n26")
+            .await;
+        found.assert_shows("N26 Bank");
+
+        // To the bank's own page, asked to send the person back here.
+        browser
+            .to_gocardless_bank(&found, "/connect/banks/gocardless", "N26_NTSBDEB1")
+            .await;
+        assert_eq!(
+            gocardless_requisitions(&api).await[0]["redirect"],
+            server.url("/connect/gocardless/return")
+        );
+
+        // The consent waits in alice's session, not in anyone else's.
+        let bob = Browser::at(&server.base_url);
+        bob.get(&login_link(&server, "bob@example.com")).await;
+        assert_eq!(
+            bob.get("/connect/gocardless/return").await.location,
+            "/connect/banks"
+        );
+        let progress = browser.get("/connect/gocardless/return").await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}",
+            progress.location
+        );
+        let connection = progress.location["/connect/progress/".len()..].to_owned();
+        let progress = browser.until_synced(progress).await;
+        assert!(progress.accounts_found() >= 1, "{}", progress.body);
+        assert_eq!(
+            browser.get("/connect/gocardless/return").await.location,
+            "/connect/banks",
+            "coming back twice starts nothing new"
+        );
+        let after = api_account_ids(&server, &server.world.alice_key).await;
+        assert_eq!(
+            after.len() as u64,
+            before.len() as u64 + progress.accounts_found(),
+            "the API reads the new accounts"
+        );
+        let overview = browser.get("/").await;
+        overview.assert_shows(&format!("id=\"connection-{connection}\""));
+        assert!(
+            bob.get(&format!("/connect/progress/{connection}"))
+                .await
+                .status
+                == StatusCode::NOT_FOUND
+        );
+
+        // Re-authenticating goes back to the same bank, for the same
+        // connection: no new accounts.
+        let reauth_path = format!("/connect/connections/{connection}/reauth");
+        let reauth = browser.get(&reauth_path).await;
+        assert_eq!(reauth.status, StatusCode::OK);
+        reauth.assert_shows("value=\"N26_NTSBDEB1\"");
+        browser
+            .to_gocardless_bank(&reauth, &reauth_path, "N26_NTSBDEB1")
+            .await;
+        assert_eq!(gocardless_requisitions(&api).await.len(), 2);
+        let back = browser.get("/connect/gocardless/return").await;
+        assert_eq!(back.location, format!("/connect/progress/{connection}"));
+        let back = browser.until_synced(back).await;
+        back.assert_shows("Found ");
+        assert_eq!(
+            api_account_ids(&server, &server.world.alice_key).await,
+            after
+        );
+        server.stop().await;
+    }
 }

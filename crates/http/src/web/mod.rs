@@ -7,6 +7,7 @@
 //! strict Content-Security-Policy, `X-Frame-Options: DENY`, no-referrer and
 //! no-store. No secret appears in a URL except the final authorization code.
 
+mod account_scope;
 mod authorize;
 mod banks;
 mod checkout;

@@ -21,7 +21,7 @@ struct PortalPage<'a> {
     email: &'a str,
     connections: Vec<super::banks::ConnectionLine>,
     csrf: &'a str,
-    destinations: Vec<super::simplefin::DestinationLine>,
+    destinations: super::simplefin::Destinations,
     /// Where the SimpleFIN forms post.
     simplefin_form: &'a str,
 }
@@ -66,7 +66,7 @@ pub(super) async fn home(
     }
     let user = session.user()?;
     let connections = user_lines(&state, user.id).await?;
-    let destinations = super::simplefin::destination_lines(&state, user.id).await?;
+    let destinations = super::simplefin::destinations(&state, user.id).await?;
     render(&PortalPage {
         title: "Your bank connections",
         app_name: &session.app.name,

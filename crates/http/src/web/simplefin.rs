@@ -3,24 +3,25 @@
 //! its setup token once; the list says which are claimed, when each was
 //! last used, and revokes them.
 
+use super::account_scope::{self, AccountChoice, ScopedForm};
 use super::page::{PageError, render, see_other, when};
 use super::session::{CsrfForm, FlowVisitor, with_conn};
 use super::visitor::{Header, Visitor};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use serde::Deserialize;
-use tributary_auth::simplefin as access;
+use tributary_auth::simplefin::{self as access, SimpleFinAuthError};
+use tributary_domain::access::Viewer;
 use tributary_domain::ids::{SimpleFinDestinationId, UserId};
+use tributary_storage::read::{self, AccountView};
 use tributary_storage::simplefin::{self as store, DestinationRecord};
-
-/// The longest destination name a form takes.
-const NAME_MAX_CHARS: usize = 100;
 
 /// One destination as the portal lists it.
 pub(super) struct DestinationLine {
     pub id: SimpleFinDestinationId,
     pub name: String,
+    /// Which accounts it reads, in words.
+    pub scope: String,
     /// "waiting to be claimed", "in use", "expired unclaimed" or "revoked".
     pub state: &'static str,
     pub created: String,
@@ -29,7 +30,12 @@ pub(super) struct DestinationLine {
 }
 
 impl DestinationLine {
-    fn new(record: DestinationRecord, now: chrono::NaiveDateTime) -> Self {
+    fn new(
+        record: DestinationRecord,
+        scope: Option<Vec<tributary_domain::ids::AccountId>>,
+        accounts: &[AccountView],
+        now: chrono::NaiveDateTime,
+    ) -> Self {
         let state = if record.revoked_at.is_some() {
             "revoked"
         } else if record.claimed_at.is_some() {
@@ -42,6 +48,7 @@ impl DestinationLine {
         Self {
             id: record.id,
             name: record.name,
+            scope: account_scope::in_words(scope.as_deref(), accounts),
             state,
             created: when(Some(record.created_at), "never"),
             last_used: when(record.last_used_at, "never"),
@@ -50,17 +57,30 @@ impl DestinationLine {
     }
 }
 
-/// The user's destinations, oldest first.
-pub(super) async fn destination_lines(
+/// What the SimpleFIN part of a page shows: the destinations, and the
+/// accounts a new one may be limited to.
+pub(super) struct Destinations {
+    /// Oldest first.
+    pub lines: Vec<DestinationLine>,
+    pub accounts: Vec<AccountChoice>,
+}
+
+/// The user's destinations and accounts.
+pub(super) async fn destinations(
     state: &web::Data<AppState>,
     user_id: UserId,
-) -> Result<Vec<DestinationLine>, PageError> {
+) -> Result<Destinations, PageError> {
     let now = state.clock.now().naive_utc();
     with_conn(state, move |conn| {
-        Ok(store::list_for_user(conn, user_id)?
+        let accounts = read::list_accounts(conn, &Viewer::whole_user(user_id))?;
+        let lines = store::list_for_user(conn, user_id)?
             .into_iter()
-            .map(|(record, _)| DestinationLine::new(record, now))
-            .collect())
+            .map(|(record, scope)| DestinationLine::new(record, scope, &accounts, now))
+            .collect();
+        Ok(Destinations {
+            lines,
+            accounts: account_scope::choices(&accounts),
+        })
     })
     .await
 }
@@ -101,12 +121,6 @@ async fn holder<V: DestinationHolder>(
     Ok(visitor)
 }
 
-#[derive(Debug, Deserialize)]
-pub(super) struct CreateForm {
-    csrf: String,
-    name: String,
-}
-
 #[derive(Template)]
 #[template(path = "simplefin_token.html")]
 struct TokenPage<'a> {
@@ -118,24 +132,32 @@ struct TokenPage<'a> {
     expires: &'a str,
 }
 
+/// `name`, `csrf`, and `account` once per account the app may read (none:
+/// every account).
 pub(super) async fn create<V: DestinationHolder>(
     req: HttpRequest,
     state: web::Data<AppState>,
-    form: web::Form<CreateForm>,
+    body: web::Bytes,
 ) -> Result<HttpResponse, PageError> {
+    let form = ScopedForm::parse(&body)?;
     let visitor: V = holder(&req, &state, &form.csrf).await?;
     let user_id = visitor.user().id;
-    let name = form.name.trim().to_owned();
-    if name.is_empty() || name.chars().count() > NAME_MAX_CHARS {
-        return Err(PageError::bad_request(format!(
-            "Name: give the app a name of 1 to {NAME_MAX_CHARS} characters, so you can tell it apart later."
-        )));
-    }
+    let name = form.checked_name("app")?.to_owned();
     let claim_root = state.absolute_url(&req, &format!("{}/claim", crate::simplefin::ROOT));
     let now = state.clock.now();
     let (issued_name, setup_token, expires) = with_conn(&state, move |conn| {
-        let issued = access::create(conn, user_id, &name, None, &claim_root, now)
-            .map_err(PageError::internal)?;
+        let issued = access::create(
+            conn,
+            user_id,
+            &name,
+            form.scope.as_deref(),
+            &claim_root,
+            now,
+        )
+        .map_err(|err| match err {
+            SimpleFinAuthError::Storage(err) => account_scope::refused(err),
+            other => PageError::internal(other),
+        })?;
         Ok((
             issued.record.name,
             issued.setup_token,

@@ -5,7 +5,7 @@
 use super::session::{self, SignedIn};
 use crate::state::AppState;
 use crate::web::page::{PageError, render};
-use crate::web::simplefin::{DestinationHolder, DestinationLine, destination_lines};
+use crate::web::simplefin::{DestinationHolder, Destinations, destinations};
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 
@@ -22,7 +22,7 @@ struct BudgetingAppsPage<'a> {
     title: &'a str,
     email: &'a str,
     csrf: &'a str,
-    destinations: Vec<DestinationLine>,
+    destinations: Destinations,
     simplefin_form: &'a str,
 }
 
@@ -31,7 +31,7 @@ pub(super) async fn page(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let signed_in = session::required(&req, &state).await?;
-    let destinations = destination_lines(&state, signed_in.user.id).await?;
+    let destinations = destinations(&state, signed_in.user.id).await?;
     render(&BudgetingAppsPage {
         title: "Budgeting apps",
         email: &signed_in.user.email,

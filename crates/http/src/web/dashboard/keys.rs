@@ -4,19 +4,16 @@
 
 use super::session::{self, SignedIn};
 use crate::state::AppState;
-use crate::web::banks::kind_in_words;
+use crate::web::account_scope::{self, AccountChoice, ScopedForm};
 use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use tributary_auth::api_keys::{self, ApiKeyError};
 use tributary_domain::access::Viewer;
-use tributary_domain::ids::{AccountId, ApiKeyId, UserId};
+use tributary_domain::ids::{ApiKeyId, UserId};
 use tributary_storage::api_keys as store;
-use tributary_storage::{StorageError, read};
-
-/// The longest key name a form takes.
-const NAME_MAX_CHARS: usize = 100;
+use tributary_storage::read;
 
 pub(super) struct KeyLine {
     pub id: ApiKeyId,
@@ -25,11 +22,6 @@ pub(super) struct KeyLine {
     pub created: String,
     pub last_used: String,
     pub revoked: Option<String>,
-}
-
-pub(super) struct AccountChoice {
-    pub id: AccountId,
-    pub label: String,
 }
 
 #[derive(Template)]
@@ -59,21 +51,11 @@ fn gather(
     user_id: UserId,
 ) -> Result<(Vec<KeyLine>, Vec<AccountChoice>), PageError> {
     let accounts = read::list_accounts(conn, &Viewer::whole_user(user_id))?;
-    let label = |id: AccountId| {
-        accounts
-            .iter()
-            .find(|a| a.id == id)
-            .map(|a| a.name.clone())
-            .unwrap_or_else(|| format!("account {id}"))
-    };
     let mut keys: Vec<KeyLine> = store::list_for_user(conn, user_id)?
         .into_iter()
         .map(|(key, scope)| KeyLine {
             id: key.id,
-            scope: match scope {
-                None => "every account".to_owned(),
-                Some(ids) => ids.into_iter().map(label).collect::<Vec<_>>().join(", "),
-            },
+            scope: account_scope::in_words(scope.as_deref(), &accounts),
             name: key.name,
             created: when(Some(key.created_at), "never"),
             last_used: when(key.last_used_at, "never"),
@@ -81,20 +63,7 @@ fn gather(
         })
         .collect();
     keys.reverse();
-    let choices = accounts
-        .iter()
-        .map(|a| AccountChoice {
-            id: a.id,
-            label: format!(
-                "{} ({}, {}, {})",
-                a.name,
-                a.institution_name,
-                kind_in_words(a.kind),
-                a.currency
-            ),
-        })
-        .collect();
-    Ok((keys, choices))
+    Ok((keys, account_scope::choices(&accounts)))
 }
 
 async fn show(
@@ -121,43 +90,24 @@ pub(super) async fn list(
 }
 
 /// `POST /keys`: `name`, `csrf`, and `account` once per scoped account
-/// (none: every account). Read from the raw body, since a field repeats.
+/// (none: every account).
 pub(super) async fn create(
     req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Bytes,
 ) -> Result<HttpResponse, PageError> {
-    let mut name = None;
-    let mut csrf = String::new();
-    let mut scope = Vec::new();
-    for (field, value) in url::form_urlencoded::parse(&body) {
-        match field.as_ref() {
-            "name" => name = Some(value.trim().to_owned()),
-            "csrf" => csrf = value.into_owned(),
-            "account" => scope.push(value.parse::<AccountId>().map_err(|_| {
-                PageError::bad_request("Accounts: one of the chosen accounts is not an account id.")
-            })?),
-            _ => {}
-        }
-    }
-    let signed_in = session::form(&req, &state, &csrf).await?;
-    let name = name.unwrap_or_default();
-    if name.is_empty() || name.chars().count() > NAME_MAX_CHARS {
-        return Err(PageError::bad_request(format!(
-            "Name: give the key a name of 1 to {NAME_MAX_CHARS} characters, so you can tell it apart later."
-        )));
-    }
+    let form = ScopedForm::parse(&body)?;
+    let signed_in = session::form(&req, &state, &form.csrf).await?;
+    let name = form.checked_name("key")?.to_owned();
     let user_id = signed_in.user.id;
     let now = state.clock.now();
     let key_name = name.clone();
     let issued = with_conn(&state, move |conn| {
-        let scope = (!scope.is_empty()).then_some(scope);
-        // Storage refuses a scope naming an account that is not the user's.
-        api_keys::issue(conn, user_id, &key_name, scope.as_deref(), now).map_err(|err| match err {
-            ApiKeyError::Storage(StorageError::InvalidReference(_)) => PageError::bad_request(
-                "Accounts: one of the chosen accounts is not yours, or no longer exists.",
-            ),
-            other => PageError::internal(other),
+        api_keys::issue(conn, user_id, &key_name, form.scope.as_deref(), now).map_err(|err| {
+            match err {
+                ApiKeyError::Storage(err) => account_scope::refused(err),
+                other => PageError::internal(other),
+            }
         })
     })
     .await?;
