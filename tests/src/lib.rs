@@ -322,6 +322,22 @@ pub fn start_with(
     }
 }
 
+impl TestServer {
+    /// Runs the queued sync jobs as a worker would (the test servers run
+    /// none), on a blocking thread.
+    pub async fn run_queued_jobs(&self) {
+        let (db, clock) = (self.database.db().clone(), self.clock.clone());
+        actix_web::web::block(move || {
+            let engine = tributary_providers::sync::SyncEngine::new(db, sandbox_registry(), clock);
+            while let Some(job) = engine.claim_next("e2e-worker").unwrap() {
+                engine.run_job(&job).unwrap();
+            }
+        })
+        .await
+        .unwrap();
+    }
+}
+
 /// Sends `request` and reads its JSON answer, whatever the status.
 pub async fn json_answer(request: reqwest::RequestBuilder) -> serde_json::Value {
     request.send().await.unwrap().json().await.unwrap()

@@ -1,12 +1,15 @@
-//! The browser flow in headless Chromium, driven over WebDriver
-//! (chromedriver) with fantoccini: a person fills and clicks the real pages
-//! of the real Platform API, from the authorize link to the app's callback.
-//! A screenshot of each step goes to `target/browser-screenshots/`
-//! (docs/platform.md shows them).
+//! The browser flow and the Personal dashboard in headless Chromium, driven
+//! over WebDriver (chromedriver) with fantoccini: a person fills and clicks
+//! the real pages of the real servers. Every page of ours is checked with
+//! axe-core (WCAG 2.2 A and AA: contrast, labels, names, keyboard access)
+//! as Chromium rendered it, and a screenshot of each step goes to
+//! `target/browser-screenshots/` (docs/platform.md and docs/dashboard.md
+//! show them).
 //!
-//! Needs Debian's `chromium` and `chromium-driver`. Without them the test
-//! says so and passes, unless `TRIBUTARY_REQUIRE_BROWSER=1` (CI sets it),
-//! which turns the skip into a failure.
+//! Needs Debian's `chromium` and `chromium-driver`, and npm (axe-core is
+//! installed from npm on first use). Without the browser the test says so
+//! and passes, unless `TRIBUTARY_REQUIRE_BROWSER=1` (CI sets it), which
+//! turns the skip into a failure.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -119,10 +122,74 @@ fn screenshot_dir() -> PathBuf {
     dir
 }
 
-async fn shoot(browser: &Client, name: &str) {
+/// Saves a screenshot of the page as `name`.png.
+async fn screenshot(browser: &Client, name: &str) {
     let png = browser.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
+}
+
+/// One of Tributary's pages: checked by axe, then saved as `name`.png.
+async fn shoot(browser: &Client, name: &str) {
+    assert_accessible(browser, name).await;
+    screenshot(browser, name).await;
+}
+
+/// The accessibility engine the pages are checked with, from npm. Pinned,
+/// so a new rule in a later release cannot turn CI red on its own.
+const AXE_CORE: &str = "axe-core@4.14.1";
+
+/// axe-core's script, installed with npm into the test's temporary
+/// directory on first use (once per test binary).
+fn axe_script() -> &'static str {
+    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("axe-core");
+        let script = dir.join("node_modules/axe-core/axe.min.js");
+        if !script.exists() {
+            let status = Command::new("npm")
+                .args(["install", "--no-save", "--no-audit", "--no-fund", "--silent"])
+                .arg("--prefix")
+                .arg(&dir)
+                .arg(AXE_CORE)
+                .status()
+                .unwrap_or_else(|e| {
+                    panic!("the accessibility check installs {AXE_CORE} with npm (apt-get install npm): {e}")
+                });
+            assert!(status.success(), "npm install {AXE_CORE}: {status}");
+        }
+        std::fs::read_to_string(&script)
+            .unwrap_or_else(|e| panic!("{}: {e}", script.display()))
+    })
+}
+
+/// Runs axe's WCAG 2.2 A and AA rules (colour contrast, labels, names,
+/// `lang`, landmarks, ...) on the page as Chromium rendered it, at the
+/// window's current width; fails naming each violation and its elements.
+async fn assert_accessible(browser: &Client, name: &str) {
+    browser.execute(axe_script(), Vec::new()).await.unwrap();
+    let violations = browser
+        .execute_async(
+            r#"const done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}})
+  .then(result => done(result.violations.map(v =>
+    `${v.id} (${v.impact}): ${v.help}: ` + v.nodes.map(n => n.target.join(' ') + ' ' + (n.failureSummary || '')).join(' | '))))
+  .catch(err => done([`axe did not run: ${err}`]));"#,
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let violations = violations.as_array().expect("axe answers a list");
+    assert!(
+        violations.is_empty(),
+        "{name}: {} accessibility violation(s):\n{}",
+        violations.len(),
+        violations
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
 
 async fn fill(browser: &Client, id: &str, text: &str) {
@@ -262,7 +329,8 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "approve").await;
 
     wait_for(&browser, "back").await;
-    shoot(&browser, "07-back-at-the-app").await;
+    // The integrator's own page: not Tributary's to check.
+    screenshot(&browser, "07-back-at-the-app").await;
     let landed = browser.current_url().await.unwrap();
     assert!(landed.as_str().starts_with(&callback), "{landed}");
     let query: std::collections::HashMap<_, _> = landed.query_pairs().into_owned().collect();
@@ -306,10 +374,11 @@ async fn a_person_reads_their_dashboard_in_headless_chromium() {
 }
 
 /// The Personal dashboard clicked through: sign in with an e-mailed code,
-/// the overview, an account with holdings and one searched, a statement
-/// uploaded, a sync asked for, a connection removed, an API key and a
-/// SimpleFIN setup token made, sign out; each page at desktop and phone
-/// width.
+/// the overview, an account with holdings and one searched, a bank's form,
+/// a statement uploaded, a sync asked for and followed in place, the
+/// re-authentication and disconnect pages, a connection removed, an API key
+/// and a SimpleFIN setup token made (each for chosen accounts), sign out;
+/// each page checked by axe and saved at desktop and phone width.
 async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
     let world = &server.world;
@@ -380,6 +449,11 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     wait_for(&browser, "bank-upload").await;
     shoot_both(&browser, "07-add-bank").await;
+    click(&browser, "bank-sandbox").await;
+    wait_for(&browser, "username").await;
+    shoot_both(&browser, "08-bank-form").await;
+    browser.back().await.unwrap();
+    wait_for(&browser, "bank-upload").await;
     click(&browser, "bank-upload").await;
     wait_for(&browser, "files").await;
     let statement = std::fs::canonicalize(
@@ -395,7 +469,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     click(&browser, "connect").await;
     wait_for(&browser, "import-summary").await;
-    shoot_both(&browser, "08-import-summary").await;
+    shoot_both(&browser, "09-import-summary").await;
     click(&browser, "continue").await;
 
     // Sync now, and the page that follows the sync.
@@ -403,14 +477,44 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, &format!("sync-{sandbox}")).await;
     click(&browser, &format!("sync-{sandbox}")).await;
     wait_for(&browser, "working").await;
-    shoot_both(&browser, "09-sync").await;
+    shoot_both(&browser, "10-sync").await;
+    // The page updates itself in place once the sync has run: the mark set
+    // on this document is still there when the accounts show.
+    browser
+        .execute("window.stillThisPage = true;", Vec::new())
+        .await
+        .unwrap();
+    server.run_queued_jobs().await;
+    wait_for(&browser, "found").await;
+    assert_eq!(
+        browser
+            .execute("return window.stillThisPage === true;", Vec::new())
+            .await
+            .unwrap(),
+        Value::Bool(true),
+        "the progress page was updated in place, not reloaded"
+    );
+    shoot_both(&browser, "11-synced").await;
+
+    // Signing in to the bank again, and disconnecting, each on its page.
+    browser
+        .goto(&server.url(&format!("/connect/connections/{sandbox}/reauth")))
+        .await
+        .unwrap();
+    wait_for(&browser, "username").await;
+    shoot_both(&browser, "12-reauth").await;
+    browser.goto(&server.url("/")).await.unwrap();
+    click(&browser, &format!("disconnect-{sandbox}")).await;
+    wait_for(&browser, "keep").await;
+    shoot_both(&browser, "13-disconnect").await;
+    click(&browser, "keep").await;
 
     // Removing a connection asks first.
     let imported = world.alice_imported_connection;
     browser.goto(&server.url("/")).await.unwrap();
     click(&browser, &format!("remove-{imported}")).await;
     wait_for(&browser, "remove").await;
-    shoot_both(&browser, "10-remove").await;
+    shoot_both(&browser, "14-remove").await;
     click(&browser, "remove").await;
     wait_for(&browser, "totals-title").await;
     assert!(
@@ -435,7 +539,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         &format!("scope-{}", world.alice_sandbox_accounts[0]),
     )
     .await;
-    shoot_both(&browser, "11-keys").await;
+    shoot_both(&browser, "15-keys").await;
     click(&browser, "create-key").await;
     wait_for(&browser, "api-key").await;
     let key = browser
@@ -447,7 +551,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap()
         .unwrap();
     assert!(key.starts_with("trb_"), "{key}");
-    shoot_both(&browser, "12-key-created").await;
+    shoot_both(&browser, "16-key-created").await;
 
     browser
         .find(Locator::LinkText("Budgeting apps"))
@@ -458,10 +562,15 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     wait_for(&browser, "create-simplefin").await;
     fill(&browser, "simplefin-name", "Actual Budget").await;
-    shoot_both(&browser, "13-budgeting-apps").await;
+    click(
+        &browser,
+        &format!("scope-{}", world.alice_sandbox_accounts[1]),
+    )
+    .await;
+    shoot_both(&browser, "17-budgeting-apps").await;
     click(&browser, "create-simplefin").await;
     wait_for(&browser, "setup-token").await;
-    shoot_both(&browser, "14-setup-token").await;
+    shoot_both(&browser, "18-setup-token").await;
 
     click(&browser, "done").await;
     wait_for(&browser, "sign-out").await;

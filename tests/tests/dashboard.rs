@@ -494,7 +494,7 @@ async fn connections_are_added_synced_uploaded_and_removed_from_the_dashboard() 
         )
         .await;
         assert_eq!(status, StatusCode::ACCEPTED, "the same job, not a second");
-        run_queued_jobs(&server).await;
+        server.run_queued_jobs().await;
         let done = browser.until_synced(progress).await;
         assert_eq!(
             done.accounts_found(),
@@ -685,23 +685,6 @@ async fn api_post(server: &TestServer, key: &str, path: &str) -> (StatusCode, Va
         .unwrap();
     let status = response.status();
     (status, response.json().await.unwrap_or(Value::Null))
-}
-
-/// Runs the queued sync jobs as a worker would (the test servers run none).
-async fn run_queued_jobs(server: &TestServer) {
-    let (db, clock) = (server.database.db().clone(), server.clock.clone());
-    actix_web::web::block(move || {
-        let engine = tributary_providers::sync::SyncEngine::new(
-            db,
-            tributary_e2e::sandbox_registry(),
-            clock,
-        );
-        while let Some(job) = engine.claim_next("e2e-worker").unwrap() {
-            engine.run_job(&job).unwrap();
-        }
-    })
-    .await
-    .unwrap();
 }
 
 /// The rows of an account page's transaction table: (date, amount, pending).

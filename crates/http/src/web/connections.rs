@@ -178,7 +178,7 @@ struct Confirmation {
 const REMOVE: Confirmation = Confirmation {
     title: "Remove a connection",
     verb: "Remove",
-    consequence: "Its accounts, transactions, balances and holdings are erased from this service, and the app can no longer read them.",
+    consequence: "Its accounts, transactions, balances and holdings are erased from this service, and nothing can read them any more.",
     button: "Remove and erase",
     button_id: "remove",
     danger: true,
@@ -188,7 +188,7 @@ const REMOVE: Confirmation = Confirmation {
 const DISCONNECT: Confirmation = Confirmation {
     title: "Disconnect a bank",
     verb: "Disconnect",
-    consequence: "It is no longer synced. Its accounts and transactions stay, and the app can still read them; sign in to the bank again to resume.",
+    consequence: "It is no longer synced. Its accounts and transactions stay readable as they are; sign in to the bank again to resume.",
     button: "Disconnect",
     button_id: "disconnect",
     danger: false,

@@ -1,6 +1,8 @@
 //! The pages people see in a browser: the OAuth authorization flow (sign in
 //! by e-mailed code, checkout when users pay, connect a bank, consent) and
-//! the portal. Server-rendered (askama), one stylesheet, no JavaScript.
+//! the portal. Server-rendered (askama), one stylesheet; every page works
+//! without JavaScript (one small script only updates the sync progress page
+//! in place).
 //!
 //! Every page runs in a server-side session named by an HttpOnly cookie;
 //! every form carries the session's CSRF token; every response carries a
@@ -31,7 +33,9 @@ pub use session::SESSION_COOKIE;
 
 /// `form-action` is left out on purpose: browsers apply it to the redirect
 /// that follows a form post, and consent redirects to the app's own site.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors 'none'";
+/// Scripts only from this server's own files (`/static/progress.js`, which
+/// reads the progress page again: `connect-src 'self'`); nothing inline.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors 'none'";
 
 /// A form that does not parse (a field missing or malformed) is answered
 /// with a page naming the field, like every other refusal.
@@ -71,12 +75,8 @@ pub fn configure_authorize(cfg: &mut web::ServiceConfig) {
 
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
+    static_files(cfg);
     cfg.service(
-        web::resource("/static/tributary.css")
-            .route(web::get().to(stylesheet))
-            .route(web::head().to(stylesheet)),
-    )
-    .service(
         web::scope("/connect")
             .default_service(web::to(no_page))
             .app_data(form_config())
@@ -166,10 +166,38 @@ async fn no_page() -> Result<HttpResponse, page::PageError> {
     Err(page::PageError::not_found())
 }
 
-async fn stylesheet() -> HttpResponse {
+/// The pages' stylesheet and script, on both servers.
+fn static_files(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/static/tributary.css")
+            .route(web::get().to(stylesheet))
+            .route(web::head().to(stylesheet)),
+    )
+    .service(
+        web::resource("/static/progress.js")
+            .route(web::get().to(progress_script))
+            .route(web::head().to(progress_script)),
+    );
+}
+
+fn static_file(content_type: &str, body: &'static str) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
+        .content_type(content_type)
         .insert_header(("Cache-Control", "public, max-age=3600"))
         .insert_header(("X-Content-Type-Options", "nosniff"))
-        .body(include_str!("../../static/tributary.css"))
+        .body(body)
+}
+
+async fn stylesheet() -> HttpResponse {
+    static_file(
+        "text/css; charset=utf-8",
+        include_str!("../../static/tributary.css"),
+    )
+}
+
+async fn progress_script() -> HttpResponse {
+    static_file(
+        "text/javascript; charset=utf-8",
+        include_str!("../../static/progress.js"),
+    )
 }

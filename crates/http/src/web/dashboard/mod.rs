@@ -1,6 +1,7 @@
 //! The Personal dashboard (docs/dashboard.md): a person's own Tributary in
 //! the browser, served by `personal-api` at `/`. It is built like the
-//! browser flow's pages (askama, the one stylesheet, no JavaScript, CSRF on
+//! browser flow's pages (askama, the one stylesheet, works without
+//! JavaScript, CSRF on
 //! every form, the same security headers) but has its own sessions: a
 //! Personal user has no app, and signs in with a one-time link.
 //!
@@ -27,7 +28,7 @@ mod sign_in;
 
 use super::{
     connection_pages, connections, form_config, no_page, query_config, security_headers, simplefin,
-    stylesheet,
+    static_files,
 };
 use actix_web::web;
 
@@ -37,13 +38,9 @@ pub use session::DASHBOARD_COOKIE;
 pub const SIGN_IN_LINK_PATH: &str = "/sign-in/link";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    static_files(cfg);
     cfg.app_data(form_config())
         .app_data(query_config())
-        .service(
-            web::resource("/static/tributary.css")
-                .route(web::get().to(stylesheet))
-                .route(web::head().to(stylesheet)),
-        )
         .service(
             web::resource("/")
                 .wrap(security_headers())
