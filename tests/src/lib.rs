@@ -8,6 +8,7 @@ pub mod browser;
 pub mod fakes;
 pub mod harness;
 pub mod platform;
+pub mod python;
 pub mod simplefin;
 
 use actix_web::dev::ServerHandle;

@@ -579,3 +579,41 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     browser.close().await.unwrap();
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn the_api_references_read_well_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(&driver, profile.path()).await;
+    let personal = tributary_e2e::start(TestDatabase::sqlite());
+    let platform = tributary_e2e::platform::start_platform(TestDatabase::sqlite());
+    for (url, name) in [
+        (personal.url("/api/v1/docs"), "api-reference-personal"),
+        (platform.url("/api/platform/docs"), "api-reference-platform"),
+    ] {
+        browser.goto(&url).await.unwrap();
+        wait_for(&browser, "document").await;
+        for (width, label) in [(1280, "desktop"), (390, "phone")] {
+            browser.set_window_size(width, 1100).await.unwrap();
+            shoot(&browser, &format!("{name}-{label}")).await;
+        }
+        browser.set_window_size(1280, 1100).await.unwrap();
+    }
+    // Searching narrows the page to the operations that match.
+    fill(&browser, "q", "revoke").await;
+    click(&browser, "search").await;
+    wait_for(&browser, "shown").await;
+    let shown = browser
+        .find(Locator::Id("shown"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(shown.starts_with("1 of "), "{shown}");
+    wait_for(&browser, "revoke").await;
+    shoot(&browser, "api-reference-search").await;
+    browser.close().await.unwrap();
+    personal.stop().await;
+    platform.stop().await;
+}

@@ -27,40 +27,11 @@ const PYSIMPLEFIN: &str = "pysimplefin==0.2";
 
 /// The virtualenv's Python, with both clients importable; made on first use.
 fn client_python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simplefin-clients-venv");
-    let python = venv.join("bin/python");
-    let importable = |python: &Path| {
-        Command::new(python)
-            .args(["-c", "import simplefin4py, pysimplefin"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if importable(&python) {
-        return python;
-    }
-    // A half-made virtualenv (an interrupted run) is made again.
-    let _ = std::fs::remove_dir_all(&venv);
-    let run = |command: &mut Command| {
-        let output = command
-            .output()
-            .unwrap_or_else(|e| panic!("the SimpleFIN client test needs python3 with venv: {e}"));
-        assert!(
-            output.status.success(),
-            "installing the SimpleFIN clients from PyPI failed ({command:?}):\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
-    let pip = venv.join("bin/pip");
-    run(Command::new(&pip).args(["install", "--quiet", SIMPLEFIN4PY]));
-    run(Command::new(&pip).args([
-        "install",
-        "--quiet",
-        "--ignore-requires-python",
-        PYSIMPLEFIN,
-    ]));
-    assert!(importable(&python), "the SimpleFIN clients do not import");
-    python
+    tributary_e2e::python::venv(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("simplefin-clients-venv"),
+        "import simplefin4py, pysimplefin",
+        &[&[SIMPLEFIN4PY], &["--ignore-requires-python", PYSIMPLEFIN]],
+    )
 }
 
 /// Runs `drive.py` with `args`; what the library parsed, as JSON.

@@ -5,8 +5,9 @@
 //! /connections/{id}/disconnect` stops its syncs and keeps its data.
 
 use crate::auth::{self, Credential};
-use crate::error::ApiError;
-use crate::routes;
+use crate::error::{ApiError, Envelope};
+use crate::openapi::responses;
+use crate::routes::Operation;
 use crate::state::AppState;
 use actix_web::{HttpResponse, web};
 use chrono::NaiveDateTime;
@@ -17,18 +18,13 @@ use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord};
 
-pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
-    cfg.service(routes::get("/connections", list::<A>))
-        .service(routes::one(
-            "/connections/{connectionId}/sync",
-            "POST",
-            web::post().to(request_sync::<A>),
-        ))
-        .service(routes::one(
-            "/connections/{connectionId}/disconnect",
-            "POST",
-            web::post().to(disconnect::<A>),
-        ));
+/// The connection endpoints, for credentials `A`.
+pub fn operations<A: Credential>() -> Vec<Operation> {
+    vec![
+        Operation::new::<__path_list, _, _>(list::<A>),
+        Operation::new::<__path_request_sync, _, _>(request_sync::<A>),
+        Operation::new::<__path_disconnect, _, _>(disconnect::<A>),
+    ]
 }
 
 /// The `{connectionId}` of a path: a positive integer.
@@ -73,6 +69,23 @@ async fn with_visible_connection<C: Credential, T: Send + 'static>(
 }
 
 /// Stops syncing a connection and keeps its data (200 with the connection).
+#[utoipa::path(
+    post,
+    path = "/connections/{connectionId}/disconnect",
+    operation_id = "disconnect_connection",
+    tag = "Connections",
+    summary = "Disconnect a connection",
+    description = "Stops its syncs and keeps its data (signing in to the bank again in the portal or dashboard resumes it). Disconnecting twice answers the same.",
+    params(("connectionId" = i64, Path, description = "The connection's id.", minimum = 1)),
+    responses(
+        (status = 200, description = "The connection, now `DISCONNECTED`.", body = Connection),
+        (status = 400, description = "`INVALID_CONNECTION_ID`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`CONNECTION_NOT_FOUND`: missing, another user's, or holding none of a restricted key's accounts.", body = Envelope),
+        (status = 409, description = "`CONNECTION_NOT_SYNCED`: the statement-import connection is never synced.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn disconnect<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
@@ -104,15 +117,26 @@ fn rfc3339(at: Option<NaiveDateTime>) -> Option<String> {
     })
 }
 
-#[derive(Serialize)]
-struct Connection {
+/// A link to a bank or provider, and how its syncs go.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct Connection {
+    #[schema(value_type = i64, minimum = 1, examples(3))]
     id: ConnectionId,
+    /// sandbox, simplefin, gocardless, import.
+    #[schema(value_type = String, examples("sandbox"))]
     provider: &'static str,
     institution_name: String,
+    /// ACTIVE, REAUTH_REQUIRED, ERROR, DISCONNECTED.
+    #[schema(value_type = String, examples("ACTIVE"))]
     status: &'static str,
     /// Why the last sync failed, or what the provider reported beside its data.
+    #[schema(required = true)]
     status_reason: Option<String>,
+    /// RFC 3339, UTC.
+    #[schema(required = true, format = DateTime)]
     last_synced_at: Option<String>,
+    /// RFC 3339, UTC; null when none is planned.
+    #[schema(required = true, format = DateTime)]
     next_sync_at: Option<String>,
     consecutive_failures: i32,
 }
@@ -132,21 +156,40 @@ impl From<ConnectionRecord> for Connection {
     }
 }
 
-#[derive(Serialize)]
-struct ConnectionList {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ConnectionList {
     connections: Vec<Connection>,
     total: usize,
 }
 
-#[derive(Serialize)]
-struct SyncRequested {
+/// The sync job that will run (or runs) for the request.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct SyncRequested {
+    #[schema(value_type = i64, minimum = 1)]
     job_id: SyncJobId,
     /// `queued` or `running`.
+    #[schema(value_type = String, examples("queued"))]
     status: &'static str,
     /// False when the connection already had a job queued or running.
     created: bool,
 }
 
+#[utoipa::path(
+    get,
+    path = "/connections",
+    operation_id = "list_connections",
+    tag = "Connections",
+    summary = "List connections",
+    description = "Each connection's status, last and next sync, and why the last sync failed.",
+    responses(
+        (status = 200, description = "The connections.", body = ConnectionList, links(
+            ("sync" = (operation_id = "sync_connection", parameters(("connectionId" = "$response.body#/connections/0/id")), description = "Sync the first connection now.")),
+            ("disconnect" = (operation_id = "disconnect_connection", parameters(("connectionId" = "$response.body#/connections/0/id")), description = "Disconnect the first connection.")),
+        )),
+        (status = 401, response = responses::Unauthorized),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn list<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
@@ -162,6 +205,24 @@ async fn list<C: Credential>(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/connections/{connectionId}/sync",
+    operation_id = "sync_connection",
+    tag = "Connections",
+    summary = "Sync a connection now",
+    description = "Queues a sync, at most one asked for a minute per connection. While one is queued or running, asking again answers that job with `created: false`.",
+    params(("connectionId" = i64, Path, description = "The connection's id.", minimum = 1)),
+    responses(
+        (status = 202, description = "The queued or running job.", body = SyncRequested),
+        (status = 400, description = "`INVALID_CONNECTION_ID`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`CONNECTION_NOT_FOUND`.", body = Envelope),
+        (status = 409, description = "`CONNECTION_NOT_SYNCED` (statement imports) or `CONNECTION_DISCONNECTED`.", body = Envelope),
+        (status = 429, description = "`SYNC_RATE_LIMITED`: `Retry-After` says when to ask again.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn request_sync<C: Credential>(
     credential: C,
     state: web::Data<AppState>,

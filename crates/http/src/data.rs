@@ -8,9 +8,11 @@
 //! the very same 404.
 
 use crate::auth::{self, Credential};
-use crate::error::ApiError;
+use crate::error::{ApiError, Envelope};
+use crate::openapi::responses;
+use crate::routes::Operation;
 use crate::state::AppState;
-use crate::{conditional, routes, transaction_stream, wire};
+use crate::{conditional, transaction_stream, wire};
 use actix_web::http::header::{self, EntityTag};
 use actix_web::{HttpRequest, HttpResponse, web};
 use base64::Engine as _;
@@ -30,21 +32,14 @@ pub const MAX_LIMIT: i64 = 1000;
 /// Page size when a `cursor` comes without a `limit`.
 pub const DEFAULT_LIMIT: i64 = 100;
 
-pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
-    let data = |resource| conditional::data_resource(resource);
-    cfg.service(data(routes::get("/accounts", list_accounts::<A>)))
-        .service(data(routes::get(
-            "/accounts/{accountId}/transactions",
-            list_transactions::<A>,
-        )))
-        .service(data(routes::get(
-            "/accounts/{accountId}/balance",
-            get_balance::<A>,
-        )))
-        .service(data(routes::get(
-            "/accounts/{accountId}/holdings",
-            get_holdings::<A>,
-        )));
+/// The data endpoints, for credentials `A`.
+pub fn operations<A: Credential>() -> Vec<Operation> {
+    vec![
+        Operation::new::<__path_list_accounts, _, _>(list_accounts::<A>).data(),
+        Operation::new::<__path_list_transactions, _, _>(list_transactions::<A>).data(),
+        Operation::new::<__path_get_balance, _, _>(get_balance::<A>).data(),
+        Operation::new::<__path_get_holdings, _, _>(get_holdings::<A>).data(),
+    ]
 }
 
 /// Runs blocking database work off the async runtime (see
@@ -86,6 +81,23 @@ fn visible_account(
     read::find_account(conn, viewer, id)?.ok_or_else(account_not_found)
 }
 
+#[utoipa::path(
+    get,
+    path = "/accounts",
+    tag = "Accounts",
+    summary = "List accounts",
+    description = "Every account the credentials can see (a key limited to some accounts sees those).",
+    responses(
+        (status = 200, description = "The accounts.", body = wire::AccountList, links(
+            ("transactions" = (operation_id = "list_transactions", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's transactions.")),
+            ("balance" = (operation_id = "get_balance", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's balance.")),
+            ("holdings" = (operation_id = "get_holdings", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's holdings.")),
+        )),
+        (status = 304, response = responses::NotModified),
+        (status = 401, response = responses::Unauthorized),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn list_accounts<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
@@ -314,6 +326,31 @@ enum Listed {
 /// taken: wait for one, then start again.
 struct NeedsSlot;
 
+#[utoipa::path(
+    get,
+    path = "/accounts/{accountId}/transactions",
+    tag = "Accounts",
+    summary = "List an account's transactions",
+    description = "Newest first (date, then id). Without `limit` and `cursor` every matching transaction comes in one answer; with either, a page of `limit` and a `nextCursor` for the next.",
+    params(
+        ("accountId" = i64, Path, description = "The account's id.", minimum = 1),
+        ("from" = Option<String>, Query, description = "Only transactions on or after this date (`YYYY-MM-DD`); `start_date` is the same.", format = Date),
+        ("to" = Option<String>, Query, description = "Only transactions on or before this date (`YYYY-MM-DD`); `end_date` is the same.", format = Date),
+        ("start_date" = Option<String>, Query, description = "The same as `from`.", format = Date),
+        ("end_date" = Option<String>, Query, description = "The same as `to`.", format = Date),
+        ("include_pending" = Option<bool>, Query, description = "Include pending transactions (default false)."),
+        ("limit" = Option<i64>, Query, description = "Page size, 1 to 1000 (100 when only `cursor` is given).", minimum = 1, maximum = 1000),
+        ("cursor" = Option<String>, Query, description = "The `nextCursor` of the previous page."),
+    ),
+    responses(
+        (status = 200, description = "The transactions (`nextCursor` only when paging).", body = wire::TransactionPage),
+        (status = 304, response = responses::NotModified),
+        (status = 400, description = "A parameter cannot be used: `INVALID_ACCOUNT_ID`, `INVALID_DATE`, `INVALID_DATE_RANGE`, `INVALID_LIMIT`, `INVALID_CURSOR`, `INVALID_PARAMETER`, `INVALID_QUERY`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`: missing, another user's, or outside the key's scope (one answer for all three).", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn list_transactions<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
@@ -441,6 +478,22 @@ fn first_step(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/accounts/{accountId}/balance",
+    tag = "Accounts",
+    summary = "Get an account's balance",
+    description = "The latest balance the provider reported.",
+    params(("accountId" = i64, Path, description = "The account's id.", minimum = 1)),
+    responses(
+        (status = 200, description = "The balance.", body = wire::BalanceResponse),
+        (status = 304, response = responses::NotModified),
+        (status = 400, description = "`INVALID_ACCOUNT_ID`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`, or `BALANCE_NOT_AVAILABLE` (never synced).", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn get_balance<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
@@ -462,6 +515,23 @@ async fn get_balance<C: Credential>(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/accounts/{accountId}/holdings",
+    tag = "Accounts",
+    summary = "Get a brokerage account's holdings",
+    description = "Positions with quantity, price, value and cost basis; `totalValue` is in the account's currency.",
+    params(("accountId" = i64, Path, description = "The account's id.", minimum = 1)),
+    responses(
+        (status = 200, description = "The holdings.", body = wire::HoldingsResponse),
+        (status = 304, response = responses::NotModified),
+        (status = 400, description = "`INVALID_ACCOUNT_ID`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = Envelope),
+        (status = 501, description = "`HOLDINGS_NOT_SUPPORTED`: the account's provider reports no holdings.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn get_holdings<C: Credential>(
     credential: C,
     state: web::Data<AppState>,

@@ -10,6 +10,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt;
 use tributary_storage::StorageError;
 
@@ -26,7 +27,7 @@ pub struct ApiError {
     /// The `WWW-Authenticate` challenge of a 401.
     challenge: &'static str,
     /// The methods a 405's resource serves, for its `Allow` header.
-    allow: Option<&'static str>,
+    allow: Option<Cow<'static, str>>,
 }
 
 const BEARER_CHALLENGE: &str = r#"Bearer realm="tributary""#;
@@ -35,11 +36,22 @@ const BEARER_CHALLENGE: &str = r#"Bearer realm="tributary""#;
 const INVALID_TOKEN_CHALLENGE: &str = r#"Bearer realm="tributary", error="invalid_token""#;
 const BASIC_CHALLENGE: &str = r#"Basic realm="tributary", charset="UTF-8""#;
 
-#[derive(Serialize)]
-struct Envelope<'a> {
+/// The body of every non-2xx answer under `/api/` (docs/errors.md).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct Envelope<'a> {
+    /// The HTTP reason phrase.
+    #[schema(examples("Not Found"))]
     error: &'a str,
+    /// A sentence for people, naming the field and why.
+    #[schema(examples("No account with this id is visible with these credentials."))]
     message: &'a str,
+    /// Stable, never reused; the codes each operation answers are listed
+    /// with its responses.
+    #[schema(examples("ACCOUNT_NOT_FOUND"))]
     code: &'a str,
+    /// Equals the `x-request-id` response header; the server log has it.
+    #[schema(examples("req_5f0c2a9b"))]
     request_id: &'a str,
 }
 
@@ -54,6 +66,11 @@ impl ApiError {
             challenge: BEARER_CHALLENGE,
             allow: None,
         }
+    }
+
+    fn with_allow(mut self, allow: Cow<'static, str>) -> Self {
+        self.allow = Some(allow);
+        self
     }
 
     /// 429 with `Retry-After`; the message ends "try again in N seconds"
@@ -91,15 +108,14 @@ impl ApiError {
 
     /// 405 for a method the resource does not serve; `allow` lists those it
     /// does (`GET, HEAD`).
-    pub fn method_not_allowed(allow: &'static str) -> Self {
-        Self {
-            allow: Some(allow),
-            ..Self::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "METHOD_NOT_ALLOWED",
-                format!("This endpoint answers {allow} only."),
-            )
-        }
+    pub fn method_not_allowed(allow: impl Into<Cow<'static, str>>) -> Self {
+        let allow = allow.into();
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "METHOD_NOT_ALLOWED",
+            format!("This endpoint answers {allow} only."),
+        )
+        .with_allow(allow)
     }
 
     /// 401 asking for app credentials (HTTP Basic: client id and secret).
@@ -194,8 +210,8 @@ impl ResponseError for ApiError {
                 HeaderValue::from_static(self.challenge),
             ));
         }
-        if let Some(allow) = self.allow {
-            response.insert_header((header::ALLOW, allow));
+        if let Some(allow) = &self.allow {
+            response.insert_header((header::ALLOW, allow.as_ref()));
         }
         if let Some(seconds) = self.retry_after {
             response.insert_header((header::RETRY_AFTER, seconds.to_string()));

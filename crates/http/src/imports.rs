@@ -6,8 +6,9 @@
 
 use crate::auth::{self, Credential};
 use crate::data::with_conn;
-use crate::error::ApiError;
-use crate::routes;
+use crate::error::{ApiError, Envelope};
+use crate::openapi::responses;
+use crate::routes::Operation;
 use crate::state::AppState;
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
@@ -20,17 +21,21 @@ use tributary_providers::import::{self, Format};
 /// The most one request may upload, all files together.
 pub const MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
 
-pub fn configure<A: Credential>(cfg: &mut web::ServiceConfig) {
-    cfg.service(routes::one("/imports", "POST", web::post().to(upload::<A>)));
+/// The import endpoint, for credentials `A`.
+pub fn operations<A: Credential>() -> Vec<Operation> {
+    vec![Operation::new::<__path_upload, _, _>(upload::<A>)]
 }
 
-#[derive(Serialize)]
-struct ImportAnswer {
+/// What an import changed.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ImportAnswer {
     files: usize,
     statements: usize,
     accounts: usize,
     added: usize,
+    /// Transactions stored before whose content changed.
     updated: usize,
+    /// Transactions already stored as they are (a re-import skips them all).
     skipped: usize,
     /// What the readers had to decide or found wrong (a date taken from
     /// the statement, a balance that does not add up).
@@ -131,6 +136,48 @@ pub(crate) async fn read_statements(
     .await
 }
 
+/// The statement formats `?format=` names, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) enum StatementFormat {
+    Camt,
+    Mt940,
+    Ofx,
+    Csv,
+}
+
+/// The form an import sends, for the OpenAPI document.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct ImportForm {
+    /// One or more statement files (any part with a file name is read).
+    #[schema(value_type = Vec<String>, format = Binary)]
+    files: Vec<Vec<u8>>,
+    /// A CSV profile (JSON, docs/imports.md) for a layout Tributary does
+    /// not know.
+    profile: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/imports",
+    operation_id = "import_statements",
+    tag = "Imports",
+    summary = "Import statement files",
+    description = "camt.052/053/054, MT940, OFX/QFX and CSV, in one multipart upload of at most 20 MiB. Every file is read before anything is stored: one that does not read stores nothing and says why. A re-import changes nothing.",
+    params(("format" = inline(Option<StatementFormat>), Query, description = "camt, mt940, ofx or csv, when the content does not say.")),
+    request_body(content = ImportForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "What the import changed, and what the readers noticed.", body = ImportAnswer),
+        (status = 400, description = "`INVALID_UPLOAD`, `FILE_UNREADABLE` (names the file and the place), `INVALID_PARAMETER`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 403, description = "`KEY_RESTRICTED`: a key limited to some accounts cannot import.", body = Envelope),
+        (status = 409, description = "`ACCOUNT_LIMIT_REACHED` (Platform): the import would pass the user's account limit; nothing is stored.", body = Envelope),
+        (status = 413, description = "`UPLOAD_TOO_LARGE`.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 async fn upload<C: Credential>(
     credential: C,
     state: web::Data<AppState>,

@@ -15,6 +15,7 @@ pub mod health;
 pub mod imports;
 pub mod malformed;
 pub mod metrics;
+pub mod openapi;
 pub mod platform;
 pub mod request_id;
 pub mod routes;

@@ -1,14 +1,10 @@
 //! Start-up shared by both binaries: open (and on SQLite migrate) the
 //! database, optionally seed the demo, build the app and bind.
 
-use crate::auth::ApiKey;
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
-use crate::{
-    access_log, connections, data, demo, error, health, imports, malformed, metrics, platform,
-    request_id, routes as route,
-};
+use crate::{access_log, demo, error, malformed, metrics, request_id, routes as route};
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
 use anyhow::Context as _;
@@ -56,20 +52,14 @@ pub fn open_database(config: &Config) -> anyhow::Result<Database> {
 
 fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
-        health::configure(cfg);
-        cfg.service(route::get("/metrics", metrics::scrape_with_token));
-        if interface == Interface::Platform {
-            platform::configure(cfg);
-            crate::web::configure_pages(cfg);
+        // The JSON interface: exactly what its OpenAPI document describes.
+        for (root, operations) in crate::openapi::routed(interface) {
+            route::serve(cfg, root, operations);
         }
-        if interface == Interface::Personal {
-            cfg.service(
-                web::scope("/api/v1")
-                    .configure(data::configure::<ApiKey>)
-                    .configure(connections::configure::<ApiKey>)
-                    .configure(imports::configure::<ApiKey>),
-            );
-            crate::web::dashboard::configure(cfg);
+        cfg.service(route::get("/metrics", metrics::scrape_with_token));
+        match interface {
+            Interface::Platform => crate::web::configure_pages(cfg),
+            Interface::Personal => crate::web::dashboard::configure(cfg),
         }
         // Both interfaces serve SimpleFIN: Personal users' destinations come
         // from the CLI, app users' from the portal.

@@ -8,26 +8,68 @@ use std::fmt;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
-#[derive(Serialize)]
+/// [`decimal_schema`] or null.
+pub fn nullable_decimal_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
+            Type::Number,
+            Type::Null,
+        ]))
+        .description(Some(
+            "An exact decimal, written as a JSON number with the stored digits, or null.",
+        ))
+        .into()
+}
+
+/// An amount's schema: a JSON number written with exactly the stored
+/// digits (`-12.50` stays `-12.50`), never rounded through a float.
+pub fn decimal_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::Number)
+        .description(Some(
+            "An exact decimal, written as a JSON number with the stored digits (`-12.50`).",
+        ))
+        .examples([serde_json::json!(-12.5)])
+        .into()
+}
+
+/// Every account the credentials can see.
+#[derive(Serialize, ToSchema)]
 pub struct AccountList {
     pub accounts: Vec<Account>,
     pub total: usize,
 }
 
-#[derive(Serialize)]
+/// An account at a bank or broker.
+#[derive(Serialize, ToSchema)]
 pub struct Account {
+    #[schema(value_type = i64, minimum = 1, examples(7))]
     pub id: AccountId,
+    #[schema(examples("Everyday Checking"))]
     pub name: String,
+    #[schema(examples("Tributary Sandbox Bank"))]
     pub institution_name: String,
+    /// A URL of the bank's logo, when the provider gives one.
     pub institution_logo: Option<String>,
+    /// Where the data comes from: sandbox, simplefin, gocardless, import.
+    #[schema(value_type = String, examples("sandbox"))]
     pub provider: &'static str,
+    /// ISO 4217.
+    #[schema(examples("USD"))]
     pub currency: String,
+    /// The connection's state: ACTIVE, REAUTH_REQUIRED, ERROR, DISCONNECTED.
+    #[schema(value_type = String, examples("ACTIVE"))]
     pub status: &'static str,
     /// Extension: checking, savings, credit_card, brokerage, loan, other.
     #[serde(rename = "type")]
+    #[schema(value_type = String, examples("checking"))]
     pub kind: &'static str,
     /// Extension: last digits of the account number.
+    #[schema(examples("8103"))]
     pub mask: Option<String>,
 }
 
@@ -50,9 +92,10 @@ impl From<AccountView> for Account {
 /// One page of a paged listing (`limit` or `cursor` given). The unpaged
 /// listing is streamed by `transaction_stream::Listing` in the same shape,
 /// without `nextCursor`.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct TransactionPage<'a> {
     #[serde(serialize_with = "transaction_rows")]
+    #[schema(value_type = Vec<TransactionSchema>)]
     pub transactions: &'a [TransactionRecord],
     pub total: i64,
     #[serde(rename = "nextCursor")]
@@ -68,6 +111,38 @@ fn transaction_rows<S: Serializer>(rows: &&[TransactionRecord], s: S) -> Result<
 /// made, no format string parsed per row), a merchant label made only for a
 /// record that names none.
 pub struct Transaction<'a>(pub &'a TransactionRecord);
+
+/// What [`Transaction`] writes, for the OpenAPI document (its serializer is
+/// written by hand; `a_transaction_is_written_as_its_schema_says` keeps
+/// the two together).
+#[derive(ToSchema)]
+#[schema(as = Transaction)]
+#[allow(dead_code)] // read only by the schema derive
+pub struct TransactionSchema {
+    /// The transaction's id, a string of digits; stable across syncs.
+    #[schema(examples("42"))]
+    id: String,
+    #[serde(rename = "accountId")]
+    #[schema(rename = "accountId", minimum = 1, examples(7))]
+    account_id: i64,
+    /// Negative for money out.
+    #[schema(schema_with = decimal_schema)]
+    amount: Decimal,
+    /// ISO 4217.
+    #[schema(examples("USD"))]
+    currency: String,
+    /// Booking date (the transaction date for a pending one), `YYYY-MM-DD`.
+    #[schema(format = Date, examples("2026-03-09"))]
+    date: String,
+    /// The counterparty; made from the description when the bank names
+    /// none, null only when there is no text at all.
+    #[schema(required = true)]
+    merchant: Option<String>,
+    #[schema(required = true)]
+    description: Option<String>,
+    #[schema(rename = "isPending")]
+    is_pending: bool,
+}
 
 impl Serialize for Transaction<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -157,14 +232,15 @@ pub fn merchant_label(description: &str) -> Option<String> {
     (!label.is_empty()).then_some(label)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct BalanceResponse {
     pub balance: Balance,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Balance {
     #[serde(serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
     pub amount: Decimal,
     pub currency: String,
     /// Extension: the available balance, when the provider reports one.
@@ -172,9 +248,11 @@ pub struct Balance {
         serialize_with = "decimal_json::serialize_option",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schema(schema_with = decimal_schema)]
     pub available: Option<Decimal>,
     /// Extension: when the provider reported this balance (RFC 3339, UTC).
     #[serde(rename = "asOf")]
+    #[schema(format = DateTime, examples("2026-03-09T08:00:00Z"))]
     pub as_of: String,
 }
 
@@ -192,33 +270,41 @@ impl From<BalanceRecord> for Balance {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct HoldingsResponse {
     pub holdings: Vec<Holding>,
     #[serde(rename = "totalValue", serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
     pub total_value: Decimal,
     pub currency: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Holding {
     pub security: Security,
     #[serde(serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
     pub quantity: Decimal,
     #[serde(serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
     pub price: Decimal,
     #[serde(serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
     pub value: Decimal,
+    /// Null when the provider does not know it.
     #[serde(
         rename = "costBasis",
         serialize_with = "decimal_json::serialize_option"
     )]
+    #[schema(schema_with = nullable_decimal_schema, required = true)]
     pub cost_basis: Option<Decimal>,
     pub currency: String,
+    /// The provider's own record of the holding, as it sent it.
+    #[schema(value_type = Object)]
     pub raw: serde_json::Value,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Security {
     pub name: String,
     pub currency: String,
@@ -284,6 +370,54 @@ mod tests {
         assert_eq!(page["total"], 3);
         assert!(page["nextCursor"].is_null());
         assert_eq!(page["transactions"][0]["date"], "2026-03-09");
+    }
+
+    #[test]
+    fn a_transaction_is_written_as_its_schema_says() {
+        use utoipa::PartialSchema as _;
+        let record = TransactionRecord {
+            id: TransactionId::new(1),
+            account_id: AccountId::new(2),
+            provider_transaction_id: "t".into(),
+            pending_provider_id: None,
+            is_pending: true,
+            date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+            amount: parse_decimal("1.00").unwrap(),
+            currency: "USD".into(),
+            merchant: None,
+            description: None,
+        };
+        let written = serde_json::to_value(Transaction(&record)).unwrap();
+        let schema = serde_json::to_value(TransactionSchema::schema()).unwrap();
+        let keys = |object: &serde_json::Value| {
+            let mut keys: Vec<String> = object.as_object().unwrap().keys().cloned().collect();
+            keys.sort();
+            keys
+        };
+        assert_eq!(keys(&written), keys(&schema["properties"]));
+        let mut required: Vec<String> = serde_json::from_value(schema["required"].clone()).unwrap();
+        required.sort();
+        assert_eq!(required, keys(&written), "every field is always written");
+        for (field, value) in written.as_object().unwrap() {
+            let kind = &schema["properties"][field]["type"];
+            let accepts = |name: &str| {
+                kind == name || kind.as_array().is_some_and(|k| k.iter().any(|t| t == name))
+            };
+            let name = match value {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "boolean",
+                serde_json::Value::Number(_) => {
+                    if field == "accountId" {
+                        "integer"
+                    } else {
+                        "number"
+                    }
+                }
+                serde_json::Value::String(_) => "string",
+                _ => "object",
+            };
+            assert!(accepts(name), "{field}: {value} is not a {kind}");
+        }
     }
 
     #[test]

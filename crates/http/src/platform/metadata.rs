@@ -9,22 +9,36 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
-pub const PATH: &str = "/.well-known/oauth-authorization-server";
-
-#[derive(Serialize)]
-struct Metadata {
+/// RFC 8414 authorization server metadata.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct Metadata {
     issuer: String,
     authorization_endpoint: String,
     token_endpoint: String,
     revocation_endpoint: String,
+    #[schema(value_type = Vec<String>)]
     response_types_supported: [&'static str; 1],
+    #[schema(value_type = Vec<String>)]
     response_modes_supported: [&'static str; 1],
+    #[schema(value_type = Vec<String>)]
     grant_types_supported: [&'static str; 2],
+    #[schema(value_type = Vec<String>)]
     token_endpoint_auth_methods_supported: [&'static str; 3],
+    #[schema(value_type = Vec<String>)]
     revocation_endpoint_auth_methods_supported: [&'static str; 3],
+    #[schema(value_type = Vec<String>)]
     code_challenge_methods_supported: [&'static str; 1],
 }
 
+#[utoipa::path(
+    get,
+    path = "/.well-known/oauth-authorization-server",
+    operation_id = "authorization_server_metadata",
+    tag = "OAuth",
+    summary = "Authorization server metadata (RFC 8414)",
+    security(()),
+    responses((status = 200, description = "Where the endpoints are and what they support.", body = Metadata))
+)]
 pub(super) async fn metadata(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let url = |path: &str| state.absolute_url(&req, path);
     // Public apps authenticate with `none` (client_id only, PKCE required);

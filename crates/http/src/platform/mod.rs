@@ -3,53 +3,36 @@
 //! user's data with bearer tokens through the same handlers as the Personal
 //! interface.
 
-mod metadata;
-mod oauth;
-mod portal;
-mod users;
+pub(crate) mod metadata;
+pub(crate) mod oauth;
+pub(crate) mod portal;
+pub(crate) mod users;
 
-use crate::auth::BearerToken;
-use crate::{data, routes};
-use actix_web::web;
+use crate::routes::Operation;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(routes::get(metadata::PATH, metadata::metadata));
-    cfg.service(
-        web::scope("/api/platform")
-            .service(routes::one(
-                "/oauth/token",
-                "POST",
-                web::post().to(oauth::token),
-            ))
-            .service(routes::one(
-                "/oauth/revoke",
-                "POST",
-                web::post().to(oauth::revoke),
-            ))
-            .service(web::scope("/oauth").configure(crate::web::configure_authorize))
-            .service(
-                web::scope("/v1")
-                    .service(routes::one(
-                        "/users",
-                        "POST",
-                        web::post().to(users::create_or_get),
-                    ))
-                    .service(routes::only(
-                        web::resource("/users/{user_id}")
-                            .route(web::put().to(users::update))
-                            .route(web::delete().to(users::delete)),
-                        "PUT, DELETE",
-                    ))
-                    .service(routes::one(
-                        "/portal_sessions",
-                        "POST",
-                        web::post().to(portal::create),
-                    ))
-                    // The Personal interface's endpoints, for the user the
-                    // bearer token stands for (same handlers, same rules).
-                    .configure(data::configure::<BearerToken>)
-                    .configure(crate::connections::configure::<BearerToken>)
-                    .configure(crate::imports::configure::<BearerToken>),
-            ),
-    );
+/// At the server's root: the OAuth metadata (RFC 8414).
+pub fn root_operations() -> Vec<Operation> {
+    vec![Operation::new::<metadata::__path_metadata, _, _>(
+        metadata::metadata,
+    )]
+}
+
+/// Under `/api/platform`: the authorization (a browser page), token and
+/// revocation endpoints.
+pub fn oauth_operations() -> Vec<Operation> {
+    vec![
+        crate::web::authorize_operation(),
+        Operation::new::<oauth::__path_token, _, _>(oauth::token),
+        Operation::new::<oauth::__path_revoke, _, _>(oauth::revoke),
+    ]
+}
+
+/// Under `/api/platform/v1`: the app's users, and portal links.
+pub fn user_operations() -> Vec<Operation> {
+    vec![
+        Operation::new::<users::__path_create_or_get, _, _>(users::create_or_get),
+        Operation::new::<users::__path_update, _, _>(users::update),
+        Operation::new::<users::__path_delete, _, _>(users::delete),
+        Operation::new::<portal::__path_create, _, _>(portal::create),
+    ]
 }

@@ -53,8 +53,13 @@ impl From<actix_web::error::BlockingError> for TokenError {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
+/// An RFC 6749 §5.2 error.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = OAuthError)]
+pub(crate) struct ErrorBody<'a> {
+    /// invalid_request, invalid_client, invalid_grant,
+    /// unsupported_grant_type, server_error.
+    #[schema(examples("invalid_grant"))]
     error: &'a str,
     error_description: String,
 }
@@ -116,9 +121,12 @@ fn parameters(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>,
             .ok_or_else(|| OAuthError::InvalidRequest("the JSON body must be an object".into()))?;
         return object
             .iter()
+            // OAuth parameters are strings (RFC 6749 Appendix A); a
+            // number is refused rather than guessed at, and a null is a
+            // parameter not sent (JSON clients write their empty fields).
+            .filter(|(_, v)| !v.is_null())
             .map(|(k, v)| match v {
                 serde_json::Value::String(s) => Ok((k.clone(), s.clone())),
-                serde_json::Value::Number(n) => Ok((k.clone(), n.to_string())),
                 _ => Err(OAuthError::InvalidRequest(format!(
                     "`{k}` must be a string"
                 ))),
@@ -175,13 +183,59 @@ fn required<'a>(params: &'a HashMap<String, String>, name: &str) -> Result<&'a s
         .ok_or_else(|| OAuthError::InvalidRequest(format!("`{name}` is required")))
 }
 
-#[derive(Serialize)]
-struct TokenResponse {
+/// A token pair for a user of the app.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct TokenResponse {
+    /// `tat_…`, for an hour.
     access_token: String,
+    /// `trt_…`, single use.
     refresh_token: String,
+    #[schema(value_type = String, examples("Bearer"))]
     token_type: &'static str,
+    /// Seconds.
+    #[schema(examples(3600))]
     expires_in: i64,
     user_id: String,
+}
+
+/// The token endpoint's parameters (form-encoded or JSON). Client
+/// credentials go in the Basic header or as `client_id`/`client_secret`
+/// (a public client sends `client_id` only, and `code_verifier`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct TokenRequest {
+    grant_type: GrantType,
+    /// With `authorization_code`.
+    code: Option<String>,
+    /// With `authorization_code`: the one the code was issued for.
+    redirect_uri: Option<String>,
+    /// With `authorization_code`: PKCE.
+    code_verifier: Option<String>,
+    /// With `refresh_token`.
+    refresh_token: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+/// The grants the token endpoint takes.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) enum GrantType {
+    AuthorizationCode,
+    RefreshToken,
+}
+
+/// RFC 7009 revocation parameters (form-encoded or JSON).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct RevokeRequest {
+    /// An access or refresh token (a refresh token takes its grant with it).
+    #[schema(min_length = 1)]
+    token: String,
+    token_type_hint: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
 }
 
 fn grant(
@@ -222,6 +276,24 @@ fn grant(
     })
 }
 
+#[utoipa::path(
+    post,
+    path = "/oauth/token",
+    tag = "OAuth",
+    summary = "Exchange a code or a refresh token for tokens",
+    description = "RFC 6749 with PKCE (RFC 7636). Refresh tokens rotate: a refresh token used twice revokes its whole grant.",
+    security((), ("appBasic" = [])),
+    request_body(content(
+        (TokenRequest = "application/x-www-form-urlencoded"),
+        (TokenRequest = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "A token pair.", body = TokenResponse),
+        (status = 400, description = "`invalid_request`, `invalid_grant`, `unsupported_grant_type`.", body = ErrorBody),
+        (status = 401, description = "`invalid_client`.", body = ErrorBody),
+        (status = 503, description = "`server_error`: try again after `Retry-After`.", body = ErrorBody),
+    )
+)]
 pub(super) async fn token(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -243,6 +315,24 @@ pub(super) async fn token(
         .json(response))
 }
 
+#[utoipa::path(
+    post,
+    path = "/oauth/revoke",
+    tag = "OAuth",
+    summary = "Revoke a token (RFC 7009)",
+    description = "An unknown or already revoked token answers 200 too, as RFC 7009 says.",
+    security((), ("appBasic" = [])),
+    request_body(content(
+        (RevokeRequest = "application/x-www-form-urlencoded"),
+        (RevokeRequest = "application/json"),
+    )),
+    responses(
+        (status = 200, description = "Revoked, or was not valid."),
+        (status = 400, description = "`invalid_request`.", body = ErrorBody),
+        (status = 401, description = "`invalid_client`.", body = ErrorBody),
+        (status = 503, description = "`server_error`.", body = ErrorBody),
+    )
+)]
 pub(super) async fn revoke(
     req: HttpRequest,
     state: web::Data<AppState>,

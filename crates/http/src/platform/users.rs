@@ -2,40 +2,88 @@
 
 use crate::auth::AppClient;
 use crate::data::with_conn;
-use crate::error::ApiError;
+use crate::error::{ApiError, Envelope};
+use crate::openapi::responses;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
+use rust_decimal::prelude::ToPrimitive as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tributary_auth::oauth;
 use tributary_domain::email::normalize_email;
 use tributary_domain::ids::AppId;
+use tributary_domain::money::Decimal;
 use tributary_storage::apps::{self, AppUserChanges, NewAppUser};
 use tributary_storage::users::UserRecord;
 use tributary_storage::{AnyConnection, StorageError};
 
-#[derive(Serialize)]
-struct CreatedUser {
+/// A user of the app, with a token pair to read their data.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct CreatedUser {
+    #[schema(examples("usr_4kq2v7x9d1m3p8s6"))]
     user_id: String,
+    #[schema(required = true)]
     external_user_id: Option<String>,
+    /// `tat_…`, for an hour.
     access_token: String,
+    /// `trt_…`, single use: each refresh returns a new pair.
     refresh_token: String,
+    #[schema(value_type = String, examples("Bearer"))]
     token_type: &'static str,
+    /// Seconds.
+    #[schema(examples(3600))]
     expires_in: i64,
 }
 
-#[derive(Serialize)]
-struct UserBody {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct UserBody {
     user: User,
 }
 
-#[derive(Serialize)]
-struct User {
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct User {
     user_id: String,
+    #[schema(required = true)]
     external_user_id: Option<String>,
     email: String,
+    /// `{"max_accounts": n}`, or `{}` for no limit.
+    #[schema(value_type = Limits)]
     limits: Value,
+}
+
+/// What a user may do. `max_accounts`: a whole number from 0, or null for
+/// no limit. An unknown limit is refused (a misspelt one must not pass
+/// unnoticed).
+#[derive(utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct Limits {
+    #[schema(minimum = 0, maximum = 2147483647)]
+    max_accounts: Option<i32>,
+}
+
+/// A user to create (or find by e-mail address).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct NewUser {
+    #[schema(format = Email, min_length = 3, max_length = 254, examples("ada@example.com"))]
+    email: String,
+    /// The app's own id for the user, at most 255 characters.
+    #[schema(max_length = 255)]
+    external_user_id: Option<String>,
+    limits: Option<Limits>,
+}
+
+/// Changes to a user: only the fields given change.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // read only by the schema derive
+pub(crate) struct UserChanges {
+    #[schema(format = Email, min_length = 3, max_length = 254)]
+    email: Option<String>,
+    #[schema(max_length = 255)]
+    external_user_id: Option<String>,
+    limits: Option<Limits>,
 }
 
 impl From<UserRecord> for User {
@@ -65,6 +113,13 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
             format!("The body is not valid JSON: {err}."),
         )),
     }
+}
+
+/// A field that is there and not null: `"limits": null` (or an `email`
+/// of null in a change) is the same as leaving the field out, as JSON
+/// clients that write every field of their struct send it.
+fn given<'a>(body: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    body.get(name).filter(|value| !value.is_null())
 }
 
 fn email_field(value: &Value) -> Result<String, ApiError> {
@@ -100,17 +155,27 @@ fn limits_field(value: &Value) -> Result<Option<i32>, ApiError> {
     }
     match map.get("max_accounts") {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| i32::try_from(n).ok())
-            .map(Some)
-            .ok_or_else(|| {
-                ApiError::bad_request(
-                    "INVALID_LIMITS",
-                    "`limits.max_accounts` must be a whole number from 0.",
-                )
-            }),
+        Some(v) => whole_number(v).map(Some).ok_or_else(|| {
+            ApiError::bad_request(
+                "INVALID_LIMITS",
+                "`limits.max_accounts` must be a whole number from 0.",
+            )
+        }),
     }
+}
+
+/// A JSON number with no fraction, from 0 to `i32::MAX`: `3` or `3.0`
+/// (JSON Schema counts both as the integer 3), never `3.5`.
+fn whole_number(value: &Value) -> Option<i32> {
+    let written = value.as_number()?.to_string();
+    let number = written
+        .parse::<Decimal>()
+        .or_else(|_| Decimal::from_scientific(&written))
+        .ok()?;
+    if !number.fract().is_zero() || number.is_sign_negative() {
+        return None;
+    }
+    number.to_i32()
 }
 
 fn app_user(
@@ -126,6 +191,26 @@ fn app_user(
     })
 }
 
+#[utoipa::path(
+    post,
+    path = "/users",
+    operation_id = "create_user",
+    tag = "Users",
+    summary = "Create a user (or get the one with this e-mail address)",
+    description = "Answers the user with a fresh token pair: 201 when created, 200 when the app already had a user with this address (limits sent are applied to them).",
+    security(("appBasic" = [])),
+    request_body = NewUser,
+    responses(
+        (status = 201, description = "Created.", body = CreatedUser, links(
+            ("update" = (operation_id = "update_user", parameters(("user_id" = "$response.body#/user_id")), description = "Change the user.")),
+            ("delete" = (operation_id = "delete_user", parameters(("user_id" = "$response.body#/user_id")), description = "Delete the user.")),
+        )),
+        (status = 200, description = "The app's existing user with this address.", body = CreatedUser),
+        (status = 400, description = "`INVALID_BODY`, `INVALID_EMAIL`, `INVALID_EXTERNAL_USER_ID`, `INVALID_LIMITS`.", body = Envelope),
+        (status = 401, response = responses::AppUnauthorized),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 pub(super) async fn create_or_get(
     AppClient(app): AppClient,
     state: web::Data<AppState>,
@@ -141,7 +226,7 @@ pub(super) async fn create_or_get(
         .map(external_id_field)
         .transpose()?
         .flatten();
-    let limits = body.get("limits").map(limits_field).transpose()?;
+    let limits = given(&body, "limits").map(limits_field).transpose()?;
     let max_accounts = limits.flatten();
     let now = state.clock.now().naive_utc();
     let (user, created, pair) = with_conn(&state, move |conn| {
@@ -194,6 +279,24 @@ pub(super) async fn create_or_get(
         }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/users/{user_id}",
+    operation_id = "update_user",
+    tag = "Users",
+    summary = "Change a user",
+    security(("appBasic" = [])),
+    params(("user_id" = String, Path, description = "The user's id (`usr_…`).")),
+    request_body = UserChanges,
+    responses(
+        (status = 200, description = "The user as changed.", body = UserBody),
+        (status = 400, description = "`INVALID_BODY`, `INVALID_EMAIL`, `INVALID_EXTERNAL_USER_ID`, `INVALID_LIMITS`.", body = Envelope),
+        (status = 401, response = responses::AppUnauthorized),
+        (status = 404, description = "`USER_NOT_FOUND`: no such user of this app.", body = Envelope),
+        (status = 409, description = "`EMAIL_TAKEN`: another user of this app has the address.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 pub(super) async fn update(
     AppClient(app): AppClient,
     state: web::Data<AppState>,
@@ -201,12 +304,12 @@ pub(super) async fn update(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let body = object(&body)?;
-    let email = body.get("email").map(email_field).transpose()?;
+    let email = given(&body, "email").map(email_field).transpose()?;
     let external = body
         .get("external_user_id")
         .map(external_id_field)
         .transpose()?;
-    let limits = body.get("limits").map(limits_field).transpose()?;
+    let limits = given(&body, "limits").map(limits_field).transpose()?;
     let now = state.clock.now().naive_utc();
     let public_id = path.into_inner();
     let user = with_conn(&state, move |conn| {
@@ -239,6 +342,21 @@ pub(super) async fn update(
     Ok(HttpResponse::Ok().json(UserBody { user: user.into() }))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/users/{user_id}",
+    operation_id = "delete_user",
+    tag = "Users",
+    summary = "Delete a user and erase their data",
+    security(("appBasic" = [])),
+    params(("user_id" = String, Path, description = "The user's id (`usr_…`).")),
+    responses(
+        (status = 204, description = "Deleted: their connections, accounts, transactions and tokens are gone."),
+        (status = 401, response = responses::AppUnauthorized),
+        (status = 404, description = "`USER_NOT_FOUND`.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
 pub(super) async fn delete(
     AppClient(app): AppClient,
     state: web::Data<AppState>,
@@ -252,4 +370,28 @@ pub(super) async fn delete(
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_limit_is_a_whole_number_however_json_writes_it() {
+        for (written, expected) in [
+            (json!(3), Some(3)),
+            (json!(3.0), Some(3)),
+            (json!(0), Some(0)),
+            (json!(2147483647), Some(i32::MAX)),
+            (json!(3.5), None),
+            (json!(-1), None),
+            (json!(2147483648_i64), None),
+            (json!("3"), None),
+        ] {
+            assert_eq!(whole_number(&written), expected, "{written}");
+        }
+        let exponent: Value = serde_json::from_str("1e2").unwrap();
+        assert_eq!(whole_number(&exponent), Some(100));
+    }
 }

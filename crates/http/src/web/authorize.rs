@@ -44,6 +44,29 @@ fn error_redirect(
     found(&redirect_with(redirect_uri, &pairs))
 }
 
+#[utoipa::path(
+    get,
+    path = "/oauth/authorize",
+    operation_id = "authorize",
+    tag = "OAuth",
+    summary = "Start the authorization flow (a browser page)",
+    description = "Send the user's browser here. They sign in by e-mailed code, connect a bank and consent; the browser then returns to `redirect_uri` with `code` and `state` (or `error`). A link that cannot be trusted to redirect (unknown client, unregistered `redirect_uri`) answers an HTML page saying so.",
+    security(()),
+    params(
+        ("response_type" = String, Query, description = "`code`."),
+        ("client_id" = String, Query, description = "The app's client id.", min_length = 1),
+        ("redirect_uri" = String, Query, description = "One of the app's registered redirect URIs, exactly.", min_length = 1),
+        ("state" = Option<String>, Query, description = "Returned as sent."),
+        ("code_challenge" = Option<String>, Query, description = "PKCE: BASE64URL(SHA-256(code_verifier)); required of public clients."),
+        ("code_challenge_method" = Option<String>, Query, description = "`S256`."),
+        ("scope" = Option<String>, Query, description = "Ignored: a grant reads the user's accounts."),
+    ),
+    responses(
+        (status = 303, description = "On to sign-in, a Tributary page (`Location`)."),
+        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`, `unsupported_response_type`, ...) and `state`, as RFC 6749 §4.1.2.1 says."),
+        (status = 400, description = "An HTML page: the link is missing `client_id` or `redirect_uri`, or they do not match a registered app, so it cannot be trusted to redirect.", content_type = "text/html", body = String),
+    )
+)]
 pub(super) async fn start(
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -21,6 +21,7 @@ pub mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
 mod portal;
+mod reference;
 mod session;
 mod sign_in;
 mod simplefin;
@@ -64,13 +65,20 @@ fn security_headers() -> DefaultHeaders {
         .add(("Cache-Control", "no-store"))
 }
 
-/// The authorization endpoint, under `/api/platform/oauth`.
-pub fn configure_authorize(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/authorize")
-            .wrap(security_headers())
-            .route(web::get().to(authorize::start)),
-    );
+/// The authorization endpoint, `/oauth/authorize` under `/api/platform`:
+/// the browser flow's first page, in the Platform's OpenAPI document.
+pub fn authorize_operation() -> crate::routes::Operation {
+    crate::routes::Operation::new::<authorize::__path_start, _, _>(authorize::start).page()
+}
+
+/// The API reference page, `/docs` under each interface's API root.
+pub fn reference_operation() -> crate::routes::Operation {
+    crate::routes::Operation::new::<reference::__path_page, _, _>(reference::page).page()
+}
+
+/// `resource` as a page: the pages' security headers on every answer.
+pub fn page_resource(resource: actix_web::Resource) -> impl actix_web::dev::HttpServiceFactory {
+    resource.wrap(security_headers())
 }
 
 /// The pages after the authorization endpoint, and the portal.

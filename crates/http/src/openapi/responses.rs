@@ -1,0 +1,28 @@
+//! Answers many operations share, described once and referred to from
+//! each operation's `responses(...)` (`#/components/responses/...`).
+
+#![allow(dead_code)] // the types are read only by the derives
+
+use crate::error::Envelope;
+use utoipa::ToResponse;
+
+/// No credentials, or not valid. Personal: `MISSING_CREDENTIALS`,
+/// `MALFORMED_API_KEY`, `INVALID_API_KEY`, `API_KEY_REVOKED`. Platform:
+/// `MISSING_CREDENTIALS`, `INVALID_ACCESS_TOKEN`, `ACCESS_TOKEN_EXPIRED`
+/// (with `WWW-Authenticate: Bearer error="invalid_token"`: refresh).
+#[derive(ToResponse)]
+pub struct Unauthorized<'a>(Envelope<'a>);
+
+/// App credentials (HTTP Basic: client id and secret) missing or not
+/// valid: `MISSING_CREDENTIALS`, `INVALID_CLIENT`.
+#[derive(ToResponse)]
+pub struct AppUnauthorized<'a>(Envelope<'a>);
+
+/// `DATABASE_UNAVAILABLE` (try again after `Retry-After`), or
+/// `STORAGE_FULL` for a write (rolled back whole).
+#[derive(ToResponse)]
+pub struct Unavailable<'a>(Envelope<'a>);
+
+/// Not modified: `If-None-Match` named the current `ETag`; no body.
+#[derive(ToResponse)]
+pub struct NotModified;
