@@ -790,3 +790,110 @@ async fn a_form_missing_a_field_gets_a_page_naming_it() {
     })
     .await;
 }
+
+/// A code for `app` sent to `redirect_uri` by `email`, who connects the
+/// sandbox and approves; the URL the browser is sent back to.
+async fn approved_redirect(
+    browser: &Browser,
+    outbox: &tributary_http::web::mailer::DevOutbox,
+    app: &tributary_e2e::platform::TestApp,
+    redirect_uri: &str,
+    email: &str,
+) -> String {
+    let banks = sign_in_at(
+        browser,
+        outbox,
+        &authorize_path(app, redirect_uri, "quickstart", email),
+        email,
+    )
+    .await;
+    connect_sandbox(browser, &banks, "user_good").await;
+    let consent = browser.get("/connect/consent").await;
+    let back = browser
+        .submit(&consent, "/connect/consent", &[("decision", "approve")])
+        .await;
+    assert_eq!(back.status, StatusCode::FOUND, "{}", back.body);
+    back.location
+}
+
+#[actix_web::test]
+async fn the_demo_callback_redeems_the_demo_apps_codes_once_and_no_one_elses() {
+    use tributary_domain::clock::Clock as _;
+    use tributary_storage::apps;
+    on_every_backend(|server, outbox| async move {
+        let callback = server.url("/developers/demo/callback");
+        // Without a demo app the page is not there.
+        let missing = Client::new().get(&callback).send().await.unwrap();
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        let demo = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            let now = server.clock.now().naive_utc();
+            let record = apps::create_app(
+                conn,
+                &apps::NewApp {
+                    client_id: "app_demo_for_the_test",
+                    name: "Tributary demo app",
+                    client_secret_hash: Some("unused"),
+                    billing_model: tributary_domain::model::BillingModel::Integrator,
+                    default_max_accounts: None,
+                    redirect_uris: std::slice::from_ref(&callback),
+                    now,
+                },
+            )
+            .unwrap();
+            apps::mark_demo(conn, record.id).unwrap();
+            // App A registers the same page: its codes must still be refused.
+            apps::add_redirect_uri(conn, server.app_a.record.id, &callback, now).unwrap();
+            tributary_e2e::platform::TestApp {
+                record: apps::get_app(conn, record.id).unwrap(),
+                secret: None,
+                redirect_uris: vec![callback.clone()],
+            }
+        };
+
+        let foreign = approved_redirect(
+            &Browser::new(&server),
+            &outbox,
+            &server.app_a,
+            &callback,
+            "someone@example.com",
+        )
+        .await;
+        let path = |url: &str| url.trim_start_matches(&server.base_url).to_owned();
+        let refused = Browser::new(&server).get(&path(&foreign)).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("The code was not accepted");
+
+        let browser = Browser::new(&server);
+        let back =
+            approved_redirect(&browser, &outbox, &demo, &callback, "newcomer@example.com").await;
+        assert!(back.starts_with(&format!("{callback}?code=tac_")), "{back}");
+        let shown = browser.get(&path(&back)).await;
+        assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+        shown.assert_shows("Everyday Checking");
+        shown.assert_accessible();
+        let token = shown
+            .body
+            .split("id=\"access-token\" readonly value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .to_owned();
+        let accounts = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &token)
+            .await;
+        for account in accounts["accounts"].as_array().unwrap() {
+            shown.assert_shows(account["name"].as_str().unwrap());
+        }
+        // Once only; an error the flow sent back is shown, not redeemed.
+        let again = browser.get(&path(&back)).await;
+        assert_eq!(again.status, StatusCode::BAD_REQUEST);
+        let declined = browser
+            .get("/developers/demo/callback?error=access_denied&state=quickstart")
+            .await;
+        assert_eq!(declined.status, StatusCode::BAD_REQUEST);
+        declined.assert_shows("access_denied");
+        server
+    })
+    .await;
+}

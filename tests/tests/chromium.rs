@@ -617,3 +617,119 @@ async fn the_api_references_read_well_in_headless_chromium() {
     personal.stop().await;
     platform.stop().await;
 }
+
+#[actix_web::test]
+async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
+    let Some(driver) = start_driver() else { return };
+    // A fresh SQLite database and nothing else set: the binary's first
+    // start, built the way the binary builds it (off the async runtime:
+    // the default connectors hold blocking HTTP clients), with the mail
+    // outbox the test reads the sign-in code from.
+    let dir = tempfile::tempdir().unwrap();
+    let database_url = format!("sqlite://{}/tributary.db", dir.path().display());
+    let outbox = tributary_http::web::mailer::DevOutbox::default();
+    let mailer = outbox.clone();
+    let application = std::thread::spawn(move || {
+        let config = tributary_http::Config::from_lookup(|name| match name {
+            "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
+            "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
+            _ => None,
+        })
+        .unwrap();
+        tributary_http::server::Application::build(
+            tributary_http::server::Interface::Platform,
+            config,
+            tributary_http::server::Parts {
+                mailer: Some(Arc::new(mailer)),
+                ..Default::default()
+            },
+        )
+        .and_then(tributary_http::server::Application::bind)
+        .unwrap()
+    })
+    .join()
+    .unwrap();
+    let greeting = application.greeting.join("\n");
+    let handle = application.server.handle();
+    actix_web::rt::spawn(application.server);
+    assert!(greeting.contains("client_id:     app_"), "{greeting}");
+    assert!(greeting.contains("client_secret: tcs_"), "{greeting}");
+    let link = greeting
+        .lines()
+        .find_map(|line| line.split("Try the whole flow in a browser").nth(1))
+        .and_then(|rest| rest.split(": ").nth(1))
+        .unwrap_or_else(|| panic!("no authorization link in:\n{greeting}"))
+        .to_owned();
+
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(&driver, profile.path()).await;
+    browser.goto(&link).await.unwrap();
+    wait_for(&browser, "send-code").await;
+    fill(&browser, "email", "newcomer@example.com").await;
+    click(&browser, "send-code").await;
+    wait_for(&browser, "verify").await;
+    let code = outbox.last_to("newcomer@example.com").unwrap().subject[..6].to_owned();
+    fill(&browser, "code", &code).await;
+    click(&browser, "verify").await;
+    wait_for(&browser, "bank-sandbox").await;
+    click(&browser, "bank-sandbox").await;
+    wait_for(&browser, "username").await;
+    fill(&browser, "username", "user_good").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "continue").await;
+    click(&browser, "continue").await;
+    wait_for(&browser, "approve").await;
+    click(&browser, "approve").await;
+
+    // The demo callback redeemed the code and lists what it reads.
+    wait_for(&browser, "accounts").await;
+    let landed = browser.current_url().await.unwrap();
+    assert_eq!(landed.path(), "/developers/demo/callback");
+    let rows = browser
+        .find_all(Locator::Css("#accounts tbody tr"))
+        .await
+        .unwrap();
+    let names: Vec<String> = futures_util::future::join_all(rows.iter().map(|r| r.text()))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains("Everyday Checking")),
+        "{names:?}"
+    );
+    for (width, label) in [(1280, "desktop"), (390, "phone")] {
+        browser.set_window_size(width, 1100).await.unwrap();
+        shoot(&browser, &format!("quickstart-callback-{label}")).await;
+    }
+    // The access token it shows reads the same accounts through the API.
+    let token = browser
+        .find(Locator::Id("access-token"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    let base = format!("{}://{}", landed.scheme(), landed.authority());
+    let read: Value = reqwest::Client::new()
+        .get(format!("{base}/api/platform/v1/accounts"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        read["total"].as_u64(),
+        Some(names.len() as u64),
+        "the page lists what the token reads: {names:?} {read}"
+    );
+    // A code works once: reloading the callback refuses it.
+    browser.refresh().await.unwrap();
+    let again = browser.source().await.unwrap();
+    assert!(again.contains("The code was not accepted"), "{again}");
+    browser.close().await.unwrap();
+    handle.stop(true).await;
+}

@@ -15,7 +15,7 @@ pub const ENVIRONMENT_HELP: &str = "\
 Configuration (environment variables):
   TRIBUTARY_DATABASE_URL    sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://tributary.db]
   TRIBUTARY_BIND            address to listen on, host:port [default: 127.0.0.1:8080]
-  TRIBUTARY_DEMO            personal-api only: seed a demo user when the database has no users [default: on for SQLite, off for PostgreSQL]
+  TRIBUTARY_DEMO            seed demo data on a fresh database: personal-api a demo user, platform-api a demo app [default: on for SQLite, off for PostgreSQL]
   TRIBUTARY_DB_POOL_SIZE    database connections per server or worker [default: 8]
   TRIBUTARY_DB_TIMEOUT_SECS seconds to wait for a free connection before answering 503 [default: 5]
   TRIBUTARY_SECRET_KEY      base64 key sealing provider credentials [required with PostgreSQL; SQLite: a PATH.key file]

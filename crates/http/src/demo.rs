@@ -63,3 +63,75 @@ pub fn seed_if_empty(
         accounts,
     }))
 }
+
+/// Where the demo app's codes come back to: a page of this server
+/// (`web::demo_callback`).
+pub const DEMO_CALLBACK_PATH: &str = "/developers/demo/callback";
+
+/// The demo app a first start of `platform-api` makes.
+#[derive(Debug)]
+pub struct DemoAppSeed {
+    pub name: String,
+    pub client_id: String,
+    /// Shown once at start-up; only its hash is stored.
+    pub client_secret: String,
+    /// The authorization link that walks the whole flow to the demo
+    /// callback page.
+    pub authorize_link: String,
+}
+
+/// The name the demo app has.
+pub const DEMO_APP_NAME: &str = "Tributary demo app";
+
+/// On a database without apps, makes the demo app, confidential, its
+/// redirect URI this server's demo callback under `base` (the address the
+/// server answers at); `None` when the database has apps.
+pub fn seed_demo_app_if_empty(
+    db: &Database,
+    clock: &dyn tributary_domain::clock::Clock,
+    base: &str,
+) -> anyhow::Result<Option<DemoAppSeed>> {
+    use tributary_auth::oauth::{new_client_id, new_client_secret};
+    use tributary_storage::apps::{self, NewApp};
+    let redirect_uri = format!("{base}{DEMO_CALLBACK_PATH}");
+    let mut conn = db.conn()?;
+    let (client_secret, secret_hash) = new_client_secret();
+    let client_id = new_client_id();
+    let created = conn.atomically(|conn| {
+        if apps::has_apps(conn)? {
+            return Ok(None);
+        }
+        let app = apps::create_app(
+            conn,
+            &NewApp {
+                client_id: &client_id,
+                name: DEMO_APP_NAME,
+                client_secret_hash: Some(&secret_hash),
+                billing_model: tributary_domain::model::BillingModel::Integrator,
+                default_max_accounts: None,
+                redirect_uris: std::slice::from_ref(&redirect_uri),
+                now: clock.now().naive_utc(),
+            },
+        )?;
+        apps::mark_demo(conn, app.id)?;
+        Ok(Some(app))
+    })?;
+    Ok(created.map(|app| DemoAppSeed {
+        authorize_link: authorize_link(base, &app.client_id, &redirect_uri),
+        name: app.name,
+        client_id: app.client_id,
+        client_secret,
+    }))
+}
+
+/// The demo app's authorization link: `state` is fixed, since the demo
+/// callback page only shows what the code reads and signs nobody in.
+pub fn authorize_link(base: &str, client_id: &str, redirect_uri: &str) -> String {
+    let query: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("state", "quickstart")
+        .finish();
+    format!("{base}/api/platform/oauth/authorize?{query}")
+}

@@ -449,6 +449,7 @@ impl Application {
             seed,
             worker,
         } = self;
+        let (db, clock) = (state.db.clone(), state.clock.clone());
         let Bound {
             server,
             addrs,
@@ -479,6 +480,27 @@ impl Application {
                 crate::web::dashboard::SIGN_IN_LINK_PATH,
                 seed.sign_in_token
             ));
+        }
+        // The Platform's demo app needs the address the server answers at
+        // (its redirect URI is this server's demo callback page): made
+        // here, once bound.
+        if interface == Interface::Platform && config.seed_demo {
+            let base = config.public_url.as_deref().unwrap_or(&url);
+            if let Some(app) = demo::seed_demo_app_if_empty(&db, clock.as_ref(), base)? {
+                greeting.push(format!(
+                    "Created the demo app \"{}\" (confidential, users paid by the integrator).",
+                    app.name
+                ));
+                greeting.push(format!("client_id:     {}", app.client_id));
+                greeting.push(format!(
+                    "client_secret: {} (shown only now; only its hash is kept)",
+                    app.client_secret
+                ));
+                greeting.push(format!(
+                    "Try the whole flow in a browser (sign-in codes go to the log while no SMTP server is set): {}",
+                    app.authorize_link
+                ));
+            }
         }
         if interface == Interface::Personal && !config.seed_demo {
             greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());

@@ -24,6 +24,9 @@ pub struct AppRecord {
     pub billing_model: BillingModel,
     pub default_max_accounts: Option<i32>,
     pub created_at: NaiveDateTime,
+    /// The built-in demo app (`platform-api`'s first start): the server's
+    /// own callback page redeems its codes.
+    pub is_demo: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +60,30 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
         }
         get_app(conn, id)
     })
+}
+
+/// Whether the database has any app (a first start makes the demo app only
+/// when it has none).
+pub fn has_apps(conn: &mut AnyConnection) -> StorageResult<bool> {
+    Ok(diesel::select(diesel::dsl::exists(apps::table.select(apps::id))).get_result(conn)?)
+}
+
+/// Makes `id` the demo app.
+pub fn mark_demo(conn: &mut AnyConnection, id: AppId) -> StorageResult<()> {
+    diesel::update(apps::table.find(id.get()))
+        .set(apps::is_demo.eq(true))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The demo app, when this database has one.
+pub fn demo_app(conn: &mut AnyConnection) -> StorageResult<Option<AppRecord>> {
+    Ok(apps::table
+        .filter(apps::is_demo.eq(true))
+        .order(apps::id)
+        .select(AppRecord::as_select())
+        .first(conn)
+        .optional()?)
 }
 
 pub fn get_app(conn: &mut AnyConnection, id: AppId) -> StorageResult<AppRecord> {

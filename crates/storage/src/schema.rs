@@ -11,6 +11,7 @@ diesel::table! {
         billing_model -> Text,
         default_max_accounts -> Nullable<Integer>,
         created_at -> Timestamp,
+        is_demo -> Bool,
     }
 }
 

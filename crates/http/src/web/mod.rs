@@ -17,6 +17,7 @@ mod connect;
 mod connections;
 mod consent;
 pub mod dashboard;
+mod demo_callback;
 pub mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
@@ -84,6 +85,12 @@ pub fn page_resource(resource: actix_web::Resource) -> impl actix_web::dev::Http
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     static_files(cfg);
+    cfg.service(
+        web::resource(crate::demo::DEMO_CALLBACK_PATH)
+            .app_data(query_config())
+            .wrap(security_headers())
+            .route(web::get().to(demo_callback::page)),
+    );
     cfg.service(
         web::scope("/connect")
             .default_service(web::to(no_page))
