@@ -82,6 +82,10 @@ row_id! {
     SimpleFinDestinationId;
     /// A signed-in browser session of the Personal dashboard.
     DashboardSessionId;
+    /// A person who owns Platform apps (the developer dashboard).
+    DeveloperId;
+    /// A signed-in browser session of the developer dashboard.
+    DeveloperSessionId;
     /// An OAuth access or refresh token row.
     TokenId;
     /// An OAuth authorization code row.

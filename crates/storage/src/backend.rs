@@ -8,15 +8,15 @@
 
 use crate::db::AnyConnection;
 use crate::schema::{
-    accounts, api_key_accounts, institutions, securities, simplefin_destination_accounts,
-    transactions, users,
+    accounts, api_key_accounts, developer_apps, developers, institutions, securities,
+    simplefin_destination_accounts, transactions, users,
 };
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use tributary_domain::ids::{
-    AccountId, ApiKeyId, AppId, ConnectionId, InstitutionId, SecurityId, SimpleFinDestinationId,
-    SyncJobId, UserId,
+    AccountId, ApiKeyId, AppId, ConnectionId, DeveloperId, InstitutionId, SecurityId,
+    SimpleFinDestinationId, SyncJobId, UserId,
 };
 use tributary_domain::snapshot::{Security, SnapshotInstitution, SnapshotTransaction};
 
@@ -273,6 +273,40 @@ pub(crate) fn insert_user_unless_exists(
             .execute(c),
     }?;
     Ok(inserted == 1)
+}
+
+/// Inserts a developer unless one with `email` exists; `true` when this
+/// call inserted it. Concurrent identical calls insert one.
+pub(crate) fn insert_developer_unless_exists(
+    conn: &mut AnyConnection,
+    email: &str,
+    now: NaiveDateTime,
+) -> QueryResult<bool> {
+    let row = (developers::email.eq(email), developers::created_at.eq(now));
+    let inserted = with_backend!(conn, c => diesel::insert_into(developers::table)
+        .values(row)
+        .on_conflict_do_nothing()
+        .execute(c))?;
+    Ok(inserted == 1)
+}
+
+/// Makes `developer_id` the owner of `app_id`, replacing any owner.
+pub(crate) fn upsert_app_owner(
+    conn: &mut AnyConnection,
+    app_id: AppId,
+    developer_id: DeveloperId,
+) -> QueryResult<()> {
+    let row = (
+        developer_apps::app_id.eq(app_id.get()),
+        developer_apps::developer_id.eq(developer_id.get()),
+    );
+    with_backend!(conn, c => diesel::insert_into(developer_apps::table)
+        .values(row)
+        .on_conflict(developer_apps::app_id)
+        .do_update()
+        .set(developer_apps::developer_id.eq(developer_id.get()))
+        .execute(c))?;
+    Ok(())
 }
 
 /// A transaction's provider-given values as stored; the same for a new row

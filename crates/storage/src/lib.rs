@@ -13,6 +13,7 @@ pub mod apps;
 pub mod checkouts;
 pub mod connections;
 pub mod dashboard;
+pub mod developers;
 pub mod oauth;
 pub mod read;
 pub mod sign_in_codes;

@@ -325,6 +325,36 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    developers (id) {
+        id -> BigInt,
+        email -> Text,
+        created_at -> Timestamp,
+        last_signed_in_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    developer_apps (app_id) {
+        app_id -> BigInt,
+        developer_id -> BigInt,
+    }
+}
+
+diesel::table! {
+    developer_sessions (id) {
+        id -> BigInt,
+        token_hash -> Text,
+        developer_id -> BigInt,
+        created_at -> Timestamp,
+        last_seen_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(developer_apps -> apps (app_id));
+diesel::joinable!(developer_apps -> developers (developer_id));
+diesel::joinable!(developer_sessions -> developers (developer_id));
 diesel::joinable!(app_redirect_uris -> apps (app_id));
 diesel::joinable!(users -> apps (app_id));
 diesel::joinable!(api_keys -> users (user_id));
@@ -346,6 +376,9 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    developers,
+    developer_apps,
+    developer_sessions,
     web_sessions,
     sign_in_codes,
     checkouts,

@@ -1136,3 +1136,127 @@ fn a_sync_reads_only_the_stored_rows_it_can_change_and_ends_as_a_full_read_would
         assert_eq!(h5.description.as_deref(), Some("corrected"));
     });
 }
+
+fn app_named(conn: &mut AnyConnection, client_id: &str) -> crate::apps::AppRecord {
+    crate::apps::create_app(
+        conn,
+        &crate::apps::NewApp {
+            client_id,
+            name: client_id,
+            client_secret_hash: Some("hash"),
+            billing_model: tributary_domain::model::BillingModel::Integrator,
+            default_max_accounts: None,
+            redirect_uris: &[],
+            now: now(),
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_developer_sees_only_their_own_apps() {
+    use crate::developers;
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (ada, made) = developers::add(conn, "ada@example.com", now()).unwrap();
+        assert!(made);
+        let (again, made) = developers::add(conn, "ada@example.com", now()).unwrap();
+        assert!(!made, "an address is one developer");
+        assert_eq!(again.id, ada.id);
+        let (bob, _) = developers::add(conn, "bob@example.com", now()).unwrap();
+        let adas = app_named(conn, "app_ada");
+        let operators = app_named(conn, "app_operator");
+        assert_eq!(developers::owner_of(conn, adas.id).unwrap(), None);
+        developers::set_owner(conn, adas.id, ada.id).unwrap();
+        assert_eq!(developers::owner_of(conn, adas.id).unwrap(), Some(ada.id));
+        let ids =
+            |apps: Vec<crate::apps::AppRecord>| apps.into_iter().map(|a| a.id).collect::<Vec<_>>();
+        assert_eq!(ids(developers::apps_of(conn, ada.id).unwrap()), [adas.id]);
+        assert!(developers::apps_of(conn, bob.id).unwrap().is_empty());
+        // Another developer's app and the operator's read as missing.
+        assert!(
+            developers::owned_app(conn, bob.id, adas.id)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            developers::owned_app(conn, ada.id, operators.id)
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            developers::owned_app(conn, ada.id, adas.id)
+                .unwrap()
+                .map(|a| a.id),
+            Some(adas.id)
+        );
+        // Owners change by replacing the row, never by adding a second.
+        developers::set_owner(conn, adas.id, bob.id).unwrap();
+        assert!(developers::apps_of(conn, ada.id).unwrap().is_empty());
+        assert_eq!(ids(developers::apps_of(conn, bob.id).unwrap()), [adas.id]);
+        assert_eq!(
+            developers::list(conn)
+                .unwrap()
+                .iter()
+                .map(|d| d.email.as_str())
+                .collect::<Vec<_>>(),
+            ["ada@example.com", "bob@example.com"]
+        );
+    });
+}
+
+#[test]
+fn developer_sessions_are_found_by_hash_and_purged_after_expiry() {
+    use crate::developers;
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (ada, _) = developers::add(conn, "ada@example.com", now()).unwrap();
+        let expires = now() + chrono::Duration::hours(12);
+        developers::insert_session(conn, "hash-1", ada.id, expires, now()).unwrap();
+        let session = developers::find_session(conn, "hash-1").unwrap().unwrap();
+        assert_eq!(session.developer_id, ada.id);
+        assert!(developers::find_session(conn, "hash-2").unwrap().is_none());
+        let later = now() + chrono::Duration::minutes(5);
+        developers::touch_session(conn, session.id, later).unwrap();
+        assert_eq!(
+            developers::find_session(conn, "hash-1")
+                .unwrap()
+                .unwrap()
+                .last_seen_at,
+            later
+        );
+        developers::purge_expired(conn, expires - chrono::Duration::seconds(1)).unwrap();
+        assert!(developers::find_session(conn, "hash-1").unwrap().is_some());
+        developers::purge_expired(conn, expires + chrono::Duration::seconds(1)).unwrap();
+        assert!(developers::find_session(conn, "hash-1").unwrap().is_none());
+        developers::insert_session(conn, "hash-3", ada.id, expires, now()).unwrap();
+        let id = developers::find_session(conn, "hash-3")
+            .unwrap()
+            .unwrap()
+            .id;
+        developers::delete_session(conn, id).unwrap();
+        assert!(developers::find_session(conn, "hash-3").unwrap().is_none());
+    });
+}
+
+#[test]
+fn concurrent_sign_ups_of_one_address_make_one_developer() {
+    use crate::developers;
+    on_every_backend(|db: &Database| {
+        let made: Vec<bool> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..4)
+                .map(|_| {
+                    let db = db.clone();
+                    scope.spawn(move || {
+                        let conn = &mut *db.conn().unwrap();
+                        developers::add(conn, "race@example.com", now()).unwrap().1
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(made.iter().filter(|m| **m).count(), 1, "{made:?}");
+        let conn = &mut *db.conn().unwrap();
+        assert_eq!(developers::list(conn).unwrap().len(), 1);
+    });
+}
