@@ -4,8 +4,8 @@
 //! open. Forms carry the CSRF token [`crate::web_session::csrf_token`]
 //! derives from the session token (before sign-in: the browser token).
 
-use crate::secret;
 use crate::sign_in::{self, SignInError};
+use crate::{secret, signed_in};
 use chrono::{Duration, NaiveDateTime};
 use tributary_domain::ids::UserId;
 use tributary_storage::dashboard::{self as store, DashboardSessionRecord};
@@ -22,12 +22,7 @@ pub const BROWSER_TOKEN_TTL: Duration = Duration::minutes(30);
 /// Long enough to open the mail or the terminal and click; short enough
 /// that a link found later in a scrollback opens nothing.
 pub const LOGIN_LINK_TTL: Duration = Duration::minutes(15);
-/// A session unused this long ends (a tab left open on a shared computer).
-pub const SESSION_IDLE: Duration = Duration::minutes(30);
-/// A session ends this long after sign-in, however busy.
-pub const SESSION_LIFETIME: Duration = Duration::hours(12);
-/// `last_seen_at` is written at most this often: a page load is a read.
-const LAST_SEEN_RESOLUTION: Duration = Duration::minutes(1);
+pub use crate::signed_in::{SESSION_IDLE, SESSION_LIFETIME};
 
 /// A new sign-in link token for `user_id`; `{base}/sign-in/link/{token}`
 /// is the link.
@@ -60,62 +55,39 @@ pub fn use_login_link(
     store::use_login_link(conn, &secret::hash(token), now)
 }
 
-/// Opens a session for `user_id`; returns the cookie token. Ended sessions
-/// and links are purged on the way.
+// Where the Personal dashboard's sessions are kept.
+signed_in::sessions_in!(
+    DashboardSessions,
+    store,
+    DashboardSessionRecord,
+    UserId,
+    SESSION_PREFIX
+);
+
+/// Opens a dashboard session for `user_id`; its token, for the cookie.
 pub fn start_session(
     conn: &mut AnyConnection,
     user_id: UserId,
     now: NaiveDateTime,
 ) -> Result<String, StorageError> {
-    store::purge_expired(conn, now)?;
-    let token = secret::generate(SESSION_PREFIX);
-    store::insert_session(
-        conn,
-        &secret::hash(&token),
-        user_id,
-        now + SESSION_LIFETIME,
-        now,
-    )?;
-    Ok(token)
+    signed_in::start::<DashboardSessions>(conn, user_id, now)
 }
 
-/// The live session behind a cookie token: neither idle too long nor past
-/// its absolute expiry. Its last use is recorded.
+/// The live session `token` names (see [`signed_in::find`]).
 pub fn find_session(
     conn: &mut AnyConnection,
     token: &str,
     now: NaiveDateTime,
 ) -> Result<Option<DashboardSessionRecord>, StorageError> {
-    if !secret::is_well_formed(token, SESSION_PREFIX) {
-        return Ok(None);
-    }
-    let Some(session) = store::find_session(conn, &secret::hash(token))?
-        .filter(|s| secret::matches_hash(token, &s.token_hash))
-    else {
-        return Ok(None);
-    };
-    if now >= session.expires_at || now - session.last_seen_at >= SESSION_IDLE {
-        store::delete_session(conn, session.id)?;
-        return Ok(None);
-    }
-    if now - session.last_seen_at >= LAST_SEEN_RESOLUTION {
-        store::touch_session(conn, session.id, now)?;
-    }
-    Ok(Some(session))
+    signed_in::find::<DashboardSessions>(conn, token, now)
 }
 
-/// A new token for a signed-out browser's sign-in cookie: the codes it
-/// asks for work only in it, and its forms' CSRF token derives from it.
-/// Nothing is stored until a code is sent.
 pub fn new_browser_token() -> String {
     secret::generate(BROWSER_PREFIX)
 }
 
-/// What the codes a browser asks for are bound to: the hash of its token;
-/// `None` for a token that is not one of ours.
 fn browser_binding(browser_token: &str) -> Option<CodeBinding> {
-    secret::is_well_formed(browser_token, BROWSER_PREFIX)
-        .then(|| CodeBinding::Browser(secret::hash(browser_token)))
+    signed_in::code_binding(browser_token, BROWSER_PREFIX)
 }
 
 /// A sign-in code for the dashboard user `email` (already normalised),
@@ -153,12 +125,9 @@ pub fn verify_code(
         .ok_or(SignInError::NoCode)
 }
 
-/// Ends the session behind a cookie token (signing out).
+/// Signs out.
 pub fn end_session(conn: &mut AnyConnection, token: &str) -> Result<(), StorageError> {
-    if let Some(session) = store::find_session(conn, &secret::hash(token))? {
-        store::delete_session(conn, session.id)?;
-    }
-    Ok(())
+    signed_in::end::<DashboardSessions>(conn, token)
 }
 
 #[cfg(test)]

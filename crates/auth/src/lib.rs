@@ -6,9 +6,11 @@
 
 pub mod api_keys;
 pub mod dashboard;
+pub mod developers;
 pub mod keyring;
 pub mod oauth;
 pub mod secret;
 pub mod sign_in;
+pub mod signed_in;
 pub mod simplefin;
 pub mod web_session;
