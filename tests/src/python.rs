@@ -5,12 +5,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 /// The Python of the virtualenv at `venv` (a test's
 /// `CARGO_TARGET_TMPDIR/name`) in which `imports` (a Python statement)
 /// succeeds; made on first use by running pip once per entry of
 /// `installs` (the arguments after `pip install --quiet`).
 pub fn venv(venv: &Path, imports: &str, installs: &[&[&str]]) -> PathBuf {
+    // Tests of one binary run in parallel threads and may ask for the same
+    // virtualenv at once: one makes it while the others wait, then find it.
+    static MAKING: Mutex<()> = Mutex::new(());
+    let _making = MAKING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let name = venv.display();
     let python = venv.join("bin/python");
     let importable = |python: &Path| {
