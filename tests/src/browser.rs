@@ -321,3 +321,28 @@ pub async fn exchange(server: &PlatformServer, app: &TestApp, redirect: &str) ->
         .await;
     (access, accounts)
 }
+
+/// A code for `app` sent to `redirect_uri` by `email`, who connects the
+/// sandbox and approves; the URL the browser is sent back to.
+pub async fn approved_redirect(
+    browser: &Browser,
+    outbox: &DevOutbox,
+    app: &TestApp,
+    redirect_uri: &str,
+    email: &str,
+) -> String {
+    let banks = sign_in_at(
+        browser,
+        outbox,
+        &authorize_path(app, redirect_uri, "quickstart", email),
+        email,
+    )
+    .await;
+    connect_sandbox(browser, &banks, "user_good").await;
+    let consent = browser.get("/connect/consent").await;
+    let back = browser
+        .submit(&consent, "/connect/consent", &[("decision", "approve")])
+        .await;
+    assert_eq!(back.status, StatusCode::FOUND, "{}", back.body);
+    back.location
+}

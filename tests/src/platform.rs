@@ -7,6 +7,7 @@ use oauth2::basic::BasicClient;
 use oauth2::{AuthorizationCode, ClientId, ClientSecret, RedirectUrl, TokenResponse, TokenUrl};
 use serde_json::Value;
 use std::sync::Arc;
+use tributary_auth::developers::Signup;
 use tributary_auth::oauth::{new_client_id, new_client_secret};
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::BillingModel;
@@ -171,13 +172,32 @@ pub fn start_platform_with_pages(database: TestDatabase) -> (PlatformServer, Dev
     start_platform_with_pages_and(database, Vec::new(), |parts| parts)
 }
 
-/// As [`start_platform_with_pages`], with more connectors beside the
+/// As [`start_platform_with_pages`] (the developer dashboard's sign-up
+/// open), with more connectors beside the
 /// sandbox (made off the async runtime where they hold blocking clients)
 /// and a last say over the state (another payment processor, say).
 pub fn start_platform_with_pages_and(
     database: TestDatabase,
     connectors: Vec<Arc<dyn Connector>>,
     customize: impl FnOnce(Parts) -> Parts,
+) -> (PlatformServer, DevOutbox) {
+    pages_server(database, connectors, customize, Signup::Open)
+}
+
+/// As [`start_platform_with_pages`], with the developer dashboard's
+/// sign-up as `signup` says.
+pub fn start_platform_with_signup(
+    database: TestDatabase,
+    signup: Signup,
+) -> (PlatformServer, DevOutbox) {
+    pages_server(database, Vec::new(), |parts| parts, signup)
+}
+
+fn pages_server(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn Connector>>,
+    customize: impl FnOnce(Parts) -> Parts,
+    signup: Signup,
 ) -> (PlatformServer, DevOutbox) {
     let clock = clock();
     let apps = seed_apps(&database, clock.as_ref(), BillingModel::User);
@@ -193,7 +213,8 @@ pub fn start_platform_with_pages_and(
         mailer: Some(Arc::new(outbox.clone())),
         payments: Some(Arc::new(TestProcessor::new(database.db().clone()))),
     };
-    let config = crate::test_config(&database, None);
+    let mut config = crate::test_config(&database, None);
+    config.developer_signup = signup;
     (
         serve(database, clock, config, customize(parts), apps),
         outbox,

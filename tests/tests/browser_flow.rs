@@ -12,7 +12,8 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
 use sha2::Digest as _;
 use tributary_e2e::browser::{
-    Browser, authorize_path, code_in, connect_sandbox, exchange, sign_in, sign_in_at,
+    Browser, approved_redirect, authorize_path, code_in, connect_sandbox, exchange, sign_in,
+    sign_in_at,
 };
 use tributary_e2e::harness::with_pages as on_every_backend;
 use tributary_e2e::json_answer;
@@ -789,31 +790,6 @@ async fn a_form_missing_a_field_gets_a_page_naming_it() {
         server
     })
     .await;
-}
-
-/// A code for `app` sent to `redirect_uri` by `email`, who connects the
-/// sandbox and approves; the URL the browser is sent back to.
-async fn approved_redirect(
-    browser: &Browser,
-    outbox: &tributary_http::web::mailer::DevOutbox,
-    app: &tributary_e2e::platform::TestApp,
-    redirect_uri: &str,
-    email: &str,
-) -> String {
-    let banks = sign_in_at(
-        browser,
-        outbox,
-        &authorize_path(app, redirect_uri, "quickstart", email),
-        email,
-    )
-    .await;
-    connect_sandbox(browser, &banks, "user_good").await;
-    let consent = browser.get("/connect/consent").await;
-    let back = browser
-        .submit(&consent, "/connect/consent", &[("decision", "approve")])
-        .await;
-    assert_eq!(back.status, StatusCode::FOUND, "{}", back.body);
-    back.location
 }
 
 #[actix_web::test]

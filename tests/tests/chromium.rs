@@ -192,6 +192,42 @@ axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a
     );
 }
 
+/// From an authorization link's sign-in page (its address filled in as
+/// `email`): the mailed code, the sandbox bank as `user_good`, the accounts
+/// found, and consent; returns once the browser is on its way back.
+async fn sign_in_connect_and_approve(
+    browser: &Client,
+    outbox: &tributary_http::web::mailer::DevOutbox,
+    email: &str,
+) {
+    wait_for(browser, "send-code").await;
+    fill(browser, "email", email).await;
+    click(browser, "send-code").await;
+    wait_for(browser, "verify").await;
+    let code = outbox.last_to(email).unwrap().subject[..6].to_owned();
+    fill(browser, "code", &code).await;
+    click(browser, "verify").await;
+    wait_for(browser, "bank-sandbox").await;
+    click(browser, "bank-sandbox").await;
+    wait_for(browser, "username").await;
+    fill(browser, "username", "user_good").await;
+    click(browser, "connect").await;
+    wait_for(browser, "continue").await;
+    click(browser, "continue").await;
+    wait_for(browser, "approve").await;
+    click(browser, "approve").await;
+}
+
+/// Checks the page at desktop and phone width and saves both as
+/// `{name}-desktop.png` and `{name}-phone.png`.
+async fn shoot_both_widths(browser: &Client, name: &str) {
+    for (width, label) in [(1280, "desktop"), (390, "phone")] {
+        browser.set_window_size(width, 1100).await.unwrap();
+        shoot(browser, &format!("{name}-{label}")).await;
+    }
+    browser.set_window_size(1280, 1100).await.unwrap();
+}
+
 async fn fill(browser: &Client, id: &str, text: &str) {
     let field = browser.find(Locator::Id(id)).await.unwrap();
     field.clear().await.unwrap();
@@ -386,11 +422,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let browser = open_browser(driver, profile.path()).await;
     /// Both widths the pages are checked at: desktop, then phone.
     async fn shoot_both(browser: &Client, name: &str) {
-        for (width, label) in [(1280, "desktop"), (390, "phone")] {
-            browser.set_window_size(width, 1100).await.unwrap();
-            shoot(browser, &format!("dashboard-{name}-{label}")).await;
-        }
-        browser.set_window_size(1280, 1100).await.unwrap();
+        shoot_both_widths(browser, &format!("dashboard-{name}")).await;
     }
 
     browser.goto(&server.url("/")).await.unwrap();
@@ -581,6 +613,180 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
 }
 
 #[actix_web::test]
+async fn a_developer_makes_an_app_and_manages_its_users_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        developers_walk_through(&driver, database).await;
+    }
+}
+
+/// The value of the read-only field `id`.
+async fn value_of(browser: &Client, id: &str) -> String {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// The developer dashboard clicked through: sign up with a mailed code,
+/// create an app and see its secret once, rotate it (the old one then
+/// fails at the token endpoint), register the integrator's redirect URI,
+/// a person walks the authorization flow to it, the person appears in the
+/// app's users with their connection and is erased, the app is deleted;
+/// each page checked by axe and saved at desktop and phone width.
+async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
+    let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |parts| parts);
+    let (callback, site) = start_integrator_site();
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    async fn shoot_both(browser: &Client, name: &str) {
+        shoot_both_widths(browser, &format!("developers-{name}")).await;
+    }
+    // What the token endpoint answers the app's credentials with for a
+    // made-up code: 400 once they authenticate, 401 when they do not.
+    let token_status = |client_id: String, secret: String| {
+        let url = server.url("/api/platform/oauth/token");
+        async move {
+            reqwest::Client::new()
+                .post(url)
+                .basic_auth(client_id, Some(secret))
+                .form(&[("grant_type", "authorization_code"), ("code", "tac_x")])
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+
+    browser.goto(&server.url("/developers")).await.unwrap();
+    wait_for(&browser, "send-code").await;
+    fill(&browser, "email", "ada@example.com").await;
+    shoot_both(&browser, "01-signed-out").await;
+    click(&browser, "send-code").await;
+    wait_for(&browser, "code").await;
+    let code = tributary_e2e::browser::code_in(&outbox, "ada@example.com");
+    fill(&browser, "code", &code).await;
+    shoot_both(&browser, "02-code").await;
+    click(&browser, "verify").await;
+    wait_for(&browser, "no-apps").await;
+    fill(&browser, "app-name", "Budget app").await;
+    fill(&browser, "redirect-uris", "https://budget.example/callback").await;
+    fill(&browser, "max-accounts", "6").await;
+    shoot_both(&browser, "03-new-app").await;
+    click(&browser, "create-app").await;
+
+    wait_for(&browser, "client-secret").await;
+    let client_id = value_of(&browser, "client-id").await;
+    let first_secret = value_of(&browser, "client-secret").await;
+    shoot_both(&browser, "04-secret-once").await;
+    click(&browser, "done").await;
+    wait_for(&browser, "rotate-secret").await;
+    assert!(!browser.source().await.unwrap().contains(&first_secret));
+    click(&browser, "rotate-secret").await;
+    wait_for(&browser, "client-secret").await;
+    let secret = value_of(&browser, "client-secret").await;
+    assert_ne!(secret, first_secret);
+    assert_eq!(
+        token_status(client_id.clone(), first_secret).await,
+        reqwest::StatusCode::UNAUTHORIZED,
+        "the old secret fails at the token endpoint"
+    );
+    assert_eq!(
+        token_status(client_id.clone(), secret.clone()).await,
+        reqwest::StatusCode::BAD_REQUEST
+    );
+    click(&browser, "done").await;
+    wait_for(&browser, "new-uri").await;
+    fill(&browser, "new-uri", &callback).await;
+    click(&browser, "add-uri").await;
+    wait_for(&browser, "remove-uri-2").await;
+    let app_path = browser.current_url().await.unwrap().path().to_owned();
+    shoot_both(&browser, "05-app").await;
+
+    // A person walks the authorization flow to the new redirect URI.
+    let mut authorize = url::Url::parse(&server.url("/api/platform/oauth/authorize")).unwrap();
+    authorize
+        .query_pairs_mut()
+        .append_pair("client_id", &client_id)
+        .append_pair("redirect_uri", &callback)
+        .append_pair("state", "developer-walk")
+        .append_pair("email", "reader@example.com");
+    browser.goto(authorize.as_str()).await.unwrap();
+    sign_in_connect_and_approve(&browser, &outbox, "reader@example.com").await;
+    wait_for(&browser, "back").await;
+    let landed = browser.current_url().await.unwrap();
+    assert!(landed.as_str().starts_with(&callback), "{landed}");
+    let query: std::collections::HashMap<_, _> = landed.query_pairs().into_owned().collect();
+    let app = tributary_e2e::platform::TestApp {
+        record: apps::find_by_client_id(&mut server.database.db().conn().unwrap(), &client_id)
+            .unwrap()
+            .unwrap(),
+        secret: Some(secret),
+        redirect_uris: vec![callback.clone()],
+    };
+    let access = server.redeem_code(&app, &callback, &query["code"]).await;
+    let accounts = server
+        .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+        .await;
+    let found = accounts["total"].as_u64().unwrap();
+
+    // The person is among the app's users, with their connection.
+    browser
+        .goto(&server.url(&format!("{app_path}/users")))
+        .await
+        .unwrap();
+    wait_for(&browser, "users").await;
+    let row = browser
+        .find(Locator::Css("#users tbody tr"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(row.contains("reader@example.com"), "{row}");
+    assert!(row.contains("Tributary Sandbox Bank"), "{row}");
+    assert!(row.contains("ACTIVE"), "{row}");
+    assert!(row.contains(&format!("{found} of 6")), "{row}");
+    shoot_both(&browser, "06-users").await;
+    fill(&browser, "search", "READER").await;
+    click(&browser, "search-users").await;
+    wait_for(&browser, "users").await;
+    let erase = browser
+        .find(Locator::Css("#users a[id^='erase-']"))
+        .await
+        .unwrap();
+    erase.click().await.unwrap();
+    wait_for(&browser, "erase-user").await;
+    shoot_both(&browser, "07-erase-user").await;
+    click(&browser, "erase-user").await;
+    wait_for(&browser, "no-users").await;
+    let gone = reqwest::Client::new()
+        .get(server.url("/api/platform/v1/accounts"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), reqwest::StatusCode::UNAUTHORIZED);
+
+    // The app is deleted after a confirm page.
+    browser.goto(&server.url(&app_path)).await.unwrap();
+    wait_for(&browser, "delete-link").await;
+    click(&browser, "delete-link").await;
+    wait_for(&browser, "delete-app").await;
+    shoot_both(&browser, "08-delete-app").await;
+    click(&browser, "delete-app").await;
+    wait_for(&browser, "no-apps").await;
+    browser.close().await.unwrap();
+    site.stop(true).await;
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn the_api_references_read_well_in_headless_chromium() {
     let Some(driver) = start_driver() else { return };
     let profile = tempfile::tempdir().unwrap();
@@ -593,11 +799,7 @@ async fn the_api_references_read_well_in_headless_chromium() {
     ] {
         browser.goto(&url).await.unwrap();
         wait_for(&browser, "document").await;
-        for (width, label) in [(1280, "desktop"), (390, "phone")] {
-            browser.set_window_size(width, 1100).await.unwrap();
-            shoot(&browser, &format!("{name}-{label}")).await;
-        }
-        browser.set_window_size(1280, 1100).await.unwrap();
+        shoot_both_widths(&browser, name).await;
     }
     // Searching narrows the page to the operations that match.
     fill(&browser, "q", "revoke").await;
@@ -664,22 +866,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     let profile = tempfile::tempdir().unwrap();
     let browser = open_browser(&driver, profile.path()).await;
     browser.goto(&link).await.unwrap();
-    wait_for(&browser, "send-code").await;
-    fill(&browser, "email", "newcomer@example.com").await;
-    click(&browser, "send-code").await;
-    wait_for(&browser, "verify").await;
-    let code = outbox.last_to("newcomer@example.com").unwrap().subject[..6].to_owned();
-    fill(&browser, "code", &code).await;
-    click(&browser, "verify").await;
-    wait_for(&browser, "bank-sandbox").await;
-    click(&browser, "bank-sandbox").await;
-    wait_for(&browser, "username").await;
-    fill(&browser, "username", "user_good").await;
-    click(&browser, "connect").await;
-    wait_for(&browser, "continue").await;
-    click(&browser, "continue").await;
-    wait_for(&browser, "approve").await;
-    click(&browser, "approve").await;
+    sign_in_connect_and_approve(&browser, &outbox, "newcomer@example.com").await;
 
     // The demo callback redeemed the code and lists what it reads.
     wait_for(&browser, "accounts").await;
@@ -698,10 +885,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
         names.iter().any(|n| n.contains("Everyday Checking")),
         "{names:?}"
     );
-    for (width, label) in [(1280, "desktop"), (390, "phone")] {
-        browser.set_window_size(width, 1100).await.unwrap();
-        shoot(&browser, &format!("quickstart-callback-{label}")).await;
-    }
+    shoot_both_widths(&browser, "quickstart-callback").await;
     // The access token it shows reads the same accounts through the API.
     let token = browser
         .find(Locator::Id("access-token"))

@@ -110,6 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             profile.as_deref(),
         ),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
+        Command::Developers(command) => crate::developers::run(&open()?, clock.as_ref(), command),
         Command::Simplefin(command) => crate::simplefin::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {

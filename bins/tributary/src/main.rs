@@ -3,6 +3,7 @@
 
 mod apps;
 mod commands;
+mod developers;
 mod simplefin;
 
 use clap::{Args, Parser, Subcommand};
@@ -67,6 +68,10 @@ enum Command {
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]
     Apps(AppsCommand),
+    /// Manage who may sign in to the developer dashboard (/developers on
+    /// platform-api) while TRIBUTARY_DEVELOPER_SIGNUP is closed.
+    #[command(subcommand)]
+    Developers(DevelopersCommand),
     /// List the banks GoCardless Bank Account Data reaches in a country.
     Institutions {
         /// Two-letter country code, e.g. DE.
@@ -112,6 +117,18 @@ enum AppsCommand {
     /// Add or remove redirect URIs.
     #[command(subcommand, name = "redirect-uris")]
     RedirectUris(RedirectUrisCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum DevelopersCommand {
+    /// Let EMAIL sign in to the developer dashboard (an e-mailed code
+    /// goes only to added addresses while sign-up is closed).
+    Add {
+        /// The developer's e-mail address.
+        email: String,
+    },
+    /// List developers and how many apps each owns.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

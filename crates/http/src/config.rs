@@ -34,6 +34,7 @@ Configuration (environment variables):
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
+  TRIBUTARY_DEVELOPER_SIGNUP  platform-api: who may sign up at /developers: open (anyone who receives the code), or closed (only `tributary developers add`) [default: closed]
   TRIBUTARY_METRICS_TOKEN   serve Prometheus metrics at /metrics to `Authorization: Bearer <token>` (16 characters or more) [default: none]
   TRIBUTARY_METRICS_BIND    also serve /metrics, without a token, on this loopback address, e.g. 127.0.0.1:9464 [default: none]
   RUST_LOG                  log filter, e.g. info or tributary_http=debug [default: info]
@@ -85,6 +86,8 @@ pub struct Config {
     pub metrics: MetricsAccess,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// Who may sign up to the developer dashboard (platform-api).
+    pub developer_signup: tributary_auth::developers::Signup,
 }
 
 /// Like the SimpleFIN Bridge, which expects apps to ask at most 24 times a
@@ -407,7 +410,22 @@ impl Config {
                 })?,
             None => DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
         };
+        let developer_signup = match lookup("TRIBUTARY_DEVELOPER_SIGNUP")
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None | Some("closed") => tributary_auth::developers::Signup::Closed,
+            Some("open") => tributary_auth::developers::Signup::Open,
+            Some(other) => {
+                return Err(ConfigError::Invalid {
+                    name: "TRIBUTARY_DEVELOPER_SIGNUP",
+                    value: other.to_owned(),
+                    reason: "expected open or closed",
+                });
+            }
+        };
         Ok(Config {
+            developer_signup,
             simplefin_daily_requests,
             metrics,
             behind_proxy,
@@ -473,6 +491,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("TRIBUTARY_DATABASE_URL:"), "{err}");
+        let err = config(&[("TRIBUTARY_DEVELOPER_SIGNUP", "sometimes")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("TRIBUTARY_DEVELOPER_SIGNUP") && err.contains("sometimes"));
+        assert_eq!(
+            config(&[]).unwrap().developer_signup,
+            tributary_auth::developers::Signup::Closed,
+            "closed unless the operator opens it"
+        );
+        assert_eq!(
+            config(&[("TRIBUTARY_DEVELOPER_SIGNUP", "Open")])
+                .unwrap()
+                .developer_signup,
+            tributary_auth::developers::Signup::Open
+        );
         let err = config(&[("TRIBUTARY_DEMO", "perhaps")])
             .unwrap_err()
             .to_string();

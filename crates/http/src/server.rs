@@ -10,6 +10,7 @@ use actix_web::{App, web};
 use anyhow::Context as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tributary_auth::developers::Signup;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_providers::Registry;
 use tributary_providers::gocardless::GoCardlessConnector;
@@ -412,6 +413,7 @@ impl Application {
         let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
             .with_metrics(&config.metrics);
         state.simplefin_daily_requests = config.simplefin_daily_requests;
+        state.developer_signup = config.developer_signup;
         // Mail (sign-in codes) and bank connections serve the browser pages
         // of both interfaces; payments only the Platform's checkout.
         let mailer = match parts.mailer {
@@ -501,6 +503,19 @@ impl Application {
                     app.authorize_link
                 ));
             }
+        }
+        if interface == Interface::Platform {
+            let base = config.public_url.as_deref().unwrap_or(&url);
+            greeting.push(match config.developer_signup {
+                Signup::Open => format!(
+                    "Developer dashboard (anyone may sign up): {base}{}",
+                    crate::web::developers::ROOT
+                ),
+                Signup::Closed => format!(
+                    "Developer dashboard: {base}{} (sign-up is closed: add developers with `tributary developers add EMAIL`)",
+                    crate::web::developers::ROOT
+                ),
+            });
         }
         if interface == Interface::Personal && !config.seed_demo {
             greeting.push("No demo data (TRIBUTARY_DEMO is off). Next: tributary users create you@example.com, then tributary keys create --user you@example.com --name my-app".into());

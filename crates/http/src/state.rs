@@ -27,6 +27,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// Who may sign up to the developer dashboard.
+    pub developer_signup: tributary_auth::developers::Signup,
 }
 
 impl AppState {
@@ -43,6 +45,7 @@ impl AppState {
             behind_proxy: false,
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
             simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
+            developer_signup: tributary_auth::developers::Signup::Closed,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use crate::backend;
 use crate::db::AnyConnection;
-use crate::schema::{app_redirect_uris, apps, users};
+use crate::schema::{app_redirect_uris, apps, sign_in_codes, users};
 use crate::users::UserRecord;
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
@@ -162,6 +162,73 @@ pub fn remove_redirect_uri(
     Ok(removed > 0)
 }
 
+/// What [`add_redirect_uri_up_to`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectUriAdded {
+    Added,
+    AlreadyRegistered,
+    /// The app has as many as it may.
+    Full,
+}
+
+/// Registers `uri` for `app_id` unless the app already has `max`: checked
+/// and written under the app's lock, so concurrent adds cannot pass it.
+pub fn add_redirect_uri_up_to(
+    conn: &mut AnyConnection,
+    app_id: AppId,
+    uri: &str,
+    max: usize,
+    now: NaiveDateTime,
+) -> StorageResult<RedirectUriAdded> {
+    conn.atomically(|conn| {
+        if !backend::lock_app(conn, app_id)? {
+            return Err(StorageError::NotFound);
+        }
+        let registered = redirect_uris(conn, app_id)?;
+        if registered.iter().any(|known| known == uri) {
+            return Ok(RedirectUriAdded::AlreadyRegistered);
+        }
+        if registered.len() >= max {
+            return Ok(RedirectUriAdded::Full);
+        }
+        add_redirect_uri(conn, app_id, uri, now)?;
+        Ok(RedirectUriAdded::Added)
+    })
+}
+
+/// What [`remove_redirect_uri_keeping_one`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectUriRemoved {
+    Removed,
+    NotRegistered,
+    /// It is the app's last one, which stays.
+    LastOne,
+}
+
+/// Removes `uri` from `app_id` unless it is the app's last redirect URI:
+/// checked and written under the app's lock, so two concurrent removals
+/// of an app's last two leave one.
+pub fn remove_redirect_uri_keeping_one(
+    conn: &mut AnyConnection,
+    app_id: AppId,
+    uri: &str,
+) -> StorageResult<RedirectUriRemoved> {
+    conn.atomically(|conn| {
+        if !backend::lock_app(conn, app_id)? {
+            return Err(StorageError::NotFound);
+        }
+        let registered = redirect_uris(conn, app_id)?;
+        if !registered.iter().any(|known| known == uri) {
+            return Ok(RedirectUriRemoved::NotRegistered);
+        }
+        if registered.len() == 1 {
+            return Ok(RedirectUriRemoved::LastOne);
+        }
+        remove_redirect_uri(conn, app_id, uri)?;
+        Ok(RedirectUriRemoved::Removed)
+    })
+}
+
 /// A user of an app, by the id the app knows it by.
 pub fn find_app_user(
     conn: &mut AnyConnection,
@@ -266,9 +333,24 @@ pub fn update_app_user(
 
 /// Erases a user and, through the foreign keys, everything that is theirs:
 /// connections, accounts, transactions, balances, holdings, keys, tokens,
-/// codes, portal sessions and jobs.
+/// codes, portal sessions and jobs. The sign-in codes sent to their address
+/// go too: they name no user, only the address, which must not outlive
+/// the user (the address's send limit starts afresh).
 pub fn delete_user(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<bool> {
-    Ok(diesel::delete(users::table.find(user_id.get())).execute(conn)? > 0)
+    conn.atomically(|conn| {
+        let Some(email) = users::table
+            .find(user_id.get())
+            .select(users::email)
+            .first::<String>(conn)
+            .optional()?
+        else {
+            return Ok(false);
+        };
+        diesel::delete(users::table.find(user_id.get())).execute(conn)?;
+        diesel::delete(sign_in_codes::table.filter(sign_in_codes::email.eq(&email)))
+            .execute(conn)?;
+        Ok(true)
+    })
 }
 
 /// The number of accounts a user may have, when limited: their own limit,
@@ -285,9 +367,21 @@ pub fn account_limit(conn: &mut AnyConnection, user_id: UserId) -> StorageResult
         return Ok(None);
     };
     let app = get_app(conn, AppId::new(app_id))?;
-    Ok(if app.billing_model == BillingModel::Integrator {
+    Ok(effective_account_limit(own, &app))
+}
+
+/// The number of accounts a user of `app` whose own limit is `own` may
+/// have: their own limit, else the app's default when the integrator pays.
+pub fn effective_account_limit(own: Option<i32>, app: &AppRecord) -> Option<i32> {
+    own.or(if app.billing_model == BillingModel::Integrator {
         app.default_max_accounts
     } else {
         None
     })
+}
+
+/// Deletes an app and, through the foreign keys, its redirect URIs, its
+/// users and everything that is theirs; `false` when there was none.
+pub fn delete_app(conn: &mut AnyConnection, id: AppId) -> StorageResult<bool> {
+    Ok(diesel::delete(apps::table.find(id.get())).execute(conn)? > 0)
 }

@@ -8,7 +8,7 @@
 
 use crate::db::AnyConnection;
 use crate::schema::{
-    accounts, api_key_accounts, developer_apps, developers, institutions, securities,
+    accounts, api_key_accounts, apps, developer_apps, developers, institutions, securities,
     simplefin_destination_accounts, transactions, users,
 };
 use chrono::NaiveDateTime;
@@ -28,6 +28,20 @@ macro_rules! with_backend {
             AnyConnection::Postgresql($c) => $body,
         }
     };
+}
+
+/// Holds the app's row until the transaction ends, so that changes which
+/// read before they write (an app's redirect URIs, counted) queue up:
+/// PostgreSQL `FOR UPDATE`; on SQLite the write transaction
+/// (`AnyConnection::atomically`) already excludes other writers. `false`
+/// when there is no such app.
+pub(crate) fn lock_app(conn: &mut AnyConnection, app_id: AppId) -> QueryResult<bool> {
+    let app = apps::table.find(app_id.get()).select(apps::id);
+    let found = match conn {
+        AnyConnection::Postgresql(c) => app.for_update().first::<i64>(c).optional()?,
+        AnyConnection::Sqlite(c) => app.first::<i64>(c).optional()?,
+    };
+    Ok(found.is_some())
 }
 
 /// Inserts or refreshes an institution; returns its id.

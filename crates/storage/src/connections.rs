@@ -198,6 +198,24 @@ pub fn list_connections(
         .collect()
 }
 
+/// The connections of every user in `user_ids`, by user then oldest first
+/// (a list of an app's users reads them in one query).
+pub fn list_for_users(
+    conn: &mut AnyConnection,
+    user_ids: &[UserId],
+) -> StorageResult<Vec<ConnectionRecord>> {
+    let ids: Vec<i64> = user_ids.iter().map(|id| id.get()).collect();
+    let rows: Vec<(ConnectionRow, String)> = connections::table
+        .inner_join(institutions::table)
+        .filter(connections::user_id.eq_any(ids))
+        .select((ConnectionRow::as_select(), institutions::name))
+        .order((connections::user_id, connections::id))
+        .load(conn)?;
+    rows.into_iter()
+        .map(|(row, name)| row.into_record(name))
+        .collect()
+}
+
 /// Records a failed sync: the new status, the reason in plain words, one more
 /// consecutive failure.
 pub fn record_failure(

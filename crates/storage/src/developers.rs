@@ -3,14 +3,20 @@
 //! tokens are stored; issuing and checking them is `tributary-auth`'s
 //! business. An app no developer owns is the operator's.
 
-use crate::apps::AppRecord;
+use crate::apps::{self as app_store, AppRecord, NewApp};
 use crate::backend;
+use crate::connections::{self, ConnectionRecord};
 use crate::db::AnyConnection;
-use crate::schema::{apps, developer_apps, developer_sessions, developers};
+use crate::read::{contains_pattern, lower};
+use crate::schema::{
+    accounts, apps, developer_apps, developer_sessions, developers, sign_in_codes, users,
+};
+use crate::users::UserRecord;
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use tributary_domain::ids::{AppId, DeveloperId, DeveloperSessionId};
+use std::collections::HashMap;
+use tributary_domain::ids::{AppId, DeveloperId, DeveloperSessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = developers)]
@@ -119,6 +125,123 @@ pub fn owned_app(
         .select(AppRecord::as_select())
         .first(conn)
         .optional()?)
+}
+
+/// Creates an app owned by `developer_id`: the app and its owner in one
+/// transaction, so no app is ever briefly the operator's.
+pub fn create_owned_app(
+    conn: &mut AnyConnection,
+    developer_id: DeveloperId,
+    new: &NewApp<'_>,
+) -> StorageResult<AppRecord> {
+    conn.atomically(|conn| {
+        let app = app_store::create_app(conn, new)?;
+        set_owner(conn, app.id, developer_id)?;
+        Ok(app)
+    })
+}
+
+/// Deletes `app_id` and everything of its users when `developer_id` owns
+/// it (one statement: the owner is checked where the row is deleted);
+/// `false` for another's app, the operator's, or none.
+pub fn delete_owned_app(
+    conn: &mut AnyConnection,
+    developer_id: DeveloperId,
+    app_id: AppId,
+) -> StorageResult<bool> {
+    conn.atomically(|conn| {
+        if owned_app(conn, developer_id, app_id)?.is_none() {
+            return Ok(false);
+        }
+        // The codes sent to its users' addresses name no user (see
+        // `apps::delete_user`), so the foreign keys do not take them along.
+        let addresses = users::table
+            .filter(users::app_id.eq(app_id.get()))
+            .select(users::email);
+        diesel::delete(sign_in_codes::table.filter(sign_in_codes::email.eq_any(addresses)))
+            .execute(conn)?;
+        let owned = developer_apps::table
+            .filter(developer_apps::developer_id.eq(developer_id.get()))
+            .select(developer_apps::app_id);
+        Ok(diesel::delete(
+            apps::table
+                .filter(apps::id.eq(app_id.get()))
+                .filter(apps::id.eq_any(owned)),
+        )
+        .execute(conn)?
+            > 0)
+    })
+}
+
+/// How many users `app_id` has.
+pub fn count_app_users(conn: &mut AnyConnection, app_id: AppId) -> StorageResult<i64> {
+    Ok(users::table
+        .filter(users::app_id.eq(app_id.get()))
+        .count()
+        .get_result(conn)?)
+}
+
+/// One user of an app as the developer dashboard lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppUserLine {
+    pub user: UserRecord,
+    pub connections: Vec<ConnectionRecord>,
+    /// Accounts the user has now (what the account limit counts).
+    pub accounts: i64,
+}
+
+/// The users of `app_id`, newest first, at most `limit`; with `search`,
+/// only those whose e-mail, external id or user id contains it in any
+/// case. Three queries whatever the number of users.
+pub fn app_users(
+    conn: &mut AnyConnection,
+    app_id: AppId,
+    search: Option<&str>,
+    limit: i64,
+) -> StorageResult<Vec<AppUserLine>> {
+    let mut query = users::table
+        .filter(users::app_id.eq(app_id.get()))
+        .select(UserRecord::as_select())
+        .order(users::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(text) = search {
+        let pattern = contains_pattern(text);
+        query = query.filter(
+            lower(users::email.nullable())
+                .like(pattern.clone())
+                .escape('\\')
+                .or(lower(users::external_user_id)
+                    .like(pattern.clone())
+                    .escape('\\'))
+                .or(lower(users::public_id).like(pattern).escape('\\')),
+        );
+    }
+    let found: Vec<UserRecord> = query.load(conn)?;
+    let ids: Vec<UserId> = found.iter().map(|user| user.id).collect();
+    let mut connections_of: HashMap<UserId, Vec<ConnectionRecord>> = HashMap::new();
+    for connection in connections::list_for_users(conn, &ids)? {
+        connections_of
+            .entry(connection.user_id)
+            .or_default()
+            .push(connection);
+    }
+    let raw_ids: Vec<i64> = ids.iter().map(|id| id.get()).collect();
+    let counts: HashMap<i64, i64> = accounts::table
+        .filter(accounts::user_id.eq_any(raw_ids))
+        .group_by(accounts::user_id)
+        .select((accounts::user_id, diesel::dsl::count_star()))
+        .load::<(i64, i64)>(conn)?
+        .into_iter()
+        .collect();
+    Ok(found
+        .into_iter()
+        .map(|user| AppUserLine {
+            connections: connections_of.remove(&user.id).unwrap_or_default(),
+            accounts: counts.get(&user.id.get()).copied().unwrap_or(0),
+            user,
+        })
+        .collect())
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]

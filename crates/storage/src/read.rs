@@ -198,6 +198,20 @@ pub fn list_transactions(
     Ok(newest_first(filtered_transactions(account_id, filter), limit, after).load(conn)?)
 }
 
+/// A `LIKE ... ESCAPE '\\'` pattern matching `lower(column)` when it
+/// contains `text` in any case, `%` and `_` taken literally.
+pub(crate) fn contains_pattern(text: &str) -> String {
+    let escaped: String = text
+        .to_lowercase()
+        .chars()
+        .flat_map(|c| match c {
+            '%' | '_' | '\\' => vec!['\\', c],
+            other => vec![other],
+        })
+        .collect();
+    format!("%{escaped}%")
+}
+
 #[diesel::declare_sql_function]
 extern "SQL" {
     /// SQL's `lower`: ASCII letters on SQLite, every letter on PostgreSQL.
@@ -219,15 +233,7 @@ pub fn search_transactions(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let escaped: String = text
-        .to_lowercase()
-        .chars()
-        .flat_map(|c| match c {
-            '%' | '_' | '\\' => vec!['\\', c],
-            other => vec![other],
-        })
-        .collect();
-    let pattern = format!("%{escaped}%");
+    let pattern = contains_pattern(text);
     let query = filtered_transactions(account_id, filter).filter(
         lower(transactions::description)
             .like(pattern.clone())

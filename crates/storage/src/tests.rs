@@ -82,10 +82,15 @@ fn user_with_connection(
     provider: Provider,
 ) -> (UserId, ConnectionId) {
     let user = users::create_personal_user(conn, email, now()).unwrap();
-    let connection = connections::create_connection(
+    (user.id, connect(conn, user.id, provider))
+}
+
+/// A new connection of `user_id` to the test institution.
+fn connect(conn: &mut AnyConnection, user_id: UserId, provider: Provider) -> ConnectionId {
+    connections::create_connection(
         conn,
         &NewConnection {
-            user_id: user.id,
+            user_id,
             provider,
             institution: &institution(),
             settings: &serde_json::json!({}),
@@ -94,8 +99,8 @@ fn user_with_connection(
             now: now(),
         },
     )
-    .unwrap();
-    (user.id, connection.id)
+    .unwrap()
+    .id
 }
 
 #[test]
@@ -1258,5 +1263,193 @@ fn concurrent_sign_ups_of_one_address_make_one_developer() {
         assert_eq!(made.iter().filter(|m| **m).count(), 1, "{made:?}");
         let conn = &mut *db.conn().unwrap();
         assert_eq!(developers::list(conn).unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn a_developer_lists_searches_and_deletes_only_their_own_apps_users() {
+    use crate::apps::{self, NewAppUser};
+    use crate::developers;
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (ada, _) = developers::add(conn, "ada@example.com", now()).unwrap();
+        let (bob, _) = developers::add(conn, "bob@example.com", now()).unwrap();
+        let uris = ["https://ada.example/cb".to_owned()];
+        let adas = developers::create_owned_app(
+            conn,
+            ada.id,
+            &apps::NewApp {
+                client_id: "app_ada",
+                name: "Ada's app",
+                client_secret_hash: Some("hash"),
+                billing_model: tributary_domain::model::BillingModel::Integrator,
+                default_max_accounts: Some(3),
+                redirect_uris: &uris,
+                now: now(),
+            },
+        )
+        .unwrap();
+        assert_eq!(developers::owner_of(conn, adas.id).unwrap(), Some(ada.id));
+        assert_eq!(apps::redirect_uris(conn, adas.id).unwrap(), uris);
+        let user = |conn: &mut AnyConnection, email: &str, external: Option<&str>| {
+            apps::create_or_get_app_user(
+                conn,
+                &NewAppUser {
+                    app_id: adas.id,
+                    email,
+                    public_id: &format!("usr_{}", email.replace(['@', '.'], "")),
+                    external_user_id: external,
+                    max_accounts: None,
+                    now: now(),
+                },
+            )
+            .unwrap()
+            .0
+        };
+        let first = user(conn, "first@example.com", Some("CUST-100%"));
+        let second = user(conn, "second@example.com", None);
+        connect(conn, second.id, Provider::Sandbox);
+        let emails = |lines: Vec<developers::AppUserLine>| {
+            lines
+                .into_iter()
+                .map(|l| (l.user.email, l.connections.len(), l.accounts))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            emails(developers::app_users(conn, adas.id, None, 50).unwrap()),
+            [
+                ("second@example.com".to_owned(), 1, 0),
+                ("first@example.com".to_owned(), 0, 0)
+            ],
+            "newest first, with their connections"
+        );
+        // Any case, and `%` taken literally.
+        for search in ["FIRST", "cust-100%", "usr_firstexample"] {
+            assert_eq!(
+                emails(developers::app_users(conn, adas.id, Some(search), 50).unwrap()),
+                [("first@example.com".to_owned(), 0, 0)],
+                "{search}"
+            );
+        }
+        assert!(
+            developers::app_users(conn, adas.id, Some("%%"), 50)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            apps::effective_account_limit(None, &adas),
+            Some(3),
+            "the app's default when the integrator pays"
+        );
+        assert_eq!(apps::effective_account_limit(Some(1), &adas), Some(1));
+
+        crate::sign_in_codes::insert_sign_in_code(
+            conn,
+            &crate::sign_in_codes::NewSignInCode {
+                binding: &crate::sign_in_codes::CodeBinding::Browser("browser-hash".to_owned()),
+                email: "first@example.com",
+                ip: "10.0.0.1",
+                code_hash: "code-hash",
+                expires_at: now() + chrono::Duration::minutes(10),
+                now: now(),
+            },
+        )
+        .unwrap();
+        assert!(crate::testing::dump_rows(db).contains("first@example.com"));
+
+        // Bob cannot delete Ada's app; Ada deletes it with its users.
+        assert!(!developers::delete_owned_app(conn, bob.id, adas.id).unwrap());
+        assert!(apps::find_by_client_id(conn, "app_ada").unwrap().is_some());
+        assert!(developers::delete_owned_app(conn, ada.id, adas.id).unwrap());
+        assert!(apps::find_by_client_id(conn, "app_ada").unwrap().is_none());
+        for gone in [first.id, second.id] {
+            assert!(matches!(
+                users::get_user(conn, gone),
+                Err(StorageError::NotFound)
+            ));
+        }
+        assert!(
+            connections::list_connections(conn, None)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            !crate::testing::dump_rows(db).contains("first@example.com"),
+            "nothing of the users' addresses is left"
+        );
+    });
+}
+
+#[test]
+fn concurrent_removals_of_an_apps_last_two_redirect_uris_leave_one() {
+    use crate::apps::{self, RedirectUriAdded, RedirectUriRemoved};
+    on_every_backend(|db: &Database| {
+        for round in 0..5 {
+            let app = app_named(&mut db.conn().unwrap(), &format!("app_race_{round}"));
+            let uris = ["https://a.example/cb", "https://b.example/cb"];
+            for uri in uris {
+                apps::add_redirect_uri(&mut db.conn().unwrap(), app.id, uri, now()).unwrap();
+            }
+            let barrier = std::sync::Barrier::new(uris.len());
+            let outcomes: Vec<RedirectUriRemoved> = std::thread::scope(|scope| {
+                let racers: Vec<_> = uris
+                    .iter()
+                    .map(|uri| {
+                        let (db, barrier) = (db.clone(), &barrier);
+                        scope.spawn(move || {
+                            let conn = &mut *db.conn().unwrap();
+                            barrier.wait();
+                            apps::remove_redirect_uri_keeping_one(conn, app.id, uri).unwrap()
+                        })
+                    })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let conn = &mut *db.conn().unwrap();
+            assert_eq!(apps::redirect_uris(conn, app.id).unwrap().len(), 1);
+            assert_eq!(
+                outcomes
+                    .iter()
+                    .filter(|o| **o == RedirectUriRemoved::Removed)
+                    .count(),
+                1,
+                "{outcomes:?}"
+            );
+            assert!(outcomes.contains(&RedirectUriRemoved::LastOne));
+        }
+
+        // Concurrent adds stop at the limit.
+        let app = app_named(&mut db.conn().unwrap(), "app_full");
+        let added: Vec<RedirectUriAdded> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..4)
+                .map(|n| {
+                    let db = db.clone();
+                    scope.spawn(move || {
+                        let conn = &mut *db.conn().unwrap();
+                        let uri = format!("https://{n}.example/cb");
+                        apps::add_redirect_uri_up_to(conn, app.id, &uri, 2, now()).unwrap()
+                    })
+                })
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let conn = &mut *db.conn().unwrap();
+        assert_eq!(apps::redirect_uris(conn, app.id).unwrap().len(), 2);
+        assert_eq!(
+            added
+                .iter()
+                .filter(|a| **a == RedirectUriAdded::Added)
+                .count(),
+            2,
+            "{added:?}"
+        );
+        assert_eq!(
+            apps::add_redirect_uri_up_to(conn, app.id, "https://0.example/cb", 2, now()).unwrap(),
+            if added[0] == RedirectUriAdded::Added {
+                RedirectUriAdded::AlreadyRegistered
+            } else {
+                RedirectUriAdded::Full
+            }
+        );
     });
 }

@@ -13,11 +13,13 @@ mod account_scope;
 mod authorize;
 mod banks;
 mod checkout;
+mod code_sign_in;
 mod connect;
 mod connections;
 mod consent;
 pub mod dashboard;
 mod demo_callback;
+pub mod developers;
 pub mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
@@ -85,12 +87,15 @@ pub fn page_resource(resource: actix_web::Resource) -> impl actix_web::dev::Http
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     static_files(cfg);
+    // Before `/developers` itself: the demo callback page is the server's,
+    // not a developer's.
     cfg.service(
         web::resource(crate::demo::DEMO_CALLBACK_PATH)
             .app_data(query_config())
             .wrap(security_headers())
             .route(web::get().to(demo_callback::page)),
     );
+    cfg.configure(developers::configure);
     cfg.service(
         web::scope("/connect")
             .default_service(web::to(no_page))

@@ -21,13 +21,34 @@ pub const SESSION_COOKIE: &str = "tributary_session";
 /// public URL is https, for the whole site, expiring when the session does
 /// (the browser forgets it then, instead of sending a dead token).
 pub(super) fn cookie(state: &AppState, token: String) -> Cookie<'static> {
-    let lifetime = web_session::WEB_SESSION_TTL.num_seconds();
-    Cookie::build(SESSION_COOKIE, token)
-        .path("/")
+    token_cookie(
+        state,
+        SESSION_COOKIE,
+        "/",
+        web_session::WEB_SESSION_TTL,
+        token,
+    )
+}
+
+/// How every page cookie is made: `name` holding `token` for the pages
+/// under `path`, HttpOnly, SameSite=Lax (a sign-in link or the flow's
+/// first page is opened from elsewhere), Secure behind https, kept for
+/// `lifetime`.
+pub(super) fn token_cookie(
+    state: &AppState,
+    name: &'static str,
+    path: &'static str,
+    lifetime: chrono::Duration,
+    token: String,
+) -> Cookie<'static> {
+    Cookie::build(name, token)
+        .path(path)
         .http_only(true)
         .same_site(SameSite::Lax)
         .secure(state.serves_tls())
-        .max_age(actix_web::cookie::time::Duration::seconds(lifetime))
+        .max_age(actix_web::cookie::time::Duration::seconds(
+            lifetime.num_seconds(),
+        ))
         .finish()
 }
 

@@ -26,11 +26,13 @@ mod overview;
 mod session;
 mod sign_in;
 
+use super::code_sign_in;
 use super::{
     connection_pages, connections, form_config, no_page, query_config, security_headers, simplefin,
     static_files,
 };
 use actix_web::web;
+use sign_in::PersonalSignIn;
 
 pub use session::DASHBOARD_COOKIE;
 
@@ -49,12 +51,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::resource("/sign-in")
                 .wrap(security_headers())
-                .route(web::post().to(sign_in::send_code)),
+                .route(web::post().to(code_sign_in::send_code::<PersonalSignIn>)),
         )
         .service(
             web::resource("/sign-in/code")
                 .wrap(security_headers())
-                .route(web::post().to(sign_in::verify)),
+                .route(web::post().to(code_sign_in::verify::<PersonalSignIn>)),
         )
         .service(
             web::scope(SIGN_IN_LINK_PATH)

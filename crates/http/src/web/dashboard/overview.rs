@@ -151,7 +151,7 @@ pub(super) async fn page(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let Some(signed_in) = session::current(&req, &state).await? else {
-        return sign_in::page(&req, &state).await;
+        return crate::web::code_sign_in::page::<sign_in::PersonalSignIn>(&req, &state).await;
     };
     let user_id = signed_in.user.id;
     let overview = with_conn(&state, move |conn| gather(conn, user_id)).await?;

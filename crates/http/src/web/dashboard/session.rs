@@ -2,10 +2,10 @@
 //! CSRF check, signing in with a link and signing out.
 
 use super::super::page::{PageError, see_other};
-use super::super::session::{CsrfForm, with_conn};
+use super::super::session::{CsrfForm, token_cookie, with_conn};
 use super::super::visitor::{Detour, Header, Visitor};
 use crate::state::AppState;
-use actix_web::cookie::{Cookie, SameSite};
+use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use tributary_auth::dashboard as access;
@@ -17,19 +17,15 @@ use tributary_storage::users::{self, UserRecord};
 /// Not the browser flow's cookie: a person may be signed in to both.
 pub const DASHBOARD_COOKIE: &str = "tributary_dashboard";
 
-/// HttpOnly, SameSite=Lax (a sign-in link is opened from elsewhere),
-/// Secure behind https, for the whole site, until the session's absolute
-/// expiry.
+/// For the whole site, until the session's absolute expiry.
 fn cookie(state: &AppState, token: String) -> Cookie<'static> {
-    Cookie::build(DASHBOARD_COOKIE, token)
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(state.serves_tls())
-        .max_age(actix_web::cookie::time::Duration::seconds(
-            access::SESSION_LIFETIME.num_seconds(),
-        ))
-        .finish()
+    token_cookie(
+        state,
+        DASHBOARD_COOKIE,
+        "/",
+        access::SESSION_LIFETIME,
+        token,
+    )
 }
 
 /// A signed-in request: the user, and the token their forms' CSRF token

@@ -1,0 +1,45 @@
+//! `tributary developers`: who may sign in to the developer dashboard.
+
+use crate::DevelopersCommand;
+use tributary_domain::clock::Clock;
+use tributary_domain::email::normalize_email;
+use tributary_storage::Database;
+use tributary_storage::developers;
+
+pub fn run(db: &Database, clock: &dyn Clock, command: DevelopersCommand) -> anyhow::Result<()> {
+    let conn = &mut *db.conn()?;
+    match command {
+        DevelopersCommand::Add { email } => {
+            let email = normalize_email(&email)?;
+            let (developer, made) = developers::add(conn, &email, clock.now().naive_utc())?;
+            if made {
+                println!(
+                    "Added developer {}: they sign in at /developers on platform-api with a code mailed to that address.",
+                    developer.email
+                );
+            } else {
+                println!("{} is already a developer.", developer.email);
+            }
+        }
+        DevelopersCommand::List => {
+            println!(
+                "{:<40}  {:>4}  {:<16}  LAST SIGN-IN (UTC)",
+                "EMAIL", "APPS", "ADDED (UTC)"
+            );
+            for developer in developers::list(conn)? {
+                let apps = developers::apps_of(conn, developer.id)?.len();
+                println!(
+                    "{:<40}  {:>4}  {:<16}  {}",
+                    developer.email,
+                    apps,
+                    developer.created_at.format("%Y-%m-%d %H:%M"),
+                    developer.last_signed_in_at.map_or_else(
+                        || "never".to_owned(),
+                        |t| t.format("%Y-%m-%d %H:%M").to_string()
+                    )
+                );
+            }
+        }
+    }
+    Ok(())
+}
