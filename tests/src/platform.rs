@@ -239,3 +239,32 @@ fn serve(
         handle,
     }
 }
+
+/// A new user of app A (made with the app's credentials) with the OFX
+/// statement `checking.ofx` imported; their access token and user id.
+pub async fn user_with_statement(server: &PlatformServer, email: &str) -> (String, String) {
+    let created = crate::json_answer(
+        reqwest::Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({ "email": email })),
+    )
+    .await;
+    let token = created["access_token"].as_str().unwrap().to_owned();
+    let statement = reqwest::multipart::Form::new().part(
+        "files",
+        reqwest::multipart::Part::bytes(tributary_storage::testing::testdata_bytes(
+            "ofxparse/fixtures/checking.ofx",
+        ))
+        .file_name("checking.ofx"),
+    );
+    let imported = reqwest::Client::new()
+        .post(server.url("/api/platform/v1/imports"))
+        .bearer_auth(&token)
+        .multipart(statement)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(imported.status(), reqwest::StatusCode::OK);
+    (token, created["user_id"].as_str().unwrap().to_owned())
+}

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use tributary_e2e::TestServer;
 use tributary_e2e::platform::{PlatformServer, start_platform};
-use tributary_storage::testing::{TestDatabase, testdata_bytes};
+use tributary_storage::testing::TestDatabase;
 
 /// The tools' versions this test was written against.
 const SCHEMATHESIS: &str = "schemathesis==4.32.5";
@@ -228,30 +228,8 @@ fn personal_caller(server: &TestServer) -> Caller {
 
 /// A user of app A with a statement imported, and a bearer token for them.
 async fn platform_caller(server: &PlatformServer) -> Caller {
-    let created: Value = Client::new()
-        .post(server.url("/api/platform/v1/users"))
-        .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
-        .json(&serde_json::json!({"email": "fuzz@example.com"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let token = created["access_token"].as_str().unwrap().to_owned();
-    let statement = reqwest::multipart::Form::new().part(
-        "files",
-        reqwest::multipart::Part::bytes(testdata_bytes("ofxparse/fixtures/checking.ofx"))
-            .file_name("checking.ofx"),
-    );
-    let imported = Client::new()
-        .post(server.url("/api/platform/v1/imports"))
-        .bearer_auth(&token)
-        .multipart(statement)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(imported.status(), StatusCode::OK);
+    let (token, user_id) =
+        tributary_e2e::platform::user_with_statement(server, "fuzz@example.com").await;
     let connections = server
         .bearer_json(Method::GET, "/api/platform/v1/connections", &token)
         .await;
@@ -268,7 +246,7 @@ async fn platform_caller(server: &PlatformServer) -> Caller {
         )),
         account_id: accounts["accounts"][0]["id"].to_string(),
         connection_id: connections["connections"][0]["id"].to_string(),
-        user_id: created["user_id"].as_str().unwrap().to_owned(),
+        user_id,
     }
 }
 

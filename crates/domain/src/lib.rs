@@ -6,6 +6,7 @@
 //! snapshot to the changes that storage applies in one transaction.
 
 pub mod access;
+pub mod changes;
 pub mod clock;
 pub mod email;
 pub mod ids;

@@ -18,7 +18,14 @@ pub struct SyncPolicy {
     pub max_attempts: i32,
     /// How long a worker holds a job before another may take it over.
     pub lease: Duration,
+    /// How long the change feed keeps a removed transaction's tombstone;
+    /// a cursor older than that must read again from the start.
+    pub tombstone_retention: Duration,
 }
+
+/// The least [`SyncPolicy::tombstone_retention`]: a client that syncs once
+/// a year still reads every removal.
+pub const MIN_TOMBSTONE_RETENTION: Duration = Duration::from_secs(400 * 24 * 3600);
 
 impl Default for SyncPolicy {
     fn default() -> Self {
@@ -29,6 +36,7 @@ impl Default for SyncPolicy {
             retry_cap: Duration::from_secs(3600),
             max_attempts: 5,
             lease: Duration::from_secs(10 * 60),
+            tombstone_retention: MIN_TOMBSTONE_RETENTION,
         }
     }
 }

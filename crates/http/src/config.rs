@@ -24,6 +24,7 @@ Configuration (environment variables):
   TRIBUTARY_SYNC_INTERVAL_SECS   time between scheduled syncs of a connection [default: 21600]
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
+  TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
@@ -313,6 +314,19 @@ impl Config {
         }
         if let Some(secs) = seconds(&lookup, "TRIBUTARY_WORKER_LEASE_SECS", 1, 24 * 3600)? {
             sync_policy.lease = secs;
+        }
+        if let Some(value) = lookup("TRIBUTARY_TOMBSTONE_RETENTION_DAYS") {
+            let days: u64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (400..=36_500).contains(n))
+                .ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_TOMBSTONE_RETENTION_DAYS",
+                    value,
+                    reason: "expected a number of days from 400 to 36500",
+                })?;
+            sync_policy.tombstone_retention = Duration::from_secs(days * 24 * 3600);
         }
         let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
             .unwrap_or(Duration::from_secs(5));

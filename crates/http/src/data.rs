@@ -51,7 +51,7 @@ pub(crate) async fn with_conn<T: Send + 'static>(
     crate::fault::with_conn(state, work).await
 }
 
-fn parse_account_id(raw: &str) -> Result<AccountId, ApiError> {
+pub(crate) fn parse_account_id(raw: &str) -> Result<AccountId, ApiError> {
     raw.parse::<i64>()
         .ok()
         .filter(|id| *id > 0)
@@ -73,7 +73,7 @@ fn account_not_found() -> ApiError {
     )
 }
 
-fn visible_account(
+pub(crate) fn visible_account(
     conn: &mut AnyConnection,
     viewer: &Viewer,
     id: AccountId,
@@ -200,7 +200,7 @@ fn decode_cursor(raw: &str) -> Result<TransactionPosition, ApiError> {
 /// The query string's parameters, refusing what would otherwise be guessed
 /// at: bytes that do not decode to UTF-8 (form decoding would turn them
 /// into U+FFFD silently) and a parameter given twice (which one counts?).
-fn query_parameters(query_string: &str) -> Result<HashMap<String, String>, ApiError> {
+pub(crate) fn query_parameters(query_string: &str) -> Result<HashMap<String, String>, ApiError> {
     let invalid = |why: String| ApiError::bad_request("INVALID_QUERY", why);
     let mut params = HashMap::new();
     for pair in query_string.split('&').filter(|p| !p.is_empty()) {

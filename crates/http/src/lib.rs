@@ -11,6 +11,7 @@ pub mod data;
 pub mod demo;
 pub mod error;
 pub mod fault;
+pub mod feed;
 pub mod health;
 pub mod imports;
 pub mod malformed;

@@ -102,6 +102,44 @@ pub struct TransactionPage<'a> {
     pub next_cursor: Option<String>,
 }
 
+/// A page of the change feed (`GET /transactions/sync`).
+#[derive(Serialize, ToSchema, Default)]
+pub struct TransactionChanges {
+    /// Transactions new to the reader, as they are now.
+    #[serde(serialize_with = "owned_transaction_rows")]
+    #[schema(value_type = Vec<TransactionSchema>)]
+    pub added: Vec<TransactionRecord>,
+    /// Transactions the reader has, as they are now (a pending one that
+    /// posted keeps its id).
+    #[serde(serialize_with = "owned_transaction_rows")]
+    #[schema(value_type = Vec<TransactionSchema>)]
+    pub modified: Vec<TransactionRecord>,
+    /// Transactions gone since the reader's cursor.
+    pub removed: Vec<RemovedTransaction>,
+    /// Where this page ends: send it back as `cursor`.
+    pub next_cursor: String,
+    /// More changes follow now: ask again with `next_cursor` at once.
+    pub has_more: bool,
+}
+
+/// A removed transaction of the change feed.
+#[derive(Serialize, ToSchema)]
+pub struct RemovedTransaction {
+    /// The id it had, a string of digits.
+    #[schema(examples("42"))]
+    pub id: String,
+    #[serde(rename = "accountId")]
+    #[schema(rename = "accountId", minimum = 1, examples(7))]
+    pub account_id: i64,
+}
+
+fn owned_transaction_rows<S: Serializer>(
+    rows: &[TransactionRecord],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_seq(rows.iter().map(Transaction))
+}
+
 fn transaction_rows<S: Serializer>(rows: &&[TransactionRecord], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(rows.iter().map(Transaction))
 }

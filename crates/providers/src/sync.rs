@@ -303,6 +303,18 @@ impl SyncEngine {
         Ok(queued)
     }
 
+    /// Deletes the change feed's tombstones older than the policy keeps
+    /// them (`tributary_storage::changes`); how many.
+    pub fn purge_tombstones(&self) -> Result<usize, SyncError> {
+        let kept = chrono::Duration::from_std(self.policy.tombstone_retention)
+            .unwrap_or(chrono::Duration::days(36_500));
+        let before = self.clock.now().naive_utc() - kept;
+        Ok(tributary_storage::changes::purge_tombstones(
+            &mut *self.db.conn()?,
+            before,
+        )?)
+    }
+
     /// Claims the oldest due job for `worker`.
     pub fn claim_next(&self, worker: &str) -> Result<Option<ClaimedJob>, SyncError> {
         let now = self.clock.now();

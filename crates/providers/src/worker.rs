@@ -37,7 +37,13 @@ pub struct Worker {
     engine: SyncEngine,
     id: String,
     poll: Duration,
+    /// When this worker last purged old tombstones (hourly is plenty: they
+    /// are kept for months).
+    last_purge: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// How often a worker purges the change feed's old tombstones.
+const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// A worker id that says where it runs: host, process and a random part.
 pub fn worker_id(role: &str) -> String {
@@ -54,7 +60,12 @@ pub fn worker_id(role: &str) -> String {
 
 impl Worker {
     pub fn new(engine: SyncEngine, id: String, poll: Duration) -> Self {
-        Self { engine, id, poll }
+        Self {
+            engine,
+            id,
+            poll,
+            last_purge: std::sync::Mutex::new(None),
+        }
     }
 
     pub fn id(&self) -> &str {
@@ -67,6 +78,7 @@ impl Worker {
         if let Err(err) = self.engine.schedule_due() {
             log::error!("worker {}: scheduling failed: {err}", self.id);
         }
+        self.purge_when_due();
         let mut ran = 0;
         while !stop.is_stopped() {
             match self.engine.claim_next(&self.id) {
@@ -91,6 +103,22 @@ impl Worker {
             }
         }
         ran
+    }
+
+    /// Purges old tombstones when the last purge is an hour old.
+    fn purge_when_due(&self) {
+        let Ok(mut last) = self.last_purge.lock() else {
+            return;
+        };
+        if last.is_some_and(|at| at.elapsed() < PURGE_EVERY) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
+        match self.engine.purge_tombstones() {
+            Ok(0) => {}
+            Ok(purged) => log::info!("worker {}: purged {purged} old tombstones", self.id),
+            Err(err) => log::error!("worker {}: purging tombstones failed: {err}", self.id),
+        }
     }
 
     /// Runs until `stop` is signalled.

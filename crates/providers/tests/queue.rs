@@ -407,3 +407,44 @@ fn a_job_taken_over_too_often_fails_with_a_reason_instead_of_cycling() {
         );
     });
 }
+
+#[test]
+fn a_worker_purges_tombstones_older_than_the_policy_keeps_them() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let engine = SyncEngine::new(db.clone(), sandbox_registry(), clock.clone());
+        let connection = new_connection(&engine, db, clock.as_ref(), "purge@example.com");
+        engine
+            .sync_now(connection, SyncJobKind::Scheduled, "purger")
+            .unwrap();
+        let user = connections::get_connection(&mut db.conn().unwrap(), connection)
+            .unwrap()
+            .user_id;
+        // Removing the connection leaves a tombstone per transaction.
+        assert!(
+            connections::delete_connection(
+                &mut db.conn().unwrap(),
+                user,
+                connection,
+                clock.now().naive_utc()
+            )
+            .unwrap()
+        );
+        let tombstones = || tributary_storage::testing::row_count(db, "transaction_tombstones");
+        let left = tombstones();
+        assert!(left > 0);
+        clock.advance(Duration::days(399));
+        let worker = Worker::new(engine.clone(), "purger".into(), std::time::Duration::ZERO);
+        worker.run_due(&StopSignal::default());
+        assert_eq!(tombstones(), left, "kept for 400 days");
+        clock.advance(Duration::days(2));
+        assert_eq!(engine.purge_tombstones().unwrap(), left as usize);
+        assert_eq!(tombstones(), 0);
+    });
+}
+
+fn sandbox_registry() -> Registry {
+    let mut registry = Registry::default();
+    registry.register(Arc::new(SandboxConnector::default()));
+    registry
+}

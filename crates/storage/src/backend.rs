@@ -9,11 +9,12 @@
 use crate::db::AnyConnection;
 use crate::schema::{
     accounts, api_key_accounts, apps, developer_apps, developers, institutions, securities,
-    simplefin_destination_accounts, transactions, users,
+    simplefin_destination_accounts, transaction_tombstones, transactions, users,
 };
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
+use tributary_domain::changes::ChangeSeq;
 use tributary_domain::ids::{
     AccountId, ApiKeyId, AppId, ConnectionId, DeveloperId, InstitutionId, SecurityId,
     SimpleFinDestinationId, SyncJobId, UserId,
@@ -147,6 +148,7 @@ pub(crate) fn insert_transactions(
     conn: &mut AnyConnection,
     account_id: AccountId,
     records: &[impl std::borrow::Borrow<SnapshotTransaction>],
+    seq: ChangeSeq,
     now: NaiveDateTime,
 ) -> QueryResult<()> {
     for batch in records.chunks(500) {
@@ -157,12 +159,33 @@ pub(crate) fn insert_transactions(
                 (
                     transactions::account_id.eq(account_id.get()),
                     transactions::created_at.eq(now),
-                    TransactionValues::new(record, now),
+                    transactions::created_seq.eq(seq.get()),
+                    TransactionValues::new(record, seq, now),
                 )
             })
             .collect();
         with_backend!(conn, c => diesel::insert_into(transactions::table).values(&rows).execute(c))?;
     }
+    Ok(())
+}
+
+/// Tombstone rows, as `changes::bury` makes them.
+pub(crate) type TombstoneRow = (
+    diesel::dsl::Eq<transaction_tombstones::id, i64>,
+    diesel::dsl::Eq<transaction_tombstones::user_id, i64>,
+    diesel::dsl::Eq<transaction_tombstones::account_id, i64>,
+    diesel::dsl::Eq<transaction_tombstones::seq, i64>,
+    diesel::dsl::Eq<transaction_tombstones::removed_at, NaiveDateTime>,
+);
+
+pub(crate) fn insert_tombstones(
+    conn: &mut AnyConnection,
+    rows: &[TombstoneRow],
+) -> QueryResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    with_backend!(conn, c => diesel::insert_into(transaction_tombstones::table).values(rows).execute(c))?;
     Ok(())
 }
 
@@ -337,10 +360,12 @@ pub(crate) struct TransactionValues<'a> {
     merchant: Option<&'a str>,
     description: Option<&'a str>,
     updated_at: NaiveDateTime,
+    /// The change that wrote these values (the change feed's order).
+    change_seq: i64,
 }
 
 impl<'a> TransactionValues<'a> {
-    pub(crate) fn new(record: &'a SnapshotTransaction, now: NaiveDateTime) -> Self {
+    pub(crate) fn new(record: &'a SnapshotTransaction, seq: ChangeSeq, now: NaiveDateTime) -> Self {
         TransactionValues {
             provider_transaction_id: &record.provider_id,
             pending_provider_id: record.pending_provider_id.as_deref(),
@@ -351,6 +376,7 @@ impl<'a> TransactionValues<'a> {
             merchant: record.merchant.as_deref(),
             description: record.description.as_deref(),
             updated_at: now,
+            change_seq: seq.get(),
         }
     }
 }

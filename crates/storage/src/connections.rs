@@ -500,12 +500,23 @@ pub fn delete_connection(
     conn: &mut AnyConnection,
     user_id: UserId,
     connection_id: ConnectionId,
+    now: NaiveDateTime,
 ) -> StorageResult<bool> {
-    Ok(diesel::delete(
-        connections::table
+    conn.atomically(|conn| {
+        let theirs = connections::table
             .filter(connections::id.eq(connection_id.get()))
-            .filter(connections::user_id.eq(user_id.get())),
-    )
-    .execute(conn)?
-        > 0)
+            .filter(connections::user_id.eq(user_id.get()));
+        if diesel::select(diesel::dsl::exists(theirs.select(connections::id)))
+            .get_result::<bool>(conn)?
+        {
+            // The change feed tells readers the transactions are gone.
+            let seq = crate::changes::next_seq(conn, user_id)?;
+            let account_ids: Vec<i64> = accounts::table
+                .filter(accounts::connection_id.eq(connection_id.get()))
+                .select(accounts::id)
+                .load(conn)?;
+            crate::changes::bury_accounts(conn, user_id, seq, &account_ids, now)?;
+        }
+        Ok(diesel::delete(theirs).execute(conn)? > 0)
+    })
 }

@@ -10,6 +10,7 @@ pub mod schema;
 
 pub mod api_keys;
 pub mod apps;
+pub mod changes;
 pub mod checkouts;
 pub mod connections;
 pub mod dashboard;
@@ -32,5 +33,7 @@ pub use error::StorageError;
 
 pub type StorageResult<T> = Result<T, StorageError>;
 
+#[cfg(test)]
+mod feed_tests;
 #[cfg(test)]
 mod tests;

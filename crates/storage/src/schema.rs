@@ -37,6 +37,8 @@ diesel::table! {
         subscription_processor -> Nullable<Text>,
         subscription_reference -> Nullable<Text>,
         subscribed_at -> Nullable<Timestamp>,
+        change_seq -> BigInt,
+        tombstones_purged_seq -> BigInt,
     }
 }
 
@@ -150,6 +152,8 @@ diesel::table! {
         description -> Nullable<Text>,
         created_at -> Timestamp,
         updated_at -> Timestamp,
+        change_seq -> BigInt,
+        created_seq -> BigInt,
     }
 }
 
@@ -162,6 +166,7 @@ diesel::table! {
         currency -> Text,
         as_of -> Timestamp,
         created_at -> Timestamp,
+        change_seq -> BigInt,
     }
 }
 
@@ -191,6 +196,7 @@ diesel::table! {
         currency -> Text,
         raw -> Text,
         as_of -> Timestamp,
+        change_seq -> BigInt,
     }
 }
 
@@ -352,6 +358,17 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    transaction_tombstones (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        account_id -> BigInt,
+        seq -> BigInt,
+        removed_at -> Timestamp,
+    }
+}
+
+diesel::joinable!(transaction_tombstones -> users (user_id));
 diesel::joinable!(developer_apps -> apps (app_id));
 diesel::joinable!(developer_apps -> developers (developer_id));
 diesel::joinable!(developer_sessions -> developers (developer_id));
@@ -376,6 +393,7 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    transaction_tombstones,
     developers,
     developer_apps,
     developer_sessions,

@@ -2,6 +2,7 @@
 //! a failure anywhere leaves the previous state whole.
 
 use crate::backend::{self, AccountUpsert, TransactionValues};
+use crate::changes;
 use crate::connections::{self, ConnectionRecord, upsert_institution};
 use crate::db::AnyConnection;
 use crate::read::TransactionRecord;
@@ -10,6 +11,7 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
+use tributary_domain::changes::ChangeSeq;
 use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
@@ -25,6 +27,9 @@ pub fn apply_snapshot(
 ) -> StorageResult<SyncSummary> {
     conn.atomically(|conn| {
         let connection = connections::get_connection(conn, connection_id)?;
+        // First, before any other row is locked: the user's number, which
+        // queues this sync behind another of the same user's (changes.rs).
+        let seq = changes::next_seq(conn, connection.user_id)?;
         upsert_institution(conn, connection.provider, &snapshot.institution)?;
         let known_accounts: HashSet<String> = accounts::table
             .filter(accounts::connection_id.eq(connection.id.get()))
@@ -65,7 +70,7 @@ pub fn apply_snapshot(
                 account,
                 snapshot.pending_match.as_ref(),
                 snapshot.complete,
-                now,
+                Stamp { seq, now },
                 &mut summary,
             )?;
         }
@@ -85,13 +90,14 @@ fn record_balance(
     account_id: AccountId,
     balance: &SnapshotBalance,
     complete: bool,
-    now: NaiveDateTime,
+    Stamp { seq, now }: Stamp,
     summary: &mut SyncSummary,
 ) -> StorageResult<()> {
     let values = (
         balances::amount.eq(balance.current.to_string()),
         balances::available.eq(balance.available.map(|a| a.to_string())),
         balances::currency.eq(&balance.currency),
+        balances::change_seq.eq(seq.get()),
     );
     let as_of = balance.as_of.naive_utc();
     if !complete {
@@ -118,15 +124,24 @@ fn record_balance(
     Ok(())
 }
 
+/// What a change writes on every row it touches: its number in the user's
+/// change sequence, and the time.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    seq: ChangeSeq,
+    now: NaiveDateTime,
+}
+
 fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
     account: &SnapshotAccount,
     pending_match: Option<&PendingMatchRule>,
     complete: bool,
-    now: NaiveDateTime,
+    stamp: Stamp,
     summary: &mut SyncSummary,
 ) -> StorageResult<()> {
+    let Stamp { seq, now } = stamp;
     let account_id = backend::upsert_account(
         conn,
         &AccountUpsert {
@@ -146,6 +161,7 @@ fn apply_account(
     summary.absorb(&changes);
 
     if !changes.delete.is_empty() {
+        changes::bury(conn, connection.user_id, seq, &changes.delete, now)?;
         diesel::delete(
             transactions::table
                 .filter(transactions::id.eq_any(changes.delete.iter().map(|id| id.get()))),
@@ -154,13 +170,13 @@ fn apply_account(
     }
     for (id, record) in &changes.update {
         diesel::update(transactions::table.find(id.get()))
-            .set(TransactionValues::new(record, now))
+            .set(TransactionValues::new(record, seq, now))
             .execute(conn)?;
     }
-    backend::insert_transactions(conn, account_id, &changes.insert, now)?;
+    backend::insert_transactions(conn, account_id, &changes.insert, seq, now)?;
 
     if let Some(balance) = &account.balance {
-        record_balance(conn, account_id, balance, complete, now, summary)?;
+        record_balance(conn, account_id, balance, complete, stamp, summary)?;
     }
 
     if let Some(positions) = &account.holdings {
@@ -187,6 +203,7 @@ fn apply_account(
                     holdings::currency.eq(&position.currency),
                     holdings::raw.eq(position.raw.to_string()),
                     holdings::as_of.eq(now),
+                    holdings::change_seq.eq(seq.get()),
                 ))
                 .execute(conn)?;
         }

@@ -602,8 +602,14 @@ fn insert_batch(
     now: chrono::NaiveDateTime,
 ) -> crate::StorageResult<()> {
     conn.atomically(|conn| {
+        use diesel::prelude::*;
+        let user_id: i64 = crate::schema::accounts::table
+            .find(account.get())
+            .select(crate::schema::accounts::user_id)
+            .first(conn)?;
+        let seq = crate::changes::next_seq(conn, UserId::new(user_id))?;
         Ok(crate::backend::insert_transactions(
-            conn, account, rows, now,
+            conn, account, rows, seq, now,
         )?)
     })
 }

@@ -16,17 +16,17 @@ use tributary_domain::model::{AccountKind, PaymentProcessorKind, Provider};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
 
-fn now() -> NaiveDateTime {
+pub(crate) fn now() -> NaiveDateTime {
     Utc.with_ymd_and_hms(2026, 11, 21, 9, 30, 0)
         .unwrap()
         .naive_utc()
 }
 
-fn date(day: u32) -> NaiveDate {
+pub(crate) fn date(day: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, day).unwrap()
 }
 
-fn institution() -> SnapshotInstitution {
+pub(crate) fn institution() -> SnapshotInstitution {
     SnapshotInstitution {
         provider_institution_id: "bank".into(),
         name: "Test Bank".into(),
@@ -34,7 +34,7 @@ fn institution() -> SnapshotInstitution {
     }
 }
 
-fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransaction {
+pub(crate) fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransaction {
     SnapshotTransaction {
         provider_id: id.into(),
         pending_provider_id: None,
@@ -47,7 +47,7 @@ fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransaction {
     }
 }
 
-fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount {
+pub(crate) fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount {
     SnapshotAccount {
         provider_account_id: id.into(),
         name: format!("Account {id}"),
@@ -65,7 +65,7 @@ fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount 
     }
 }
 
-fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
+pub(crate) fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
     ProviderSnapshot {
         institution: institution(),
         accounts,
@@ -76,7 +76,7 @@ fn snapshot(accounts: Vec<SnapshotAccount>) -> ProviderSnapshot {
 }
 
 /// A user with one connection of `provider`; returns (user id, connection id).
-fn user_with_connection(
+pub(crate) fn user_with_connection(
     conn: &mut AnyConnection,
     email: &str,
     provider: Provider,
@@ -86,7 +86,11 @@ fn user_with_connection(
 }
 
 /// A new connection of `user_id` to the test institution.
-fn connect(conn: &mut AnyConnection, user_id: UserId, provider: Provider) -> ConnectionId {
+pub(crate) fn connect(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    provider: Provider,
+) -> ConnectionId {
     connections::create_connection(
         conn,
         &NewConnection {
@@ -609,13 +613,13 @@ fn a_connection_is_erased_only_by_its_owner_and_takes_its_data_along() {
             1
         );
 
-        assert!(!crate::connections::delete_connection(conn, other, connection).unwrap());
+        assert!(!crate::connections::delete_connection(conn, other, connection, now()).unwrap());
         let kept = crate::read::account_summaries(conn, owner).unwrap();
         assert_eq!(kept.len(), 1, "another user's delete changes nothing");
         assert_eq!(kept[0].connection_id, connection);
         assert_eq!(kept[0].kind, AccountKind::Checking);
 
-        assert!(crate::connections::delete_connection(conn, owner, connection).unwrap());
+        assert!(crate::connections::delete_connection(conn, owner, connection, now()).unwrap());
         assert!(
             crate::read::account_summaries(conn, owner)
                 .unwrap()
@@ -1142,7 +1146,7 @@ fn a_sync_reads_only_the_stored_rows_it_can_change_and_ends_as_a_full_read_would
     });
 }
 
-fn app_named(conn: &mut AnyConnection, client_id: &str) -> crate::apps::AppRecord {
+pub(crate) fn app_named(conn: &mut AnyConnection, client_id: &str) -> crate::apps::AppRecord {
     crate::apps::create_app(
         conn,
         &crate::apps::NewApp {

@@ -12,7 +12,7 @@ pub(crate) mod responses;
 
 use crate::routes::Operation;
 use crate::server::Interface;
-use crate::{connections, data, health, imports, platform};
+use crate::{connections, data, feed, health, imports, platform};
 use actix_web::{HttpRequest, HttpResponse};
 use std::sync::OnceLock;
 use utoipa::OpenApi as _;
@@ -153,6 +153,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
     match interface {
         Interface::Personal => {
             let mut api = data::operations::<Key>();
+            api.extend(feed::operations::<Key>());
             api.extend(connections::operations::<Key>());
             api.extend(imports::operations::<Key>());
             api.extend(reference_operations());
@@ -165,6 +166,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
             routed.push(("/api/platform", oauth));
             let mut api = platform::user_operations();
             api.extend(data::operations::<BearerToken>());
+            api.extend(feed::operations::<BearerToken>());
             api.extend(connections::operations::<BearerToken>());
             api.extend(imports::operations::<BearerToken>());
             routed.push(("/api/platform/v1", api));

@@ -243,11 +243,13 @@ pub(super) async fn remove<V: Visitor>(
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
     let (user_id, connection_id) = (connection.user_id, connection.id);
+    let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {
         Ok(tributary_storage::connections::delete_connection(
             conn,
             user_id,
             connection_id,
+            now,
         )?)
     })
     .await?;

@@ -1,0 +1,273 @@
+//! `GET /transactions/sync`, the change feed (docs/changes.md): what was
+//! added, modified and removed past the client's cursor, in the order the
+//! changes were made, so that a client mirrors a user's transactions with
+//! one cursor. Mounted for both interfaces, behind their credentials.
+//!
+//! A cursor is opaque to clients: a position in the user's change sequence
+//! (`tributary_domain::changes`) and a fingerprint of who may use it (the
+//! user, the key's account scope and the `account_id` asked for). A cursor
+//! of another viewer, or one older than the kept tombstones, answers 400
+//! `RESYNC_REQUIRED`: the client drops its copy and reads from the start.
+
+use crate::auth::{self, Credential};
+use crate::data::{parse_account_id, query_parameters, visible_account};
+use crate::error::{ApiError, Envelope};
+use crate::openapi::responses;
+use crate::routes::Operation;
+use crate::state::AppState;
+use crate::wire;
+use actix_web::{HttpRequest, HttpResponse, web};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use tributary_domain::access::Viewer;
+use tributary_domain::changes::{ChangeSeq, FeedPosition};
+use tributary_domain::ids::AccountId;
+use tributary_storage::changes::{self, FeedEntry, FeedPage};
+
+/// Changes a page holds when the client does not say.
+pub const DEFAULT_COUNT: i64 = 100;
+/// The most a page holds.
+pub const MAX_COUNT: i64 = 500;
+
+/// The feed, for credentials `A`.
+pub fn operations<A: Credential>() -> Vec<Operation> {
+    vec![Operation::new::<__path_transactions_sync, _, _>(
+        transactions_sync::<A>,
+    )]
+}
+
+/// The query, validated (the cursor's fingerprint is checked once the
+/// viewer is known).
+#[derive(Debug, Clone, PartialEq)]
+struct FeedQuery {
+    cursor: Option<Cursor>,
+    count: i64,
+    account: Option<AccountId>,
+}
+
+/// A decoded cursor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cursor {
+    position: FeedPosition,
+    fingerprint: [u8; FINGERPRINT_BYTES],
+}
+
+const FINGERPRINT_BYTES: usize = 8;
+const CURSOR_VERSION: u8 = 1;
+
+/// Who may use a cursor: the user, the key's scope, the account asked for.
+/// Not a secret (the feed reads only what the credential may see anyway):
+/// it tells a client that sent another viewer's cursor to start again
+/// instead of silently skipping what the other viewer had read.
+fn fingerprint(viewer: &Viewer, account: Option<AccountId>) -> [u8; FINGERPRINT_BYTES] {
+    let mut scope: Vec<i64> = viewer
+        .account_scope
+        .iter()
+        .flatten()
+        .map(|id| id.get())
+        .collect();
+    scope.sort_unstable();
+    let text = format!(
+        "feed|{}|{}|{:?}|{:?}",
+        viewer.user_id,
+        viewer.account_scope.is_some(),
+        scope,
+        account.map(AccountId::get)
+    );
+    let digest = hex::decode(tributary_auth::secret::hash(&text)).unwrap_or_default();
+    let mut out = [0; FINGERPRINT_BYTES];
+    for (slot, byte) in out.iter_mut().zip(digest) {
+        *slot = byte;
+    }
+    out
+}
+
+fn encode_cursor(position: FeedPosition, fingerprint: [u8; FINGERPRINT_BYTES]) -> String {
+    let mut bytes = Vec::with_capacity(1 + 8 + 8 + FINGERPRINT_BYTES);
+    bytes.push(CURSOR_VERSION);
+    bytes.extend_from_slice(&position.seq.get().to_be_bytes());
+    bytes.extend_from_slice(&position.id.to_be_bytes());
+    bytes.extend_from_slice(&fingerprint);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn decode_cursor(raw: &str) -> Result<Cursor, ApiError> {
+    let invalid = || {
+        ApiError::bad_request(
+            "INVALID_CURSOR",
+            "`cursor` is not a cursor this API returned; start again without it.",
+        )
+    };
+    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
+    let (&version, rest) = bytes.split_first().ok_or_else(invalid)?;
+    if version != CURSOR_VERSION || rest.len() != 16 + FINGERPRINT_BYTES {
+        return Err(invalid());
+    }
+    let number = |at: usize| {
+        let mut raw = [0; 8];
+        raw.copy_from_slice(&rest[at..at + 8]);
+        i64::from_be_bytes(raw)
+    };
+    let (seq, id) = (number(0), number(8));
+    if seq < 0 || id < 0 {
+        return Err(invalid());
+    }
+    let mut fingerprint = [0; FINGERPRINT_BYTES];
+    fingerprint.copy_from_slice(&rest[16..]);
+    Ok(Cursor {
+        position: FeedPosition::new(ChangeSeq::new(seq), id),
+        fingerprint,
+    })
+}
+
+fn resync_required(why: &str) -> ApiError {
+    ApiError::bad_request(
+        "RESYNC_REQUIRED",
+        format!("{why} Drop the copy made with it and read again without a cursor."),
+    )
+}
+
+impl FeedQuery {
+    fn parse(query_string: &str) -> Result<Self, ApiError> {
+        let params = query_parameters(query_string)?;
+        let count = params
+            .get("count")
+            .map(|raw| {
+                raw.parse::<i64>()
+                    .ok()
+                    .filter(|n| (1..=MAX_COUNT).contains(n))
+                    .ok_or_else(|| {
+                        ApiError::bad_request(
+                            "INVALID_COUNT",
+                            format!(
+                                "`count` must be an integer from 1 to {MAX_COUNT}, got `{raw}`."
+                            ),
+                        )
+                    })
+            })
+            .transpose()?
+            .unwrap_or(DEFAULT_COUNT);
+        let account = params
+            .get("account_id")
+            .map(|raw| parse_account_id(raw))
+            .transpose()?;
+        let cursor = params
+            .get("cursor")
+            .map(|raw| decode_cursor(raw))
+            .transpose()?;
+        Ok(FeedQuery {
+            cursor,
+            count,
+            account,
+        })
+    }
+}
+
+#[utoipa::path(
+    get,
+    path = "/transactions/sync",
+    tag = "Accounts",
+    summary = "Changes since a cursor",
+    description = "The transactions added, modified and removed since `cursor`, in the order the changes were made: a client keeps a copy of every transaction exactly by applying each page and sending `next_cursor` back (docs/changes.md). Without `cursor` it starts from the beginning. A pending transaction that posts is `modified` with the same `id`. Pending transactions are included. Follow `next_cursor` while `has_more` is true; later, call again with the last `next_cursor` to get what changed since.",
+    params(
+        ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous answer; none to start from the beginning."),
+        ("count" = Option<i64>, Query, description = "Changes a page holds, 1 to 500 (default 100).", minimum = 1, maximum = 500),
+        ("account_id" = Option<i64>, Query, description = "Only this account's changes (a cursor made with it works only with it).", minimum = 1),
+    ),
+    responses(
+        (status = 200, description = "The changes past the cursor.", body = wire::TransactionChanges, links(
+            ("next" = (operation_id = "transactions_sync", parameters(("cursor" = "$response.body#/next_cursor")), description = "The next page, or later what changed since.")),
+        )),
+        (status = 400, description = "`INVALID_CURSOR` (not a cursor of this API), `RESYNC_REQUIRED` (another viewer's cursor, or one older than the kept removals: read again without a cursor), `INVALID_COUNT`, `INVALID_ACCOUNT_ID`, `INVALID_QUERY`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`: `account_id` is missing, another user's, or outside the key's scope.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
+async fn transactions_sync<C: Credential>(
+    credential: C,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let query = auth::checked(&state, &credential, FeedQuery::parse(req.query_string())).await?;
+    let read = auth::as_viewer(&state, credential, move |conn, viewer| {
+        if let Some(account) = query.account {
+            visible_account(conn, &viewer, account)?;
+        }
+        let fingerprint = fingerprint(&viewer, query.account);
+        let after = match query.cursor {
+            None => FeedPosition::START,
+            Some(cursor) if cursor.fingerprint == fingerprint => cursor.position,
+            Some(_) => {
+                return Err(resync_required(
+                    "This cursor was made for other credentials or another `account_id`.",
+                ));
+            }
+        };
+        let page = changes::read_feed(conn, &viewer, query.account, after, query.count)?;
+        Ok((page, after, fingerprint))
+    })
+    .await?;
+    let (page, after, fingerprint) = read;
+    let FeedPage::Changes { entries, has_more } = page else {
+        return Err(resync_required(
+            "This cursor is older than the removals this server keeps.",
+        ));
+    };
+    let next = entries.last().map_or(after, FeedEntry::position);
+    let mut answer = wire::TransactionChanges {
+        next_cursor: encode_cursor(next, fingerprint),
+        has_more,
+        ..Default::default()
+    };
+    for entry in entries {
+        match entry {
+            FeedEntry::Current { record, added, .. } => {
+                if added {
+                    answer.added.push(record);
+                } else {
+                    answer.modified.push(record);
+                }
+            }
+            FeedEntry::Removed { id, account_id, .. } => {
+                answer.removed.push(wire::RemovedTransaction {
+                    id: id.to_string(),
+                    account_id: account_id.get(),
+                })
+            }
+        }
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(answer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tributary_domain::ids::UserId;
+
+    #[test]
+    fn a_cursor_reads_back_and_names_its_viewer() {
+        let alice = Viewer::whole_user(UserId::new(1));
+        let position = FeedPosition::new(ChangeSeq::new(42), 7);
+        let raw = encode_cursor(position, fingerprint(&alice, None));
+        let cursor = decode_cursor(&raw).unwrap();
+        assert_eq!(cursor.position, position);
+        assert_eq!(cursor.fingerprint, fingerprint(&alice, None));
+        let scoped = Viewer {
+            user_id: UserId::new(1),
+            account_scope: Some(vec![AccountId::new(3)]),
+        };
+        for other in [
+            fingerprint(&Viewer::whole_user(UserId::new(2)), None),
+            fingerprint(&scoped, None),
+            fingerprint(&alice, Some(AccountId::new(3))),
+        ] {
+            assert_ne!(cursor.fingerprint, other);
+        }
+        for bad in ["", "x", "AAAA", &raw[..raw.len() - 2], "v1:2026-01-01:3"] {
+            assert!(decode_cursor(bad).is_err(), "{bad}");
+        }
+    }
+}
