@@ -10,6 +10,7 @@ pub mod harness;
 pub mod platform;
 pub mod python;
 pub mod simplefin;
+pub mod webhooks;
 
 use actix_web::dev::ServerHandle;
 use chrono::{TimeZone, Utc};
@@ -66,6 +67,8 @@ pub struct TestServer {
     pub database: TestDatabase,
     /// Where the server's mail goes (sign-in codes).
     pub outbox: DevOutbox,
+    /// The configuration it runs with (its key seals webhook secrets).
+    pub config: Config,
     handle: ServerHandle,
 }
 
@@ -298,6 +301,15 @@ pub fn start_with(
     database: TestDatabase,
     connectors: Vec<Arc<dyn tributary_providers::Connector>>,
 ) -> TestServer {
+    start_configured(database, connectors, |_| {})
+}
+
+/// [`start_with`], the configuration changed by `configure` first.
+pub fn start_configured(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn tributary_providers::Connector>>,
+    configure: impl FnOnce(&mut Config),
+) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
     let outbox = DevOutbox::default();
@@ -312,13 +324,16 @@ pub fn start_with(
         mailer: Some(Arc::new(outbox.clone())),
         ..Parts::default()
     };
-    let (handle, base_url) = serve(Interface::Personal, test_config(&database, None), parts);
+    let mut config = test_config(&database, None);
+    configure(&mut config);
+    let (handle, base_url) = serve(Interface::Personal, config.clone(), parts);
     TestServer {
         base_url,
         clock,
         world,
         database,
         outbox,
+        config,
         handle,
     }
 }
@@ -336,6 +351,26 @@ impl TestServer {
         })
         .await
         .unwrap();
+    }
+}
+
+impl TestServer {
+    /// Sends the webhooks that are due, as a worker would (the test
+    /// servers run none); how many attempts were made.
+    pub async fn deliver_webhooks(&self) -> usize {
+        let deliverer =
+            tributary_http::server::deliverer(&self.config, self.database.db(), self.clock.clone())
+                .unwrap();
+        actix_web::web::block(move || deliverer.run_due().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Makes every pending webhook delivery due now: the retry schedule's
+    /// waits (5 s, 5 min, ...) pass without the clock moving, so the
+    /// deliveries' timestamps stay real for the receiver's check.
+    pub fn webhooks_due_now(&self) {
+        tributary_storage::testing::webhook_deliveries_due(self.database.db());
     }
 }
 

@@ -112,10 +112,18 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Developers(command) => crate::developers::run(&open()?, clock.as_ref(), command),
         Command::Simplefin(command) => crate::simplefin::run(&open()?, clock.as_ref(), command),
+        Command::Webhooks(command) => {
+            crate::webhooks::run(&open()?, &config, clock.as_ref(), command)
+        }
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;
-            run_worker(sync_engine(&config, &db, clock)?, config.worker_poll)
+            let deliverer = tributary_http::server::deliverer(&config, &db, clock.clone())?;
+            run_worker(
+                sync_engine(&config, &db, clock)?,
+                deliverer,
+                config.worker_poll,
+            )
         }
         Command::Secrets(SecretsCommand::GenerateKey) => {
             println!("{}", tributary_auth::keyring::generate_key());
@@ -534,8 +542,13 @@ fn import(
 }
 
 /// Runs a worker until SIGINT or SIGTERM.
-fn run_worker(engine: SyncEngine, poll: std::time::Duration) -> anyhow::Result<()> {
-    let worker = Worker::new(engine, worker_id("worker"), poll);
+fn run_worker(
+    engine: SyncEngine,
+    deliverer: tributary_notify::deliver::Deliverer,
+    poll: std::time::Duration,
+) -> anyhow::Result<()> {
+    let worker = Worker::new(engine, worker_id("worker"), poll)
+        .with_chore(tributary_http::server::webhook_chore(deliverer));
     let stop = StopSignal::default();
     stop_on_termination(stop.clone())?;
     println!(

@@ -5,6 +5,7 @@ mod apps;
 mod commands;
 mod developers;
 mod simplefin;
+mod webhooks;
 
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -65,6 +66,10 @@ enum Command {
     /// SimpleFIN (docs/simplefin.md).
     #[command(subcommand)]
     Simplefin(SimplefinCommand),
+    /// Manage webhook endpoints: URLs that receive signed events
+    /// (docs/changes.md#webhooks).
+    #[command(subcommand)]
+    Webhooks(WebhooksCommand),
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]
     Apps(AppsCommand),
@@ -117,6 +122,45 @@ enum AppsCommand {
     /// Add or remove redirect URIs.
     #[command(subcommand, name = "redirect-uris")]
     RedirectUris(RedirectUrisCommand),
+}
+
+/// Whose webhook endpoints: a Personal user's, or a Platform app's.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct WebhookOwnerArgs {
+    /// A Personal user, by e-mail address.
+    #[arg(long)]
+    user: Option<String>,
+    /// A Platform app, by client id (it hears about all its users).
+    #[arg(long)]
+    app: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum WebhooksCommand {
+    /// Register an endpoint; prints its signing secret, once.
+    Create {
+        #[command(flatten)]
+        owner: WebhookOwnerArgs,
+        /// Where events are posted (https; private addresses only with
+        /// TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE=1).
+        #[arg(long)]
+        url: String,
+        /// An event type to send (repeat for several; every type when none).
+        #[arg(long = "event", value_name = "TYPE")]
+        events: Vec<String>,
+    },
+    /// List the owner's endpoints.
+    List {
+        #[command(flatten)]
+        owner: WebhookOwnerArgs,
+    },
+    /// Delete one of the owner's endpoints.
+    Delete {
+        #[command(flatten)]
+        owner: WebhookOwnerArgs,
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]

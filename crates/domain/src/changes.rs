@@ -46,6 +46,90 @@ impl FeedPosition {
     }
 }
 
+/// A reader's cursor: a position, and a fingerprint of who may use it (the
+/// user, the key's account scope, the account asked for). The fingerprint
+/// is no secret (a feed reads only what the credential may see anyway): it
+/// tells a client that sent another viewer's cursor to start again instead
+/// of silently skipping what the other viewer had read. Written as
+/// base64url of version, number, id and fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedCursor {
+    pub position: FeedPosition,
+    pub fingerprint: [u8; FINGERPRINT_BYTES],
+}
+
+pub const FINGERPRINT_BYTES: usize = 8;
+const CURSOR_VERSION: u8 = 1;
+
+/// Not a cursor of this feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a cursor of this API")]
+pub struct MalformedCursor;
+
+impl FeedCursor {
+    /// The fingerprint of `viewer` reading `account` (or every account).
+    pub fn fingerprint(
+        viewer: &crate::access::Viewer,
+        account: Option<crate::ids::AccountId>,
+    ) -> [u8; FINGERPRINT_BYTES] {
+        use sha2::Digest as _;
+        let mut scope: Vec<i64> = viewer
+            .account_scope
+            .iter()
+            .flatten()
+            .map(|id| id.get())
+            .collect();
+        scope.sort_unstable();
+        let text = format!(
+            "feed|{}|{}|{:?}|{:?}",
+            viewer.user_id,
+            viewer.account_scope.is_some(),
+            scope,
+            account.map(crate::ids::AccountId::get)
+        );
+        let digest = sha2::Sha256::digest(text.as_bytes());
+        let mut out = [0; FINGERPRINT_BYTES];
+        out.copy_from_slice(&digest[..FINGERPRINT_BYTES]);
+        out
+    }
+
+    pub fn to_text(&self) -> String {
+        use base64::Engine as _;
+        let mut bytes = Vec::with_capacity(1 + 16 + FINGERPRINT_BYTES);
+        bytes.push(CURSOR_VERSION);
+        bytes.extend_from_slice(&self.position.seq.get().to_be_bytes());
+        bytes.extend_from_slice(&self.position.id.to_be_bytes());
+        bytes.extend_from_slice(&self.fingerprint);
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    pub fn parse(text: &str) -> Result<Self, MalformedCursor> {
+        use base64::Engine as _;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text)
+            .map_err(|_| MalformedCursor)?;
+        let (&version, rest) = bytes.split_first().ok_or(MalformedCursor)?;
+        if version != CURSOR_VERSION || rest.len() != 16 + FINGERPRINT_BYTES {
+            return Err(MalformedCursor);
+        }
+        let number = |at: usize| {
+            let mut raw = [0; 8];
+            raw.copy_from_slice(&rest[at..at + 8]);
+            i64::from_be_bytes(raw)
+        };
+        let (seq, id) = (number(0), number(8));
+        if seq < 0 || id < 0 {
+            return Err(MalformedCursor);
+        }
+        let mut fingerprint = [0; FINGERPRINT_BYTES];
+        fingerprint.copy_from_slice(&rest[16..]);
+        Ok(FeedCursor {
+            position: FeedPosition::new(ChangeSeq::new(seq), id),
+            fingerprint,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

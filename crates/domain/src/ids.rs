@@ -96,6 +96,12 @@ row_id! {
     PortalSessionId;
     SignInCodeId;
     CheckoutId;
+    /// A URL a user or an app receives webhooks at.
+    WebhookEndpointId;
+    /// An event in the webhook outbox.
+    WebhookEventId;
+    /// One event's delivery to one endpoint.
+    WebhookDeliveryId;
 }
 
 #[cfg(test)]

@@ -194,3 +194,25 @@ mod tests {
         assert!("Sandbox".parse::<Provider>().is_err());
     }
 }
+
+wire_enum! {
+    /// What a webhook tells (docs/changes.md#events).
+    WebhookEventType {
+        TransactionsUpdated => "transactions.updated",
+        ConnectionStatusChanged => "connection.status_changed",
+        ConnectionConsentExpiring => "connection.consent_expiring",
+        SyncFailed => "sync.failed",
+    }
+}
+
+wire_enum! {
+    /// Where one event's delivery to one endpoint stands: pending, delivered,
+    /// failed (every scheduled attempt failed) or cancelled (the endpoint
+    /// was disabled before it was delivered).
+    DeliveryStatus {
+        Pending => "pending",
+        Delivered => "delivered",
+        Failed => "failed",
+        Cancelled => "cancelled",
+    }
+}

@@ -35,6 +35,7 @@ Configuration (environment variables):
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
+  TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE  webhooks may go to loopback, private and link-local addresses, over http too (tests, home labs) [default: off]
   TRIBUTARY_DEVELOPER_SIGNUP  platform-api: who may sign up at /developers: open (anyone who receives the code), or closed (only `tributary developers add`) [default: closed]
   TRIBUTARY_METRICS_TOKEN   serve Prometheus metrics at /metrics to `Authorization: Bearer <token>` (16 characters or more) [default: none]
   TRIBUTARY_METRICS_BIND    also serve /metrics, without a token, on this loopback address, e.g. 127.0.0.1:9464 [default: none]
@@ -89,6 +90,8 @@ pub struct Config {
     pub simplefin_daily_requests: i32,
     /// Who may sign up to the developer dashboard (platform-api).
     pub developer_signup: tributary_auth::developers::Signup,
+    /// Webhooks may go to private addresses (tests, home labs).
+    pub webhooks_allow_private: bool,
 }
 
 /// Like the SimpleFIN Bridge, which expects apps to ask at most 24 times a
@@ -438,7 +441,12 @@ impl Config {
                 });
             }
         };
+        let webhooks_allow_private = match lookup("TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE") {
+            Some(value) => parse_bool("TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE", &value)?,
+            None => false,
+        };
         Ok(Config {
+            webhooks_allow_private,
             developer_signup,
             simplefin_daily_requests,
             metrics,

@@ -17,10 +17,7 @@ use crate::routes::Operation;
 use crate::state::AppState;
 use crate::wire;
 use actix_web::{HttpRequest, HttpResponse, web};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use tributary_domain::access::Viewer;
-use tributary_domain::changes::{ChangeSeq, FeedPosition};
+use tributary_domain::changes::{FeedCursor, FeedPosition};
 use tributary_domain::ids::AccountId;
 use tributary_storage::changes::{self, FeedEntry, FeedPage};
 
@@ -40,83 +37,17 @@ pub fn operations<A: Credential>() -> Vec<Operation> {
 /// viewer is known).
 #[derive(Debug, Clone, PartialEq)]
 struct FeedQuery {
-    cursor: Option<Cursor>,
+    cursor: Option<FeedCursor>,
     count: i64,
     account: Option<AccountId>,
 }
 
-/// A decoded cursor.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Cursor {
-    position: FeedPosition,
-    fingerprint: [u8; FINGERPRINT_BYTES],
-}
-
-const FINGERPRINT_BYTES: usize = 8;
-const CURSOR_VERSION: u8 = 1;
-
-/// Who may use a cursor: the user, the key's scope, the account asked for.
-/// Not a secret (the feed reads only what the credential may see anyway):
-/// it tells a client that sent another viewer's cursor to start again
-/// instead of silently skipping what the other viewer had read.
-fn fingerprint(viewer: &Viewer, account: Option<AccountId>) -> [u8; FINGERPRINT_BYTES] {
-    let mut scope: Vec<i64> = viewer
-        .account_scope
-        .iter()
-        .flatten()
-        .map(|id| id.get())
-        .collect();
-    scope.sort_unstable();
-    let text = format!(
-        "feed|{}|{}|{:?}|{:?}",
-        viewer.user_id,
-        viewer.account_scope.is_some(),
-        scope,
-        account.map(AccountId::get)
-    );
-    let digest = hex::decode(tributary_auth::secret::hash(&text)).unwrap_or_default();
-    let mut out = [0; FINGERPRINT_BYTES];
-    for (slot, byte) in out.iter_mut().zip(digest) {
-        *slot = byte;
-    }
-    out
-}
-
-fn encode_cursor(position: FeedPosition, fingerprint: [u8; FINGERPRINT_BYTES]) -> String {
-    let mut bytes = Vec::with_capacity(1 + 8 + 8 + FINGERPRINT_BYTES);
-    bytes.push(CURSOR_VERSION);
-    bytes.extend_from_slice(&position.seq.get().to_be_bytes());
-    bytes.extend_from_slice(&position.id.to_be_bytes());
-    bytes.extend_from_slice(&fingerprint);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-fn decode_cursor(raw: &str) -> Result<Cursor, ApiError> {
-    let invalid = || {
+fn decode_cursor(raw: &str) -> Result<FeedCursor, ApiError> {
+    FeedCursor::parse(raw).map_err(|_| {
         ApiError::bad_request(
             "INVALID_CURSOR",
             "`cursor` is not a cursor this API returned; start again without it.",
         )
-    };
-    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
-    let (&version, rest) = bytes.split_first().ok_or_else(invalid)?;
-    if version != CURSOR_VERSION || rest.len() != 16 + FINGERPRINT_BYTES {
-        return Err(invalid());
-    }
-    let number = |at: usize| {
-        let mut raw = [0; 8];
-        raw.copy_from_slice(&rest[at..at + 8]);
-        i64::from_be_bytes(raw)
-    };
-    let (seq, id) = (number(0), number(8));
-    if seq < 0 || id < 0 {
-        return Err(invalid());
-    }
-    let mut fingerprint = [0; FINGERPRINT_BYTES];
-    fingerprint.copy_from_slice(&rest[16..]);
-    Ok(Cursor {
-        position: FeedPosition::new(ChangeSeq::new(seq), id),
-        fingerprint,
     })
 }
 
@@ -194,7 +125,7 @@ async fn transactions_sync<C: Credential>(
         if let Some(account) = query.account {
             visible_account(conn, &viewer, account)?;
         }
-        let fingerprint = fingerprint(&viewer, query.account);
+        let fingerprint = FeedCursor::fingerprint(&viewer, query.account);
         let after = match query.cursor {
             None => FeedPosition::START,
             Some(cursor) if cursor.fingerprint == fingerprint => cursor.position,
@@ -216,7 +147,11 @@ async fn transactions_sync<C: Credential>(
     };
     let next = entries.last().map_or(after, FeedEntry::position);
     let mut answer = wire::TransactionChanges {
-        next_cursor: encode_cursor(next, fingerprint),
+        next_cursor: FeedCursor {
+            position: next,
+            fingerprint,
+        }
+        .to_text(),
         has_more,
         ..Default::default()
     };
@@ -245,24 +180,30 @@ async fn transactions_sync<C: Credential>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tributary_domain::access::Viewer;
+    use tributary_domain::changes::ChangeSeq;
     use tributary_domain::ids::UserId;
 
     #[test]
     fn a_cursor_reads_back_and_names_its_viewer() {
         let alice = Viewer::whole_user(UserId::new(1));
         let position = FeedPosition::new(ChangeSeq::new(42), 7);
-        let raw = encode_cursor(position, fingerprint(&alice, None));
+        let raw = FeedCursor {
+            position,
+            fingerprint: FeedCursor::fingerprint(&alice, None),
+        }
+        .to_text();
         let cursor = decode_cursor(&raw).unwrap();
         assert_eq!(cursor.position, position);
-        assert_eq!(cursor.fingerprint, fingerprint(&alice, None));
+        assert_eq!(cursor.fingerprint, FeedCursor::fingerprint(&alice, None));
         let scoped = Viewer {
             user_id: UserId::new(1),
             account_scope: Some(vec![AccountId::new(3)]),
         };
         for other in [
-            fingerprint(&Viewer::whole_user(UserId::new(2)), None),
-            fingerprint(&scoped, None),
-            fingerprint(&alice, Some(AccountId::new(3))),
+            FeedCursor::fingerprint(&Viewer::whole_user(UserId::new(2)), None),
+            FeedCursor::fingerprint(&scoped, None),
+            FeedCursor::fingerprint(&alice, Some(AccountId::new(3))),
         ] {
             assert_ne!(cursor.fingerprint, other);
         }

@@ -25,6 +25,7 @@ pub mod simplefin;
 pub mod state;
 pub mod transaction_stream;
 pub mod web;
+pub mod webhooks;
 mod wire;
 
 pub use config::Config;

@@ -142,6 +142,29 @@ impl Operation {
         }
     }
 
+    /// The operation behind the security scheme `scheme` instead of the
+    /// document's default (the same handler mounted on both interfaces,
+    /// each with its own credentials).
+    pub fn secured_by(mut self, scheme: &str) -> Self {
+        use utoipa::openapi::security::SecurityRequirement;
+        for item in self.described.paths.values_mut() {
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+                &mut item.head,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                operation.security = Some(vec![SecurityRequirement::new::<_, _, &str>(scheme, [])]);
+            }
+        }
+        self
+    }
+
     /// A data endpoint (see [`Kind::Data`]).
     pub fn data(mut self) -> Self {
         self.kind = Kind::Data;

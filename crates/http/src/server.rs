@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tributary_auth::developers::Signup;
 use tributary_domain::clock::{Clock, SystemClock};
+use tributary_notify::deliver::Deliverer;
 use tributary_providers::Registry;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
@@ -231,6 +232,28 @@ fn engine_with(
     )
 }
 
+/// The webhook sender the workers run, with the configured keyring.
+pub fn deliverer(
+    config: &Config,
+    db: &Database,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<Deliverer> {
+    Ok(
+        Deliverer::new(db.clone(), clock, Arc::new(config.keyring()?))
+            .allowing_private(config.webhooks_allow_private)
+            .with_lease(config.sync_policy.lease),
+    )
+}
+
+/// A worker's chore that sends the webhooks due.
+pub fn webhook_chore(deliverer: Deliverer) -> tributary_providers::worker::Chore {
+    Box::new(move || {
+        if let Err(err) = deliverer.run_due() {
+            log::error!("sending webhooks failed: {err}");
+        }
+    })
+}
+
 /// Every provider's connector: the built-in ones, and GoCardless when its
 /// credentials are configured.
 pub fn providers(config: &Config) -> anyhow::Result<Registry> {
@@ -295,11 +318,13 @@ pub struct BackgroundWorker {
 impl BackgroundWorker {
     pub fn start(
         engine: SyncEngine,
+        deliverer: Deliverer,
         poll: std::time::Duration,
         role: &str,
     ) -> std::io::Result<Self> {
         let stop = StopSignal::default();
-        let worker = Worker::new(engine, worker_id(role), poll);
+        let worker =
+            Worker::new(engine, worker_id(role), poll).with_chore(webhook_chore(deliverer));
         let signal = stop.clone();
         let thread = std::thread::Builder::new()
             .name("sync-worker".into())
@@ -402,10 +427,16 @@ impl Application {
         } else {
             None
         };
+        let sealer: Arc<dyn tributary_domain::secrets::Sealer> = Arc::new(config.keyring()?);
         let worker = if config.embedded_worker {
             Some(
-                BackgroundWorker::start(engine, config.worker_poll, interface.binary())
-                    .context("starting the embedded worker")?,
+                BackgroundWorker::start(
+                    engine,
+                    deliverer(&config, &db, clock.clone())?,
+                    config.worker_poll,
+                    interface.binary(),
+                )
+                .context("starting the embedded worker")?,
             )
         } else {
             None
@@ -414,6 +445,8 @@ impl Application {
             .with_metrics(&config.metrics);
         state.simplefin_daily_requests = config.simplefin_daily_requests;
         state.developer_signup = config.developer_signup;
+        state.sealer = Some(sealer);
+        state.webhooks_allow_private = config.webhooks_allow_private;
         // Mail (sign-in codes) and bank connections serve the browser pages
         // of both interfaces; payments only the Platform's checkout.
         let mailer = match parts.mailer {

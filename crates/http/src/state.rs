@@ -29,6 +29,11 @@ pub struct AppState {
     pub simplefin_daily_requests: i32,
     /// Who may sign up to the developer dashboard.
     pub developer_signup: tributary_auth::developers::Signup,
+    /// Seals webhook signing secrets; `None` where webhooks cannot be made.
+    pub sealer: Option<Arc<dyn tributary_domain::secrets::Sealer>>,
+    /// `TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE`: webhook URLs may point inside
+    /// private networks (and use http).
+    pub webhooks_allow_private: bool,
 }
 
 impl AppState {
@@ -46,6 +51,8 @@ impl AppState {
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
             simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
             developer_signup: tributary_auth::developers::Signup::Closed,
+            sealer: None,
+            webhooks_allow_private: false,
         }
     }
 

@@ -300,6 +300,10 @@ impl SyncEngine {
             let next = at(now, self.policy.next_sync_delay(random_permille()));
             connections::set_next_sync(&mut conn, connection_id, next)?;
         }
+        let reminded = connections::announce_expiring_consents(&mut conn, now.naive_utc())?;
+        if reminded > 0 {
+            log::info!("{reminded} consent expiry reminder(s) written");
+        }
         Ok(queued)
     }
 

@@ -32,7 +32,6 @@ impl StopSignal {
     }
 }
 
-#[derive(Debug)]
 pub struct Worker {
     engine: SyncEngine,
     id: String,
@@ -40,6 +39,21 @@ pub struct Worker {
     /// When this worker last purged old tombstones (hourly is plenty: they
     /// are kept for months).
     last_purge: std::sync::Mutex<Option<std::time::Instant>>,
+    /// Other work done each round, after the due jobs (sending webhooks).
+    chores: Vec<Chore>,
+}
+
+/// Work a worker does each round beside syncs; it logs its own failures.
+pub type Chore = Box<dyn Fn() + Send + Sync>;
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("id", &self.id)
+            .field("poll", &self.poll)
+            .field("chores", &self.chores.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How often a worker purges the change feed's old tombstones.
@@ -65,7 +79,14 @@ impl Worker {
             id,
             poll,
             last_purge: std::sync::Mutex::new(None),
+            chores: Vec::new(),
         }
+    }
+
+    /// Adds work done each round after the due jobs.
+    pub fn with_chore(mut self, chore: Chore) -> Self {
+        self.chores.push(chore);
+        self
     }
 
     pub fn id(&self) -> &str {
@@ -101,6 +122,9 @@ impl Worker {
                     break;
                 }
             }
+        }
+        for chore in &self.chores {
+            chore();
         }
         ran
     }

@@ -226,6 +226,51 @@ pub(crate) fn insert_simplefin_scope(
 }
 
 #[derive(diesel::QueryableByName)]
+struct ClaimedDelivery {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    id: i64,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    attempts: i32,
+}
+
+/// Claims up to `limit` due webhook deliveries of enabled endpoints in one
+/// statement, leasing each until `lease_until` and counting the attempt:
+/// (id, attempts). PostgreSQL skips rows other workers hold; SQLite has one
+/// writer at a time.
+pub(crate) fn claim_deliveries(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<(i64, i32)>> {
+    use diesel::sql_types::{BigInt, Timestamp};
+    let pick = |lock: &str| {
+        format!(
+            "UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1 \
+             WHERE id IN (SELECT d.id FROM webhook_deliveries d \
+                          JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                          WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
+                          AND (d.lease_until IS NULL OR d.lease_until < $1) AND e.enabled \
+                          ORDER BY d.next_attempt_at, d.id LIMIT $3 {lock}) \
+             RETURNING id, attempts"
+        )
+    };
+    let rows: Vec<ClaimedDelivery> = match conn {
+        AnyConnection::Postgresql(c) => diesel::sql_query(pick("FOR UPDATE OF d SKIP LOCKED"))
+            .bind::<Timestamp, _>(now)
+            .bind::<Timestamp, _>(lease_until)
+            .bind::<BigInt, _>(limit)
+            .load(c)?,
+        AnyConnection::Sqlite(c) => diesel::sql_query(pick("").replace('$', "?"))
+            .bind::<Timestamp, _>(now)
+            .bind::<Timestamp, _>(lease_until)
+            .bind::<BigInt, _>(limit)
+            .load(c)?,
+    };
+    Ok(rows.into_iter().map(|r| (r.id, r.attempts)).collect())
+}
+
+#[derive(diesel::QueryableByName)]
 pub(crate) struct ClaimedRow {
     #[diesel(sql_type = diesel::sql_types::BigInt, deserialize_as = i64)]
     pub(crate) id: SyncJobId,

@@ -230,15 +230,118 @@ pub fn record_failure(
         .map(serde_json::to_string)
         .transpose()
         .map_err(|err| crate::StorageError::Corrupt(format!("connection status detail: {err}")))?;
-    diesel::update(connections::table.find(id.get()))
-        .set((
-            connections::status.eq(status.as_str()),
-            connections::status_reason.eq(reason),
-            connections::status_detail.eq(detail),
-            connections::consecutive_failures.eq(connections::consecutive_failures + 1),
-            connections::updated_at.eq(now),
+    conn.atomically(|conn| {
+        let before = status_of(conn, id)?;
+        diesel::update(connections::table.find(id.get()))
+            .set((
+                connections::status.eq(status.as_str()),
+                connections::status_reason.eq(reason),
+                connections::status_detail.eq(&detail),
+                connections::consecutive_failures.eq(connections::consecutive_failures + 1),
+                connections::updated_at.eq(now),
+            ))
+            .execute(conn)?;
+        announce_status(conn, id, before, status, Some(reason), now)
+    })
+}
+
+/// How long before a known consent expiry its reminders go: a week, then a
+/// day.
+pub const CONSENT_REMINDERS: [(chrono::Duration, &str); 2] = [
+    (chrono::Duration::days(1), "1d"),
+    (chrono::Duration::days(7), "7d"),
+];
+
+/// Writes `connection.consent_expiring` for each connection whose consent
+/// ends within a week (and again within a day), once per reminder; how
+/// many were written. Run by the scheduler.
+pub fn announce_expiring_consents(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+) -> StorageResult<usize> {
+    let soon: Vec<(i64, i64, NaiveDateTime)> = connections::table
+        .filter(connections::consent_expires_at.gt(now))
+        .filter(connections::consent_expires_at.le(now + CONSENT_REMINDERS[1].0))
+        .filter(connections::status.ne(ConnectionStatus::Disconnected.as_str()))
+        .select((
+            connections::id,
+            connections::user_id,
+            connections::consent_expires_at.assume_not_null(),
         ))
-        .execute(conn)?;
+        .load(conn)?;
+    let mut written = 0;
+    for (id, user, expires) in soon {
+        let Some((_, stage)) = CONSENT_REMINDERS
+            .iter()
+            .find(|(before, _)| expires - now <= *before)
+        else {
+            continue;
+        };
+        let once = format!("consent:{id}:{}:{stage}", expires.and_utc().timestamp());
+        let mut data = serde_json::Map::new();
+        data.insert("connection_id".into(), id.into());
+        data.insert(
+            "consent_expires_at".into(),
+            expires
+                .and_utc()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                .into(),
+        );
+        data.insert("notice".into(), (*stage).into());
+        if crate::webhooks::announce(
+            conn,
+            UserId::new(user),
+            tributary_domain::model::WebhookEventType::ConnectionConsentExpiring,
+            data,
+            Some(&once),
+            now,
+        )? {
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// The connection's owner and status now.
+fn status_of(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+) -> StorageResult<(UserId, ConnectionStatus)> {
+    let (user, status): (i64, String) = connections::table
+        .find(id.get())
+        .select((connections::user_id, connections::status))
+        .first(conn)?;
+    let status = status
+        .parse()
+        .map_err(|err| crate::StorageError::Corrupt(format!("connection status: {err}")))?;
+    Ok((UserId::new(user), status))
+}
+
+/// `connection.status_changed`, when the status did change.
+fn announce_status(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+    (user_id, old): (UserId, ConnectionStatus),
+    new: ConnectionStatus,
+    reason: Option<&str>,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    if old == new {
+        return Ok(());
+    }
+    let mut data = serde_json::Map::new();
+    data.insert("connection_id".into(), id.get().into());
+    data.insert("old_status".into(), old.as_str().into());
+    data.insert("new_status".into(), new.as_str().into());
+    data.insert("reason".into(), reason.into());
+    crate::webhooks::announce(
+        conn,
+        user_id,
+        tributary_domain::model::WebhookEventType::ConnectionStatusChanged,
+        data,
+        None,
+        now,
+    )?;
     Ok(())
 }
 
@@ -250,6 +353,8 @@ pub(crate) fn record_success(
     notice: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
+    let before = status_of(conn, id)?;
+    announce_status(conn, id, before, ConnectionStatus::Active, notice, now)?;
     diesel::update(connections::table.find(id.get()))
         .set((
             connections::status.eq(ConnectionStatus::Active.as_str()),
@@ -457,16 +562,20 @@ pub fn disconnect(
     id: ConnectionId,
     now: NaiveDateTime,
 ) -> StorageResult<ConnectionRecord> {
-    diesel::update(connections::table.find(id.get()))
-        .set((
-            connections::status.eq(ConnectionStatus::Disconnected.as_str()),
-            connections::status_reason.eq(None::<String>),
-            connections::status_detail.eq(None::<String>),
-            connections::next_sync_at.eq(None::<NaiveDateTime>),
-            connections::updated_at.eq(now),
-        ))
-        .execute(conn)?;
-    get_connection(conn, id)
+    conn.atomically(|conn| {
+        let before = status_of(conn, id)?;
+        diesel::update(connections::table.find(id.get()))
+            .set((
+                connections::status.eq(ConnectionStatus::Disconnected.as_str()),
+                connections::status_reason.eq(None::<String>),
+                connections::status_detail.eq(None::<String>),
+                connections::next_sync_at.eq(None::<NaiveDateTime>),
+                connections::updated_at.eq(now),
+            ))
+            .execute(conn)?;
+        announce_status(conn, id, before, ConnectionStatus::Disconnected, None, now)?;
+        get_connection(conn, id)
+    })
 }
 
 pub fn unschedule(conn: &mut AnyConnection, id: ConnectionId) -> StorageResult<()> {

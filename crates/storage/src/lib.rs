@@ -24,6 +24,7 @@ pub mod sync_apply;
 pub mod sync_jobs;
 pub mod users;
 pub mod web_sessions;
+pub mod webhooks;
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -37,3 +38,5 @@ pub type StorageResult<T> = Result<T, StorageError>;
 mod feed_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod webhook_tests;

@@ -368,6 +368,55 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    webhook_endpoints (id) {
+        id -> BigInt,
+        user_id -> Nullable<BigInt>,
+        app_id -> Nullable<BigInt>,
+        url -> Text,
+        event_types -> Text,
+        secret_sealed -> Text,
+        previous_secret_sealed -> Nullable<Text>,
+        previous_secret_until -> Nullable<Timestamp>,
+        enabled -> Bool,
+        disabled_reason -> Nullable<Text>,
+        failing_since -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    webhook_events (id) {
+        id -> BigInt,
+        message_id -> Text,
+        event_type -> Text,
+        user_id -> BigInt,
+        payload -> Text,
+        once_key -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> BigInt,
+        endpoint_id -> BigInt,
+        event_id -> BigInt,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        lease_until -> Nullable<Timestamp>,
+        last_status -> Nullable<Integer>,
+        last_error -> Nullable<Text>,
+        created_at -> Timestamp,
+        delivered_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
+diesel::joinable!(webhook_deliveries -> webhook_events (event_id));
+diesel::joinable!(webhook_events -> users (user_id));
 diesel::joinable!(transaction_tombstones -> users (user_id));
 diesel::joinable!(developer_apps -> apps (app_id));
 diesel::joinable!(developer_apps -> developers (developer_id));
@@ -393,6 +442,9 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    webhook_endpoints,
+    webhook_events,
+    webhook_deliveries,
     transaction_tombstones,
     developers,
     developer_apps,

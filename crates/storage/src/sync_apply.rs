@@ -11,8 +11,10 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::HashSet;
-use tributary_domain::changes::ChangeSeq;
-use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
+use tributary_domain::access::Viewer;
+use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
+use tributary_domain::ids::{AccountId, ConnectionId, TransactionId, UserId};
+use tributary_domain::model::WebhookEventType;
 use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
     ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
@@ -59,12 +61,14 @@ pub fn apply_snapshot(
             }
         }
         let mut summary = SyncSummary::default();
+        let mut changed_accounts = Vec::new();
         for account in &snapshot.accounts {
             summary.accounts_seen += 1;
             if !known_accounts.contains(&account.provider_account_id) {
                 summary.accounts_created += 1;
             }
-            apply_account(
+            let before = transaction_changes(&summary);
+            let account_id = apply_account(
                 conn,
                 &connection,
                 account,
@@ -72,6 +76,19 @@ pub fn apply_snapshot(
                 snapshot.complete,
                 Stamp { seq, now },
                 &mut summary,
+            )?;
+            if transaction_changes(&summary) != before {
+                changed_accounts.push(account_id.get());
+            }
+        }
+        if !changed_accounts.is_empty() {
+            announce_transactions(
+                conn,
+                connection.user_id,
+                seq,
+                &changed_accounts,
+                &summary,
+                now,
             )?;
         }
         let notice = (!snapshot.notices.is_empty()).then(|| snapshot.notices.join("; "));
@@ -124,6 +141,53 @@ fn record_balance(
     Ok(())
 }
 
+/// Added, updated and removed transactions so far.
+fn transaction_changes(summary: &SyncSummary) -> (usize, usize, usize) {
+    (
+        summary.transactions_added,
+        summary.transactions_updated,
+        summary.transactions_removed,
+    )
+}
+
+/// `transactions.updated`, with the cursor a reader of every account of
+/// the user reads this change from.
+fn announce_transactions(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    seq: ChangeSeq,
+    account_ids: &[i64],
+    summary: &SyncSummary,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    let cursor = FeedCursor {
+        position: FeedPosition::new(ChangeSeq::new(seq.get() - 1), i64::MAX),
+        fingerprint: FeedCursor::fingerprint(&Viewer::whole_user(user_id), None),
+    };
+    let mut data = serde_json::Map::new();
+    data.insert(
+        "account_ids".into(),
+        account_ids
+            .iter()
+            .map(|id| id.to_string())
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    data.insert("cursor".into(), cursor.to_text().into());
+    data.insert("added".into(), summary.transactions_added.into());
+    data.insert("modified".into(), summary.transactions_updated.into());
+    data.insert("removed".into(), summary.transactions_removed.into());
+    crate::webhooks::announce(
+        conn,
+        user_id,
+        WebhookEventType::TransactionsUpdated,
+        data,
+        None,
+        now,
+    )?;
+    Ok(())
+}
+
 /// What a change writes on every row it touches: its number in the user's
 /// change sequence, and the time.
 #[derive(Debug, Clone, Copy)]
@@ -140,7 +204,7 @@ fn apply_account(
     complete: bool,
     stamp: Stamp,
     summary: &mut SyncSummary,
-) -> StorageResult<()> {
+) -> StorageResult<AccountId> {
     let Stamp { seq, now } = stamp;
     let account_id = backend::upsert_account(
         conn,
@@ -209,7 +273,7 @@ fn apply_account(
         }
         summary.holdings_replaced += positions.len();
     }
-    Ok(())
+    Ok(account_id)
 }
 
 /// How many ids one `IN (…)` lists: well under both backends' limits on

@@ -165,20 +165,42 @@ pub fn finish(
     error: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    diesel::update(
-        sync_jobs::table
-            .find(job.id.get())
-            .filter(sync_jobs::locked_by.eq(&job.worker)),
-    )
-    .set((
-        sync_jobs::status.eq(status.as_str()),
-        sync_jobs::summary.eq(summary),
-        sync_jobs::error.eq(error),
-        sync_jobs::finished_at.eq(now),
-        sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
-    ))
-    .execute(conn)?;
-    Ok(())
+    conn.atomically(|conn| {
+        let finished = diesel::update(
+            sync_jobs::table
+                .find(job.id.get())
+                .filter(sync_jobs::locked_by.eq(&job.worker)),
+        )
+        .set((
+            sync_jobs::status.eq(status.as_str()),
+            sync_jobs::summary.eq(summary),
+            sync_jobs::error.eq(error),
+            sync_jobs::finished_at.eq(now),
+            sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
+        ))
+        .execute(conn)?;
+        if finished > 0 && status == SyncJobStatus::Failed {
+            // The retries gave up: `sync.failed`.
+            let user: i64 = crate::schema::connections::table
+                .find(job.connection_id.get())
+                .select(crate::schema::connections::user_id)
+                .first(conn)?;
+            let mut data = serde_json::Map::new();
+            data.insert("connection_id".into(), job.connection_id.get().into());
+            data.insert("job_id".into(), job.id.get().into());
+            data.insert("attempts".into(), job.attempts.into());
+            data.insert("reason".into(), error.into());
+            crate::webhooks::announce(
+                conn,
+                tributary_domain::ids::UserId::new(user),
+                tributary_domain::model::WebhookEventType::SyncFailed,
+                data,
+                None,
+                now,
+            )?;
+        }
+        Ok(())
+    })
 }
 
 /// Puts a job that failed transiently back in the queue until `run_after`.

@@ -579,6 +579,34 @@ pub fn insert_generated_transactions(
     Ok(())
 }
 
+/// Sets when a connection's consent at its provider ends.
+pub fn set_consent_expiry(
+    conn: &mut AnyConnection,
+    connection: tributary_domain::ids::ConnectionId,
+    at: chrono::NaiveDateTime,
+) {
+    use crate::schema::connections;
+    use diesel::prelude::*;
+    diesel::update(connections::table.find(connection.get()))
+        .set(connections::consent_expires_at.eq(Some(at)))
+        .execute(conn)
+        .expect("consent expiry set");
+}
+
+/// Makes every pending webhook delivery due at once (and releases its
+/// lease): the tests' stand-in for the retry schedule's waits.
+pub fn webhook_deliveries_due(db: &Database) {
+    use crate::schema::webhook_deliveries;
+    use diesel::prelude::*;
+    diesel::update(webhook_deliveries::table.filter(webhook_deliveries::status.eq("pending")))
+        .set((
+            webhook_deliveries::next_attempt_at.eq(chrono::DateTime::UNIX_EPOCH.naive_utc()),
+            webhook_deliveries::lease_until.eq(None::<chrono::NaiveDateTime>),
+        ))
+        .execute(&mut *db.conn().expect("a connection"))
+        .expect("deliveries made due");
+}
+
 /// Inserts `rows` into `account` as they are, with the multi-row inserts a
 /// sync uses, in one transaction: no reconciling, no parsing (the
 /// benchmark's raw-insert baseline for imports).

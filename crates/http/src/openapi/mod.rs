@@ -12,7 +12,7 @@ pub(crate) mod responses;
 
 use crate::routes::Operation;
 use crate::server::Interface;
-use crate::{connections, data, feed, health, imports, platform};
+use crate::{connections, data, feed, health, imports, platform, webhooks};
 use actix_web::{HttpRequest, HttpResponse};
 use std::sync::OnceLock;
 use utoipa::OpenApi as _;
@@ -46,6 +46,7 @@ pub const OAUTH: &str = "oauth2";
         (name = "Accounts", description = "Accounts, their transactions, balances and holdings."),
         (name = "Connections", description = "The links to banks and providers that accounts come from."),
         (name = "Imports", description = "Statement files (camt, MT940, OFX/QFX, CSV)."),
+        (name = "Webhooks", description = "Endpoints that receive signed events (docs/changes.md#webhooks)."),
         (name = "Health", description = "Whether the server and its database answer."),
         (name = "Reference", description = "This document, and the page made from it."),
     )
@@ -154,6 +155,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
         Interface::Personal => {
             let mut api = data::operations::<Key>();
             api.extend(feed::operations::<Key>());
+            api.extend(webhooks::operations::<Key>());
             api.extend(connections::operations::<Key>());
             api.extend(imports::operations::<Key>());
             api.extend(reference_operations());
@@ -167,6 +169,11 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
             let mut api = platform::user_operations();
             api.extend(data::operations::<BearerToken>());
             api.extend(feed::operations::<BearerToken>());
+            api.extend(
+                webhooks::operations::<crate::auth::AppClient>()
+                    .into_iter()
+                    .map(|operation| operation.secured_by(APP_BASIC)),
+            );
             api.extend(connections::operations::<BearerToken>());
             api.extend(imports::operations::<BearerToken>());
             routed.push(("/api/platform/v1", api));
