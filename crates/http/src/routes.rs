@@ -115,20 +115,8 @@ impl Operation {
             .path_from::<P>()
             .build();
         let tags: Vec<String> = P::tags().into_iter().map(str::to_owned).collect();
-        for item in described.paths.values_mut() {
-            for operation in [
-                &mut item.get,
-                &mut item.post,
-                &mut item.put,
-                &mut item.delete,
-                &mut item.patch,
-                &mut item.head,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                operation.tags = Some(tags.clone());
-            }
+        for operation in operations_in(&mut described) {
+            operation.tags = Some(tags.clone());
         }
         let mut schemas = Vec::new();
         P::schemas(&mut schemas);
@@ -147,20 +135,8 @@ impl Operation {
     /// each with its own credentials).
     pub fn secured_by(mut self, scheme: &str) -> Self {
         use utoipa::openapi::security::SecurityRequirement;
-        for item in self.described.paths.values_mut() {
-            for operation in [
-                &mut item.get,
-                &mut item.post,
-                &mut item.put,
-                &mut item.delete,
-                &mut item.patch,
-                &mut item.head,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                operation.security = Some(vec![SecurityRequirement::new::<_, _, &str>(scheme, [])]);
-            }
+        for operation in operations_in(&mut self.described) {
+            operation.security = Some(vec![SecurityRequirement::new::<_, _, &str>(scheme, [])]);
         }
         self
     }
@@ -176,6 +152,24 @@ impl Operation {
         self.kind = Kind::Page;
         self
     }
+}
+
+/// Every operation `paths` describes, to annotate.
+fn operations_in(
+    paths: &mut utoipa::openapi::path::Paths,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    paths.paths.values_mut().flat_map(|item| {
+        [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.delete,
+            &mut item.patch,
+            &mut item.head,
+        ]
+        .into_iter()
+        .flatten()
+    })
 }
 
 /// Serves `operations` under `root` (`/api/v1`): one resource per path, a

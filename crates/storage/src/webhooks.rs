@@ -294,7 +294,8 @@ pub struct NewEvent<'a> {
 /// Writes an event to the outbox, with a pending delivery to each enabled
 /// endpoint that listens for its type: the user's own, and their app's.
 /// Run it inside the transaction of the change it tells of. `None` when
-/// `once_key` was used before.
+/// `once_key` was used before, or when no endpoint listens (nothing is
+/// written then).
 pub fn record_event(
     conn: &mut AnyConnection,
     new: &NewEvent<'_>,
@@ -327,6 +328,11 @@ pub fn record_event(
                 .split_whitespace()
                 .any(|t| t == new.event_type.as_str())
         });
+        // No endpoint listens: nothing to send, and an outbox row would only
+        // grow the table (an endpoint registered later gets later events).
+        if listening.is_empty() {
+            return Ok(None);
+        }
         let id: i64 = diesel::insert_into(webhook_events::table)
             .values((
                 webhook_events::message_id.eq(new_message_id()),
