@@ -8,7 +8,7 @@ use reqwest::header::LOCATION;
 use reqwest::{Client, Method, Response, StatusCode, redirect};
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use tributary_http::web::mailer::DevOutbox;
+use tributary_notify::mail::DevOutbox;
 
 /// Where the statement upload form posts.
 const UPLOAD: &str = "/connect/banks/upload";

@@ -5,7 +5,7 @@
 use crate::TestServer;
 use crate::platform::PlatformServer;
 use std::future::Future;
-use tributary_http::web::mailer::DevOutbox;
+use tributary_notify::mail::DevOutbox;
 use tributary_storage::testing::TestDatabase;
 
 /// A server a test drives: started over a fresh database, stopped after.

@@ -24,7 +24,7 @@ use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
 use tributary_http::Config;
 use tributary_http::server::{self, Application, Interface, Parts};
-use tributary_http::web::mailer::DevOutbox;
+use tributary_notify::mail::DevOutbox;
 use tributary_providers::Registry;
 use tributary_providers::sandbox::{self, SandboxConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -364,6 +364,31 @@ impl TestServer {
         actix_web::web::block(move || deliverer.run_due().unwrap())
             .await
             .unwrap()
+    }
+
+    /// Mails the notices that are due to the test outbox, as a worker
+    /// would; how many were tried.
+    pub async fn send_notices(&self) -> usize {
+        let sender = tributary_notify::notices::NoticeSender::new(
+            self.database.db().clone(),
+            self.clock.clone(),
+            Arc::new(self.outbox.clone()),
+        );
+        actix_web::web::block(move || sender.run_due().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Runs the scheduler once, as the workers do every poll.
+    pub async fn schedule_due(&self) -> usize {
+        let (db, clock) = (self.database.db().clone(), self.clock.clone());
+        actix_web::web::block(move || {
+            tributary_providers::sync::SyncEngine::new(db, sandbox_registry(), clock)
+                .schedule_due()
+                .unwrap()
+        })
+        .await
+        .unwrap()
     }
 
     /// Makes every pending webhook delivery due now: the retry schedule's

@@ -12,7 +12,7 @@ use tributary_auth::oauth::{new_client_id, new_client_secret};
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::BillingModel;
 use tributary_http::server::{Interface, Parts};
-use tributary_http::web::mailer::DevOutbox;
+use tributary_notify::mail::DevOutbox;
 use tributary_providers::Connector;
 use tributary_providers::payments::TestProcessor;
 use tributary_storage::apps::{self, AppRecord, NewApp};

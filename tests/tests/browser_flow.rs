@@ -454,7 +454,7 @@ async fn the_portal_lists_connections_and_removes_one_with_its_data() {
 /// portal session in a fresh browser: the browser and the user's token.
 async fn portal_of(
     server: &tributary_e2e::platform::PlatformServer,
-    outbox: &tributary_http::web::mailer::DevOutbox,
+    outbox: &tributary_notify::mail::DevOutbox,
     email: &str,
 ) -> (Browser, String) {
     let browser = Browser::new(server);

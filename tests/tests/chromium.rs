@@ -197,7 +197,7 @@ axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a
 /// found, and consent; returns once the browser is on its way back.
 async fn sign_in_connect_and_approve(
     browser: &Client,
-    outbox: &tributary_http::web::mailer::DevOutbox,
+    outbox: &tributary_notify::mail::DevOutbox,
     email: &str,
 ) {
     wait_for(browser, "send-code").await;
@@ -829,7 +829,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     // outbox the test reads the sign-in code from.
     let dir = tempfile::tempdir().unwrap();
     let database_url = format!("sqlite://{}/tributary.db", dir.path().display());
-    let outbox = tributary_http::web::mailer::DevOutbox::default();
+    let outbox = tributary_notify::mail::DevOutbox::default();
     let mailer = outbox.clone();
     let application = std::thread::spawn(move || {
         let config = tributary_http::Config::from_lookup(|name| match name {

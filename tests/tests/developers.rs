@@ -15,7 +15,7 @@ use tributary_auth::developers::Signup;
 use tributary_e2e::browser::{Browser, Page, approved_redirect, code_in};
 use tributary_e2e::harness::with_pages as on_every_backend;
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_signup};
-use tributary_http::web::mailer::DevOutbox;
+use tributary_notify::mail::DevOutbox;
 use tributary_storage::apps;
 use tributary_storage::testing::{TestDatabase, dump, dump_rows};
 

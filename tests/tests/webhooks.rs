@@ -4,13 +4,15 @@
 //! verifies every delivery with the Standard Webhooks reference library
 //! (PyPI `standardwebhooks`): retries with the same `webhook-id`, a secret
 //! rotation with both signatures, a 410 that disables the endpoint, the
-//! delivery log and a replay; the SSRF guard refusing private addresses.
+//! delivery log and a replay; the SSRF guard refusing private addresses;
+//! the mail notices beside them (a disabled endpoint, a consent's end).
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
+use tributary_domain::clock::Clock as _;
 use tributary_e2e::webhooks::Receiver;
 use tributary_e2e::{TestServer, json_answer, start_configured};
 use tributary_storage::testing::{TestDatabase, testdata_bytes};
@@ -236,6 +238,85 @@ async fn a_receiver_answering_410_disables_its_endpoint() {
         );
         server.webhooks_due_now();
         assert_eq!(server.deliver_webhooks().await, 0);
+        // Alice is told of both, by mail, once each.
+        assert_eq!(server.send_notices().await, 2);
+        assert_eq!(server.send_notices().await, 0);
+        let told: Vec<_> = server
+            .outbox
+            .messages()
+            .into_iter()
+            .filter(|m| m.to == "alice@example.com")
+            .collect();
+        assert_eq!(told.len(), 2, "{told:?}");
+        for (mail, (url, why)) in told
+            .iter()
+            .zip([(&gone.url, "410"), (&failing.url, "3 days")])
+        {
+            assert_eq!(mail.subject, format!("Webhooks to {url} are stopped"));
+            assert!(mail.body.contains(why), "{}", mail.body);
+        }
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn a_consent_about_to_end_is_announced_and_mailed_once_a_week_and_a_day_before() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let server = server(database);
+        let mut receiver = Receiver::start(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+        let created =
+            json_answer(api(&server, reqwest::Method::POST, "/webhooks").json(
+                &json!({"url": receiver.url, "event_types": ["connection.consent_expiring"]}),
+            ))
+            .await;
+        receiver.configure(json!({"secrets": [created["secret"]], "status": 204}));
+        let connection = server.world.alice_sandbox_connection;
+        let expires = server.clock.now().naive_utc() + chrono::Duration::days(6);
+        tributary_storage::testing::set_consent_expiry(
+            &mut server.database.db().conn().unwrap(),
+            connection,
+            expires,
+        );
+        for _ in 0..2 {
+            server.schedule_due().await;
+        }
+        assert_eq!(server.deliver_webhooks().await, 1);
+        let delivered = receiver.next();
+        assert_eq!(delivered["verified"], json!([true]), "{delivered}");
+        let data = &delivered["body"]["data"];
+        assert_eq!(data["connection_id"], json!(connection.get()));
+        assert_eq!(data["notice"], "7d");
+        assert_eq!(server.send_notices().await, 1);
+        let mail = server.outbox.last_to("alice@example.com").unwrap();
+        assert!(
+            mail.subject.starts_with("Your connection to ") && mail.subject.contains(" ends on "),
+            "{mail:?}"
+        );
+        // The day before: one more of each; then nothing, however often
+        // the scheduler runs.
+        server
+            .clock
+            .advance(chrono::Duration::days(5) + chrono::Duration::hours(1));
+        for _ in 0..2 {
+            server.schedule_due().await;
+        }
+        assert_eq!(server.deliver_webhooks().await, 1);
+        // (Signed five days on by the test's clock: the receiver's tolerance
+        // refuses the timestamp, so only the payload is read here.)
+        assert_eq!(receiver.next()["body"]["data"]["notice"], "1d");
+        assert_eq!(server.send_notices().await, 1);
+        assert!(
+            server
+                .outbox
+                .last_to("alice@example.com")
+                .unwrap()
+                .subject
+                .ends_with(" ends tomorrow")
+        );
+        server.schedule_due().await;
+        assert_eq!(server.deliver_webhooks().await, 0);
+        assert_eq!(server.send_notices().await, 0);
         server.stop().await;
     }
 }

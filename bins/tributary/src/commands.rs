@@ -118,12 +118,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;
-            let deliverer = tributary_http::server::deliverer(&config, &db, clock.clone())?;
-            run_worker(
-                sync_engine(&config, &db, clock)?,
-                deliverer,
-                config.worker_poll,
-            )
+            let mailer = tributary_http::server::mailer(&config)?;
+            let chore = tributary_http::server::worker_chore(&config, &db, clock.clone(), mailer)?;
+            run_worker(sync_engine(&config, &db, clock)?, chore, config.worker_poll)
         }
         Command::Secrets(SecretsCommand::GenerateKey) => {
             println!("{}", tributary_auth::keyring::generate_key());
@@ -544,11 +541,10 @@ fn import(
 /// Runs a worker until SIGINT or SIGTERM.
 fn run_worker(
     engine: SyncEngine,
-    deliverer: tributary_notify::deliver::Deliverer,
+    chore: tributary_providers::worker::Chore,
     poll: std::time::Duration,
 ) -> anyhow::Result<()> {
-    let worker = Worker::new(engine, worker_id("worker"), poll)
-        .with_chore(tributary_http::server::webhook_chore(deliverer));
+    let worker = Worker::new(engine, worker_id("worker"), poll).with_chore(chore);
     let stop = StopSignal::default();
     stop_on_termination(stop.clone())?;
     println!(

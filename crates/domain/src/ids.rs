@@ -102,6 +102,8 @@ row_id! {
     WebhookEventId;
     /// One event's delivery to one endpoint.
     WebhookDeliveryId;
+    /// A notice waiting to be mailed, or mailed.
+    MailNoticeId;
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod email;
 pub mod ids;
 pub mod model;
 pub mod money;
+pub mod notice;
 pub mod pending_match;
 pub mod reconcile;
 pub mod schedule;

@@ -30,8 +30,8 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
-  TRIBUTARY_SMTP_URL        SMTP server for sign-in codes, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
-  TRIBUTARY_MAIL_FROM       sender of sign-in codes [default: Tributary <no-reply@localhost>]
+  TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
+  TRIBUTARY_MAIL_FROM       sender of mail [default: Tributary <no-reply@localhost>]
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]

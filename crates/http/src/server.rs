@@ -3,7 +3,6 @@
 
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
-use crate::web::mailer::{DevOutbox, Mailer, SmtpMailer};
 use crate::{access_log, demo, error, malformed, metrics, request_id, routes as route};
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
@@ -13,11 +12,13 @@ use std::sync::Arc;
 use tributary_auth::developers::Signup;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_notify::deliver::Deliverer;
+use tributary_notify::mail::{DevOutbox, Mailer, SmtpMailer};
+use tributary_notify::notices::NoticeSender;
 use tributary_providers::Registry;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
 use tributary_providers::sync::SyncEngine;
-use tributary_providers::worker::{StopSignal, Worker, worker_id};
+use tributary_providers::worker::{Chore, StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,13 +246,30 @@ pub fn deliverer(
     )
 }
 
-/// A worker's chore that sends the webhooks due.
-pub fn webhook_chore(deliverer: Deliverer) -> tributary_providers::worker::Chore {
+/// What the workers send besides syncing: the webhooks due, and the mail
+/// notices due.
+pub fn outbound_chore(deliverer: Deliverer, notices: NoticeSender) -> Chore {
     Box::new(move || {
         if let Err(err) = deliverer.run_due() {
             log::error!("sending webhooks failed: {err}");
         }
+        if let Err(err) = notices.run_due() {
+            log::error!("mailing notices failed: {err}");
+        }
     })
+}
+
+/// The worker's chore with the configured keyring and mailer.
+pub fn worker_chore(
+    config: &Config,
+    db: &Database,
+    clock: Arc<dyn Clock>,
+    mailer: Arc<dyn Mailer>,
+) -> anyhow::Result<Chore> {
+    Ok(outbound_chore(
+        deliverer(config, db, clock.clone())?,
+        NoticeSender::new(db.clone(), clock, mailer),
+    ))
 }
 
 /// Every provider's connector: the built-in ones, and GoCardless when its
@@ -275,7 +293,7 @@ pub fn mailer(config: &Config) -> anyhow::Result<Arc<dyn Mailer>> {
         ),
         None => {
             log::warn!(
-                "TRIBUTARY_SMTP_URL is not set: sign-in codes are written to this log, not mailed"
+                "TRIBUTARY_SMTP_URL is not set: sign-in codes and notices are written to this log, not mailed"
             );
             Arc::new(DevOutbox::default())
         }
@@ -318,13 +336,12 @@ pub struct BackgroundWorker {
 impl BackgroundWorker {
     pub fn start(
         engine: SyncEngine,
-        deliverer: Deliverer,
+        chore: Chore,
         poll: std::time::Duration,
         role: &str,
     ) -> std::io::Result<Self> {
         let stop = StopSignal::default();
-        let worker =
-            Worker::new(engine, worker_id(role), poll).with_chore(webhook_chore(deliverer));
+        let worker = Worker::new(engine, worker_id(role), poll).with_chore(chore);
         let signal = stop.clone();
         let thread = std::thread::Builder::new()
             .name("sync-worker".into())
@@ -428,11 +445,17 @@ impl Application {
             None
         };
         let sealer: Arc<dyn tributary_domain::secrets::Sealer> = Arc::new(config.keyring()?);
+        // Mail: sign-in codes from the browser pages of both interfaces, and
+        // notices from the embedded worker.
+        let mailer = match parts.mailer {
+            Some(mailer) => mailer,
+            None => mailer(&config)?,
+        };
         let worker = if config.embedded_worker {
             Some(
                 BackgroundWorker::start(
                     engine,
-                    deliverer(&config, &db, clock.clone())?,
+                    worker_chore(&config, &db, clock.clone(), mailer.clone())?,
                     config.worker_poll,
                     interface.binary(),
                 )
@@ -447,12 +470,8 @@ impl Application {
         state.developer_signup = config.developer_signup;
         state.sealer = Some(sealer);
         state.webhooks_allow_private = config.webhooks_allow_private;
-        // Mail (sign-in codes) and bank connections serve the browser pages
-        // of both interfaces; payments only the Platform's checkout.
-        let mailer = match parts.mailer {
-            Some(mailer) => mailer,
-            None => mailer(&config)?,
-        };
+        // Mail and bank connections serve the browser pages of both
+        // interfaces; payments only the Platform's checkout.
         state = state.with_engine(pages_engine).with_mailer(mailer);
         state.behind_proxy = config.behind_proxy;
         if interface == Interface::Platform

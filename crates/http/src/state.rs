@@ -1,7 +1,7 @@
-use crate::web::mailer::{DevOutbox, Mailer};
 use std::ops::Deref;
 use std::sync::Arc;
 use tributary_domain::clock::Clock;
+use tributary_notify::mail::{DevOutbox, Mailer};
 use tributary_providers::payments::PaymentProcessor;
 use tributary_providers::sync::SyncEngine;
 use tributary_storage::Database;

@@ -226,37 +226,29 @@ pub(crate) fn insert_simplefin_scope(
 }
 
 #[derive(diesel::QueryableByName)]
-struct ClaimedDelivery {
+struct Leased {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     id: i64,
     #[diesel(sql_type = diesel::sql_types::Integer)]
     attempts: i32,
 }
 
-/// Claims up to `limit` due webhook deliveries of enabled endpoints in one
-/// statement, leasing each until `lease_until` and counting the attempt:
-/// (id, attempts). PostgreSQL skips rows other workers hold; SQLite has one
-/// writer at a time.
-pub(crate) fn claim_deliveries(
+/// Claims up to `limit` due rows of an outbox in one statement, leasing
+/// each until `lease_until` and counting the attempt: (id, attempts).
+/// `pick(lock)` is the statement, `$1` now, `$2` the lease's end, `$3` the
+/// limit, with `lock` after its inner SELECT's LIMIT: PostgreSQL skips rows
+/// other workers hold; SQLite has one writer at a time.
+fn claim_leased(
     conn: &mut AnyConnection,
+    pick: impl Fn(&str) -> String,
+    pg_lock: &str,
     now: NaiveDateTime,
     lease_until: NaiveDateTime,
     limit: i64,
 ) -> QueryResult<Vec<(i64, i32)>> {
     use diesel::sql_types::{BigInt, Timestamp};
-    let pick = |lock: &str| {
-        format!(
-            "UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1 \
-             WHERE id IN (SELECT d.id FROM webhook_deliveries d \
-                          JOIN webhook_endpoints e ON e.id = d.endpoint_id \
-                          WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
-                          AND (d.lease_until IS NULL OR d.lease_until < $1) AND e.enabled \
-                          ORDER BY d.next_attempt_at, d.id LIMIT $3 {lock}) \
-             RETURNING id, attempts"
-        )
-    };
-    let rows: Vec<ClaimedDelivery> = match conn {
-        AnyConnection::Postgresql(c) => diesel::sql_query(pick("FOR UPDATE OF d SKIP LOCKED"))
+    let rows: Vec<Leased> = match conn {
+        AnyConnection::Postgresql(c) => diesel::sql_query(pick(pg_lock))
             .bind::<Timestamp, _>(now)
             .bind::<Timestamp, _>(lease_until)
             .bind::<BigInt, _>(limit)
@@ -268,6 +260,62 @@ pub(crate) fn claim_deliveries(
             .load(c)?,
     };
     Ok(rows.into_iter().map(|r| (r.id, r.attempts)).collect())
+}
+
+/// Claims up to `limit` due webhook deliveries of enabled endpoints (see
+/// [`claim_leased`]).
+pub(crate) fn claim_deliveries(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<(i64, i32)>> {
+    let pick = |lock: &str| {
+        format!(
+            "UPDATE webhook_deliveries SET lease_until = $2, attempts = attempts + 1 \
+             WHERE id IN (SELECT d.id FROM webhook_deliveries d \
+                          JOIN webhook_endpoints e ON e.id = d.endpoint_id \
+                          WHERE d.status = 'pending' AND d.next_attempt_at <= $1 \
+                          AND (d.lease_until IS NULL OR d.lease_until < $1) AND e.enabled \
+                          ORDER BY d.next_attempt_at, d.id LIMIT $3 {lock}) \
+             RETURNING id, attempts"
+        )
+    };
+    claim_leased(
+        conn,
+        pick,
+        "FOR UPDATE OF d SKIP LOCKED",
+        now,
+        lease_until,
+        limit,
+    )
+}
+
+/// Claims up to `limit` due mail notices (see [`claim_leased`]).
+pub(crate) fn claim_notices(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    limit: i64,
+) -> QueryResult<Vec<(i64, i32)>> {
+    let pick = |lock: &str| {
+        format!(
+            "UPDATE mail_notices SET lease_until = $2, attempts = attempts + 1 \
+             WHERE id IN (SELECT id FROM mail_notices \
+                          WHERE done_at IS NULL AND next_attempt_at <= $1 \
+                          AND (lease_until IS NULL OR lease_until < $1) \
+                          ORDER BY next_attempt_at, id LIMIT $3 {lock}) \
+             RETURNING id, attempts"
+        )
+    };
+    claim_leased(
+        conn,
+        pick,
+        "FOR UPDATE SKIP LOCKED",
+        now,
+        lease_until,
+        limit,
+    )
 }
 
 #[derive(diesel::QueryableByName)]

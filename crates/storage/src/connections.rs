@@ -4,12 +4,14 @@
 use crate::StorageResult;
 use crate::backend;
 use crate::db::AnyConnection;
+use crate::notices::{self, Recipient};
 use crate::schema::{accounts, connections, institutions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::{ConnectionId, InstitutionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider};
+use tributary_domain::notice::{Notice, ReminderStage};
 use tributary_domain::snapshot::SnapshotInstitution;
 use tributary_domain::status::StatusDetail;
 
@@ -245,39 +247,36 @@ pub fn record_failure(
     })
 }
 
-/// How long before a known consent expiry its reminders go: a week, then a
-/// day.
-pub const CONSENT_REMINDERS: [(chrono::Duration, &str); 2] = [
-    (chrono::Duration::days(1), "1d"),
-    (chrono::Duration::days(7), "7d"),
-];
-
 /// Writes `connection.consent_expiring` for each connection whose consent
-/// ends within a week (and again within a day), once per reminder; how
-/// many were written. Run by the scheduler.
+/// ends within a week (and again within a day), once per reminder, and a
+/// mail notice to its user, once per reminder too; how many connections
+/// were reminded. Run by the scheduler.
 pub fn announce_expiring_consents(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
 ) -> StorageResult<usize> {
-    let soon: Vec<(i64, i64, NaiveDateTime)> = connections::table
+    let soon: Vec<(i64, i64, NaiveDateTime, String)> = connections::table
+        .inner_join(institutions::table)
         .filter(connections::consent_expires_at.gt(now))
-        .filter(connections::consent_expires_at.le(now + CONSENT_REMINDERS[1].0))
+        .filter(connections::consent_expires_at.le(now + chrono::Duration::days(7)))
         .filter(connections::status.ne(ConnectionStatus::Disconnected.as_str()))
         .select((
             connections::id,
             connections::user_id,
             connections::consent_expires_at.assume_not_null(),
+            institutions::name,
         ))
         .load(conn)?;
-    let mut written = 0;
-    for (id, user, expires) in soon {
-        let Some((_, stage)) = CONSENT_REMINDERS
-            .iter()
-            .find(|(before, _)| expires - now <= *before)
-        else {
+    let mut reminded = 0;
+    for (id, user, expires, institution) in soon {
+        let Some(stage) = ReminderStage::due(expires - now) else {
             continue;
         };
-        let once = format!("consent:{id}:{}:{stage}", expires.and_utc().timestamp());
+        let once = format!(
+            "consent:{id}:{}:{}",
+            expires.and_utc().timestamp(),
+            stage.as_str()
+        );
         let mut data = serde_json::Map::new();
         data.insert("connection_id".into(), id.into());
         data.insert(
@@ -287,19 +286,34 @@ pub fn announce_expiring_consents(
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
                 .into(),
         );
-        data.insert("notice".into(), (*stage).into());
-        if crate::webhooks::announce(
-            conn,
-            UserId::new(user),
-            tributary_domain::model::WebhookEventType::ConnectionConsentExpiring,
-            data,
-            Some(&once),
-            now,
-        )? {
-            written += 1;
-        }
+        data.insert("notice".into(), stage.as_str().into());
+        let notice = Notice::ConsentExpiring {
+            connection_id: ConnectionId::new(id),
+            institution,
+            expires_at: expires,
+            stage,
+        };
+        let told = conn.atomically(|conn| {
+            let heard = crate::webhooks::announce(
+                conn,
+                UserId::new(user),
+                tributary_domain::model::WebhookEventType::ConnectionConsentExpiring,
+                data,
+                Some(&once),
+                now,
+            )?;
+            let mailed = notices::record(
+                conn,
+                Recipient::User(UserId::new(user)),
+                &notice,
+                Some(&once),
+                now,
+            )?;
+            Ok::<_, crate::StorageError>(heard || mailed)
+        })?;
+        reminded += usize::from(told);
     }
-    Ok(written)
+    Ok(reminded)
 }
 
 /// The connection's owner and status now.

@@ -15,6 +15,7 @@ pub mod checkouts;
 pub mod connections;
 pub mod dashboard;
 pub mod developers;
+pub mod notices;
 pub mod oauth;
 pub mod read;
 pub mod sign_in_codes;

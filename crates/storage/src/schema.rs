@@ -414,10 +414,28 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    mail_notices (id) {
+        id -> BigInt,
+        user_id -> Nullable<BigInt>,
+        developer_id -> Nullable<BigInt>,
+        notice -> Text,
+        once_key -> Nullable<Text>,
+        attempts -> Integer,
+        next_attempt_at -> Timestamp,
+        lease_until -> Nullable<Timestamp>,
+        last_error -> Nullable<Text>,
+        done_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
 diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_events (event_id));
 diesel::joinable!(webhook_events -> users (user_id));
 diesel::joinable!(transaction_tombstones -> users (user_id));
+diesel::joinable!(mail_notices -> users (user_id));
+diesel::joinable!(mail_notices -> developers (developer_id));
 diesel::joinable!(developer_apps -> apps (app_id));
 diesel::joinable!(developer_apps -> developers (developer_id));
 diesel::joinable!(developer_sessions -> developers (developer_id));
@@ -442,6 +460,7 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    mail_notices,
     webhook_endpoints,
     webhook_events,
     webhook_deliveries,

@@ -6,6 +6,7 @@
 //! sees one in the clear.
 
 use crate::db::AnyConnection;
+use crate::notices::{self, Recipient};
 use crate::schema::{users, webhook_deliveries, webhook_endpoints, webhook_events};
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
@@ -13,6 +14,7 @@ use diesel::prelude::*;
 use rand::Rng as _;
 use tributary_domain::ids::{AppId, UserId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
 use tributary_domain::model::{DeliveryStatus, WebhookEventType};
+use tributary_domain::notice::Notice;
 
 /// Who owns an endpoint: a Personal user, or an app (it hears about all
 /// its users).
@@ -249,6 +251,32 @@ fn disable_or_enable(
             webhook_deliveries::lease_until.eq(None::<NaiveDateTime>),
         ))
         .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Writes a mail notice to the owner of an endpoint Tributary disabled: a
+/// Personal user, or the developer who owns the app (the operator's own
+/// apps have none: the log tells the operator).
+fn tell_owner_of_disabling(
+    conn: &mut AnyConnection,
+    endpoint: &EndpointRecord,
+    reason: &str,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    let recipient = match endpoint.owner {
+        EndpointOwner::User(user) => Some(Recipient::User(user)),
+        EndpointOwner::App(app) => {
+            crate::developers::owner_of(conn, app)?.map(Recipient::Developer)
+        }
+    };
+    if let Some(recipient) = recipient {
+        let notice = Notice::EndpointDisabled {
+            endpoint_id: endpoint.id,
+            url: endpoint.url.clone(),
+            reason: reason.to_owned(),
+        };
+        notices::record(conn, recipient, &notice, None, now)?;
     }
     Ok(())
 }
@@ -542,6 +570,7 @@ pub fn record_attempt(
             }
             AttemptOutcome::DisableEndpoint { reason, .. } => {
                 disable_or_enable(conn, endpoint, Some(reason), now)?;
+                tell_owner_of_disabling(conn, &delivery.endpoint, reason, now)?;
             }
             AttemptOutcome::Retry { .. } | AttemptOutcome::GivenUp { .. } => {
                 diesel::update(

@@ -7,7 +7,7 @@
 //! sessions go by implementing [`CodeSignIn`].
 
 use crate::state::AppState;
-use crate::web::mailer::{Mail, deliver};
+use crate::web::mailer::deliver;
 use crate::web::page::{PageError, render_with, see_other};
 use crate::web::session::{token_cookie, with_conn};
 use crate::web::sign_in::EmailForm;
@@ -21,6 +21,7 @@ use tributary_auth::dashboard::BROWSER_TOKEN_TTL;
 use tributary_auth::sign_in::SignInError;
 use tributary_auth::web_session::{csrf_matches, csrf_token};
 use tributary_domain::email::normalize_email;
+use tributary_notify::mail::Mail;
 use tributary_storage::AnyConnection;
 
 /// One dashboard's sign-in by code.

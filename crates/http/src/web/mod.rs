@@ -20,7 +20,7 @@ mod consent;
 pub mod dashboard;
 mod demo_callback;
 pub mod developers;
-pub mod mailer;
+pub(crate) mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
 mod portal;

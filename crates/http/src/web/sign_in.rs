@@ -4,7 +4,7 @@
 use super::page::{PageError, render, render_with, see_other};
 use super::session::{self, Session, with_conn};
 use crate::state::AppState;
-use crate::web::mailer::{Mail, deliver};
+use crate::web::mailer::deliver;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
@@ -13,6 +13,7 @@ use tributary_auth::oauth;
 use tributary_auth::sign_in::{self, SignInError};
 use tributary_domain::email::normalize_email;
 use tributary_domain::model::BillingModel;
+use tributary_notify::mail::Mail;
 use tributary_storage::apps::{self, NewAppUser};
 use tributary_storage::sign_in_codes::{CodeBinding, latest_sign_in_code};
 
