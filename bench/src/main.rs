@@ -448,6 +448,7 @@ fn empty_account(
     let snapshot = ProviderSnapshot {
         institution,
         accounts: vec![SnapshotAccount {
+            institution: None,
             provider_account_id: "bench-checking".into(),
             name: "Checking".into(),
             kind: AccountKind::Checking,

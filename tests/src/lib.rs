@@ -173,6 +173,7 @@ pub fn imported_account(
     let snapshot = ProviderSnapshot {
         institution,
         accounts: vec![SnapshotAccount {
+            institution: None,
             provider_account_id: "DE89370400440532013000".into(),
             name: "Giro".into(),
             kind: AccountKind::Checking,

@@ -162,6 +162,32 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
                 .iter()
                 .all(|a| a["provider"] == "simplefin")
         );
+        // Several banks behind one SimpleFIN connection: each account names
+        // its own bank, under its own name.
+        let listed: Vec<(&str, &str)> = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["name"].as_str().unwrap(),
+                    a["institution_name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert!(
+            listed.contains(&("The Bank", "The Bank of Go")),
+            "{listed:?}"
+        );
+        assert!(
+            listed.contains(&("My Checking", "Investments")),
+            "{listed:?}"
+        );
+        assert!(
+            listed.contains(&("PRIME SAVINGS", "The Bank of Go")),
+            "{listed:?}"
+        );
+        assert!(listed.iter().all(|(_, bank)| *bank != "SimpleFIN"));
         server.stop().await;
     }
 }

@@ -755,6 +755,14 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     shoot_both(&browser, "06-users").await;
     fill(&browser, "search", "READER").await;
     click(&browser, "search-users").await;
+    // The list before the search has #users too: wait for the page that
+    // answers the search (its box says what was searched).
+    browser
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css("input#search[value='READER']"))
+        .await
+        .unwrap();
     wait_for(&browser, "users").await;
     let erase = browser
         .find(Locator::Css("#users a[id^='erase-']"))

@@ -472,42 +472,40 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
                 from: Some(from),
                 to: None,
             };
-            // The connector names each account "<name> (<institution>)".
-            let rows =
-                |db: &tributary_storage::Database, viewer: Viewer, named_with_institution: bool| {
-                    let conn = &mut *db.conn().unwrap();
-                    let mut by_name = BTreeMap::new();
-                    for account in read::list_accounts(conn, &viewer).unwrap() {
-                        let mut rows: Vec<String> =
-                            read::list_transactions(conn, account.id, &filter, None, None)
-                                .unwrap()
-                                .into_iter()
-                                .map(|t| {
-                                    // Records with a payee and no text travel with the
-                                    // payee as their description (docs/simplefin.md).
-                                    let description = t.description.or(t.merchant.clone());
-                                    format!(
-                                        "{} {} {} {:?} {:?} {}",
-                                        t.date,
-                                        t.amount.normalize(),
-                                        t.currency,
-                                        t.merchant,
-                                        description,
-                                        t.is_pending
-                                    )
-                                })
-                                .collect();
-                        rows.sort();
-                        let name = if named_with_institution {
-                            format!("{} ({})", account.name, account.institution_name)
-                        } else {
-                            account.name
-                        };
-                        by_name.insert(name, rows);
-                    }
-                    by_name
-                };
-            let copied = rows(target.db(), Viewer::whole_user(reader), false);
+            // Each account keyed by its name and its bank: the copy keeps
+            // both (SimpleFIN's org).
+            let rows = |db: &tributary_storage::Database, viewer: Viewer| {
+                let conn = &mut *db.conn().unwrap();
+                let mut by_name = BTreeMap::new();
+                for account in read::list_accounts(conn, &viewer).unwrap() {
+                    let mut rows: Vec<String> =
+                        read::list_transactions(conn, account.id, &filter, None, None)
+                            .unwrap()
+                            .into_iter()
+                            .map(|t| {
+                                // Records with a payee and no text travel with the
+                                // payee as their description (docs/simplefin.md).
+                                let description = t.description.or(t.merchant.clone());
+                                format!(
+                                    "{} {} {} {:?} {:?} {}",
+                                    t.date,
+                                    t.amount.normalize(),
+                                    t.currency,
+                                    t.merchant,
+                                    description,
+                                    t.is_pending
+                                )
+                            })
+                            .collect();
+                    rows.sort();
+                    by_name.insert(
+                        format!("{} ({})", account.name, account.institution_name),
+                        rows,
+                    );
+                }
+                by_name
+            };
+            let copied = rows(target.db(), Viewer::whole_user(reader));
             let alice = Viewer {
                 user_id: users::find_personal_user(
                     &mut source.conn().unwrap(),
@@ -518,7 +516,7 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
                 .id,
                 account_scope: Some(alice_accounts),
             };
-            (copied, rows(&source, alice, true))
+            (copied, rows(&source, alice))
         })
         .await
         .unwrap();

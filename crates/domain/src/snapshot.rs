@@ -32,6 +32,11 @@ pub struct SnapshotInstitution {
 pub struct SnapshotAccount {
     /// The provider's id for the account, unique within the connection.
     pub provider_account_id: String,
+    /// The bank the account is at, where it is not the connection's own (an
+    /// aggregator bridging several banks behind one connection); `None`:
+    /// the snapshot's institution.
+    pub institution: Option<SnapshotInstitution>,
+    /// The account's own name, as its bank gives it.
     pub name: String,
     pub kind: AccountKind,
     pub currency: String,

@@ -790,6 +790,7 @@ impl GoCardlessConnector {
             }
         }
         Ok(SnapshotAccount {
+            institution: None,
             provider_account_id: id.to_owned(),
             name,
             kind,

@@ -274,17 +274,63 @@ struct ErrorItem {
 struct ConnectionItem {
     conn_id: String,
     #[serde(default)]
+    org_id: Option<String>,
+    #[serde(default)]
     org_name: Option<String>,
     #[serde(default)]
     name: Option<String>,
 }
 
+/// Version 1's organization of an account: only `sfin-url` is required.
 #[derive(Debug, Deserialize)]
 struct Org {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
     domain: Option<String>,
+    #[serde(rename = "sfin-url", default)]
+    sfin_url: Option<String>,
+}
+
+impl Org {
+    /// The bank, keyed by what the protocol gives: its id, else its domain
+    /// (two banks may share a name), else its name or server.
+    fn institution(&self) -> Option<SnapshotInstitution> {
+        let key = [
+            ("id", &self.id),
+            ("domain", &self.domain),
+            ("name", &self.name),
+            ("sfin-url", &self.sfin_url),
+        ]
+        .into_iter()
+        .find_map(|(kind, value)| Some(format!("{kind}:{}", value.as_deref()?)))?;
+        let name = self.name.clone().or_else(|| self.domain.clone())?;
+        Some(SnapshotInstitution {
+            provider_institution_id: key,
+            name,
+            logo_url: None,
+        })
+    }
+}
+
+impl ConnectionItem {
+    /// Version 2's bank behind a connection.
+    fn institution(&self) -> SnapshotInstitution {
+        SnapshotInstitution {
+            provider_institution_id: match &self.org_id {
+                Some(org) => format!("id:{org}"),
+                None => format!("conn:{}", self.conn_id),
+            },
+            name: self
+                .org_name
+                .clone()
+                .or_else(|| self.name.clone())
+                .unwrap_or_else(|| self.conn_id.clone()),
+            logo_url: None,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -494,16 +540,14 @@ pub(crate) fn snapshot_from(
             .map(|a| decimal("available-balance", &item.id, a))
             .transpose()?;
         let kind = guess_kind(&item);
-        let institution = item
-            .org
-            .as_ref()
-            .and_then(|o| o.name.clone().or(o.domain.clone()))
-            .or_else(|| {
-                item.conn_id
-                    .as_deref()
-                    .and_then(|id| connection_names.get(id))
-                    .map(|n| (*n).to_owned())
-            });
+        // SimpleFIN bridges several banks: each account names its own.
+        let institution = item.org.as_ref().and_then(Org::institution).or_else(|| {
+            let conn_id = item.conn_id.as_deref()?;
+            set.connections
+                .iter()
+                .find(|c| c.conn_id == conn_id)
+                .map(ConnectionItem::institution)
+        });
         let transactions = std::mem::take(&mut item.transactions)
             .into_iter()
             .map(|t| transaction(&item, t))
@@ -514,11 +558,8 @@ pub(crate) fn snapshot_from(
             .collect::<Result<Vec<_>, _>>()?;
         accounts.push(SnapshotAccount {
             provider_account_id: item.id.clone(),
-            // SimpleFIN bridges several banks; the account name says which.
-            name: match institution {
-                Some(bank) if !item.name.contains(&bank) => format!("{} ({bank})", item.name),
-                _ => item.name.clone(),
-            },
+            institution,
+            name: item.name.clone(),
             kind,
             currency: item.currency.clone(),
             mask: None,
@@ -594,6 +635,22 @@ mod tests {
             bank.balance.as_ref().unwrap().current.to_string(),
             "7777.77"
         );
+        assert_eq!(bank.name, "The Bank");
+        // Each account is at its own bank; two banks of one name stay two.
+        let banks: Vec<(&str, &str)> = snapshot
+            .accounts
+            .iter()
+            .map(|a| {
+                let i = a.institution.as_ref().unwrap();
+                (i.name.as_str(), i.provider_institution_id.as_str())
+            })
+            .collect();
+        assert_eq!(
+            banks[0],
+            ("The Bank of Go", "domain:www.newwealthfront.com")
+        );
+        assert_eq!(banks[1], ("Investments", "domain:www.newfidelity.com"));
+        assert_eq!(banks[2], ("The Bank of Go", "domain:www.newhfcu.org"));
         let t = &bank.transactions[0];
         assert_eq!(
             (t.amount.to_string().as_str(), t.merchant.as_deref()),
@@ -645,7 +702,12 @@ mod tests {
             vec!["My Bank: Authentication required (con.auth)".to_owned()]
         );
         let account = &snapshot.accounts[0];
-        assert_eq!(account.name, "Savings (My Bank)");
+        assert_eq!(account.name, "Savings", "the bank's own name");
+        let bank = account.institution.as_ref().unwrap();
+        assert_eq!(
+            (bank.name.as_str(), bank.provider_institution_id.as_str()),
+            ("My Bank", "conn:CON-1")
+        );
         assert!(account.transactions[0].is_pending);
         assert_eq!(account.transactions[0].date.to_string(), "2001-01-01");
     }

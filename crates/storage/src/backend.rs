@@ -103,6 +103,7 @@ pub(crate) struct AccountUpsert<'a> {
     pub connection_id: ConnectionId,
     pub user_id: UserId,
     pub provider_account_id: &'a str,
+    pub institution_id: InstitutionId,
     pub name: &'a str,
     pub kind: &'a str,
     pub currency: &'a str,
@@ -119,6 +120,7 @@ pub(crate) fn upsert_account(
         accounts::connection_id.eq(account.connection_id.get()),
         accounts::user_id.eq(account.user_id.get()),
         accounts::provider_account_id.eq(account.provider_account_id),
+        accounts::institution_id.eq(account.institution_id.get()),
         accounts::name.eq(account.name),
         accounts::kind.eq(account.kind),
         accounts::currency.eq(account.currency),
@@ -131,6 +133,7 @@ pub(crate) fn upsert_account(
         .on_conflict((accounts::connection_id, accounts::provider_account_id))
         .do_update()
         .set((
+            accounts::institution_id.eq(excluded(accounts::institution_id)),
             accounts::name.eq(excluded(accounts::name)),
             accounts::kind.eq(excluded(accounts::kind)),
             accounts::currency.eq(excluded(accounts::currency)),

@@ -16,8 +16,8 @@ use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::Security;
 
-/// An account with its connection's provider and status and its
-/// institution, read in one row.
+/// An account with its connection's provider and status and its own
+/// institution (the bank it is at), read in one row.
 #[derive(Debug, Clone, PartialEq, Queryable)]
 pub struct AccountView {
     #[diesel(deserialize_as = i64)]
@@ -102,7 +102,10 @@ const ACCOUNT_COLUMNS: AccountColumns = (
 /// Every account the viewer may see, in id order.
 pub fn list_accounts(conn: &mut AnyConnection, viewer: &Viewer) -> StorageResult<Vec<AccountView>> {
     let mut query = accounts::table
-        .inner_join(connections::table.inner_join(institutions::table))
+        .inner_join(connections::table)
+        .inner_join(
+            institutions::table.on(accounts::institution_id.eq(institutions::id.nullable())),
+        )
         .filter(accounts::user_id.eq(viewer.user_id.get()))
         .select(ACCOUNT_COLUMNS)
         .order(accounts::id)
@@ -124,7 +127,10 @@ pub fn find_account(
         return Ok(None);
     }
     Ok(accounts::table
-        .inner_join(connections::table.inner_join(institutions::table))
+        .inner_join(connections::table)
+        .inner_join(
+            institutions::table.on(accounts::institution_id.eq(institutions::id.nullable())),
+        )
         .filter(accounts::id.eq(account_id.get()))
         .filter(accounts::user_id.eq(viewer.user_id.get()))
         .select(ACCOUNT_COLUMNS)

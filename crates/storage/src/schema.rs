@@ -135,6 +135,7 @@ diesel::table! {
         posted_transactions -> BigInt,
         pending_transactions -> BigInt,
         transactions_version -> BigInt,
+        institution_id -> Nullable<BigInt>,
     }
 }
 

@@ -13,9 +13,9 @@ use diesel::prelude::*;
 use std::collections::HashSet;
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
-use tributary_domain::ids::{AccountId, ConnectionId, TransactionId, UserId};
+use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
 use tributary_domain::model::WebhookEventType;
-use tributary_domain::reconcile::{PendingMatchRule, StoredTransaction, SyncSummary, reconcile};
+use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
     ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
 };
@@ -32,7 +32,7 @@ pub fn apply_snapshot(
         // First, before any other row is locked: the user's number, which
         // queues this sync behind another of the same user's (changes.rs).
         let seq = changes::next_seq(conn, connection.user_id)?;
-        upsert_institution(conn, connection.provider, &snapshot.institution)?;
+        let institution_id = upsert_institution(conn, connection.provider, &snapshot.institution)?;
         let known_accounts: HashSet<String> = accounts::table
             .filter(accounts::connection_id.eq(connection.id.get()))
             .select(accounts::provider_account_id)
@@ -72,8 +72,7 @@ pub fn apply_snapshot(
                 conn,
                 &connection,
                 account,
-                snapshot.pending_match.as_ref(),
-                snapshot.complete,
+                (snapshot, institution_id),
                 Stamp { seq, now },
                 &mut summary,
             )?;
@@ -200,18 +199,25 @@ fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
     account: &SnapshotAccount,
-    pending_match: Option<&PendingMatchRule>,
-    complete: bool,
+    (snapshot, snapshot_institution): (&ProviderSnapshot, InstitutionId),
     stamp: Stamp,
     summary: &mut SyncSummary,
 ) -> StorageResult<AccountId> {
     let Stamp { seq, now } = stamp;
+    let (pending_match, complete) = (snapshot.pending_match.as_ref(), snapshot.complete);
+    // The bank the account is at: its own where the provider bridges
+    // several banks, else the snapshot's.
+    let institution_id = match &account.institution {
+        Some(own) => upsert_institution(conn, connection.provider, own)?,
+        None => snapshot_institution,
+    };
     let account_id = backend::upsert_account(
         conn,
         &AccountUpsert {
             connection_id: connection.id,
             user_id: connection.user_id,
             provider_account_id: &account.provider_account_id,
+            institution_id,
             name: &account.name,
             kind: account.kind.as_str(),
             currency: &account.currency,

@@ -49,6 +49,7 @@ pub(crate) fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransacti
 
 pub(crate) fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount {
     SnapshotAccount {
+        institution: None,
         provider_account_id: id.into(),
         name: format!("Account {id}"),
         kind: AccountKind::Checking,
@@ -1455,5 +1456,57 @@ fn concurrent_removals_of_an_apps_last_two_redirect_uris_leave_one() {
                 RedirectUriAdded::Full
             }
         );
+    });
+}
+
+#[test]
+fn each_account_is_at_its_own_bank_behind_one_aggregator_connection() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "banks@example.com", Provider::SimpleFin);
+        let bank = |id: &str, name: &str| SnapshotInstitution {
+            provider_institution_id: id.into(),
+            name: name.into(),
+            logo_url: None,
+        };
+        let mut snap = snapshot(vec![
+            SnapshotAccount {
+                institution: Some(bank("domain:go.example", "The Bank of Go")),
+                ..account("a", Vec::new())
+            },
+            SnapshotAccount {
+                // Another bank of the same name: a second institution.
+                institution: Some(bank("domain:go-too.example", "The Bank of Go")),
+                ..account("b", Vec::new())
+            },
+            account("c", Vec::new()),
+        ]);
+        sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
+        let banks = |conn: &mut AnyConnection| -> Vec<(String, String, Option<String>)> {
+            read::list_accounts(conn, &Viewer::whole_user(user))
+                .unwrap()
+                .into_iter()
+                .map(|a| (a.name, a.institution_name, a.institution_logo))
+                .collect()
+        };
+        let logo = Some("https://logo.example/bank.png".to_owned());
+        assert_eq!(
+            banks(conn),
+            [
+                ("Account a".into(), "The Bank of Go".into(), None),
+                ("Account b".into(), "The Bank of Go".into(), None),
+                ("Account c".into(), "Test Bank".into(), logo),
+            ]
+        );
+        assert_eq!(
+            crate::testing::row_count(db, "institutions"),
+            3,
+            "the two banks of one name stay two"
+        );
+        // The bridge moves an account to its own bank: the next sync says so.
+        snap.accounts[2].institution = Some(bank("domain:credit.example", "Example Credit Union"));
+        sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
+        assert_eq!(banks(conn)[2].1, "Example Credit Union");
     });
 }

@@ -141,6 +141,7 @@ impl Statement {
         ProviderSnapshot {
             institution: file_institution(),
             accounts: vec![SnapshotAccount {
+                institution: None,
                 name: self.account_name.unwrap_or_else(|| {
                     let number = format!("Account …{}", mask.clone().unwrap_or_default());
                     match &self.servicer {

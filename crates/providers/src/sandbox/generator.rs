@@ -462,6 +462,7 @@ pub(super) fn generate(
                 Acct::Holiday => ("Holiday Fund", AccountKind::Savings),
             };
             SnapshotAccount {
+                institution: None,
                 provider_account_id: acct.code().to_owned(),
                 name: name.to_owned(),
                 kind,

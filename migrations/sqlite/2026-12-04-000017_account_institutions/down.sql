@@ -1,0 +1,2 @@
+DROP INDEX accounts_institution;
+ALTER TABLE accounts DROP COLUMN institution_id;
