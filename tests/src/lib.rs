@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 pub mod browser;
+pub mod enablebanking;
 pub mod fakes;
 pub mod harness;
 pub mod platform;

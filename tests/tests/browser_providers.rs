@@ -1,7 +1,8 @@
 //! The browser flow with third-party services behind it, each a local fake
 //! of its API: Stripe Checkout for an app whose users pay, a SimpleFIN
-//! bridge connected by pasting a setup token, and a GoCardless bank found by
-//! country and linked on the bank's own page. SQLite and PostgreSQL.
+//! bridge connected by pasting a setup token, a GoCardless bank found by
+//! country and linked on the bank's own page, and an Enable Banking bank
+//! whose return carries the code. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -10,6 +11,7 @@ use reqwest::{Client, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
+use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_http::server::Parts;
@@ -238,4 +240,103 @@ async fn a_gocardless_bank_is_found_by_country_and_connected_through_the_banks_o
         );
         server.stop().await;
     }
+}
+
+#[actix_web::test]
+async fn an_enable_banking_bank_is_found_consented_to_and_returns_with_its_code() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = EnableBankingFake::start().await;
+        let connector = fake.dyn_connector(Duration::from_secs(10));
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "fi@example.com").await;
+        banks.assert_shows("Enable Banking");
+        let found = browser
+            .get("/connect/banks/enablebanking?country=fi&q=nord")
+            .await;
+        found.assert_shows("Nordea");
+        found.assert_shows("name=\"institution_id\" value=\"FI/Nordea\"");
+        assert!(!found.body.contains("S-Pankki"), "searched by name");
+
+        // Picking the bank sends the person to the bank's page…
+        let to_bank = browser
+            .submit(
+                &found,
+                "/connect/banks/enablebanking",
+                &[("institution_id", "FI/Nordea")],
+            )
+            .await;
+        assert!(
+            to_bank.location.starts_with(&fake.server.uri()),
+            "{}: {}",
+            to_bank.location,
+            to_bank.body
+        );
+        // …which sends them back with a code, to Tributary's return page.
+        let at_the_bank = Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .get(&to_bank.location)
+            .send()
+            .await
+            .unwrap();
+        let back = at_the_bank.headers()["location"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let back_path = back
+            .strip_prefix(&server.base_url)
+            .unwrap_or_else(|| panic!("the bank returns to Tributary: {back}"))
+            .to_owned();
+        assert!(back_path.starts_with("/connect/enablebanking/return?code="));
+        let progress = browser.get(&back_path).await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}: {}",
+            progress.location,
+            progress.body
+        );
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+        progress.assert_shows("Everyday account");
+        // The same return again starts nothing.
+        assert_eq!(browser.get(&back_path).await.location, "/connect/banks");
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn a_consent_cancelled_at_the_bank_is_explained() {
+    let fake = EnableBankingFake::start().await;
+    let connector = fake.dyn_connector(Duration::from_secs(10));
+    let (server, outbox) =
+        start_platform_with_pages_and(TestDatabase::sqlite(), vec![connector], |parts| parts);
+    let browser = Browser::new(&server);
+    sign_in(&browser, &outbox, &server.app_a, "no@example.com").await;
+    let found = browser.get("/connect/banks/enablebanking?country=FI").await;
+    let to_bank = browser
+        .submit(
+            &found,
+            "/connect/banks/enablebanking",
+            &[("institution_id", "FI/Nordea")],
+        )
+        .await;
+    let cancelled = Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}&deny=1", to_bank.location))
+        .send()
+        .await
+        .unwrap();
+    let back = cancelled.headers()["location"].to_str().unwrap().to_owned();
+    let page = browser
+        .get(back.strip_prefix(&server.base_url).unwrap())
+        .await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    page.assert_shows("Cancelled by user");
+    server.stop().await;
 }

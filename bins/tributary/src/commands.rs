@@ -82,9 +82,31 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 &db,
                 &sync_engine(&config, &db, clock)?,
                 &user,
-                &institution,
-                &redirect,
+                Provider::GoCardless,
+                serde_json::json!({ "institution_id": institution, "redirect": redirect }),
             )
+        }
+        Command::Connect(ConnectCommand::Enablebanking {
+            user,
+            bank,
+            redirect,
+        }) => {
+            let db = open()?;
+            connect_by_link(
+                &db,
+                &sync_engine(&config, &db, clock)?,
+                &user,
+                Provider::EnableBanking,
+                serde_json::json!({ "institution_id": bank, "redirect": redirect }),
+            )
+        }
+        Command::Connect(ConnectCommand::Finish {
+            connection,
+            return_url,
+        }) => {
+            let return_url = read_secret_argument(&return_url)?;
+            let db = open()?;
+            finish_connection(&sync_engine(&config, &db, clock)?, connection, &return_url)
         }
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
@@ -386,36 +408,79 @@ fn connect_by_link(
     db: &Database,
     engine: &SyncEngine,
     email: &str,
-    institution: &str,
-    redirect: &str,
+    provider: Provider,
+    settings: serde_json::Value,
 ) -> anyhow::Result<()> {
     let user = find_user(db, email)?;
     let request = ConnectRequest {
-        settings: serde_json::json!({ "institution_id": institution, "redirect": redirect }),
+        settings,
         secret: None,
     };
-    let connection = match engine.connect(user.id, Provider::GoCardless, &request) {
+    let connection = match engine.connect(user.id, provider, &request) {
         Ok(connection) => connection,
-        Err(SyncError::NoConnector(_)) => {
-            bail!(
-                "GoCardless is not configured: set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY"
-            )
-        }
-        Err(SyncError::Connect(err)) => bail!("GoCardless refused the connection: {err}"),
+        Err(SyncError::NoConnector(_)) => bail!(
+            "{provider} is not configured: {}",
+            match provider {
+                Provider::EnableBanking =>
+                    "set TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE",
+                _ => "set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY",
+            }
+        ),
+        Err(SyncError::Connect(err)) => bail!("{provider} refused the connection: {err}"),
         Err(err) => return Err(err.into()),
     };
     let link = connection
         .settings
         .get("link")
         .and_then(|l| l.as_str())
-        .unwrap_or("(GoCardless gave no link)");
+        .unwrap_or("(the provider gave no link)");
     println!(
         "Created connection {} to {} for {}.",
         connection.id, connection.institution_name, user.email
     );
     println!("The user must open this link and authorise their bank:\n{link}");
-    println!("Then run: tributary sync --connection {}", connection.id);
+    match provider {
+        Provider::EnableBanking => println!(
+            "The bank then sends them to the return address with a code; run: tributary connect finish --connection {} --return-url '<that address>'",
+            connection.id
+        ),
+        _ => println!("Then run: tributary sync --connection {}", connection.id),
+    }
     Ok(())
+}
+
+/// Completes a connection with the address the bank returned the user to,
+/// then runs its first sync.
+fn finish_connection(
+    engine: &SyncEngine,
+    connection: ConnectionId,
+    return_url: &str,
+) -> anyhow::Result<()> {
+    let record = tributary_storage::connections::get_connection(
+        &mut *engine.database().conn()?,
+        connection,
+    )?;
+    if record.provider != Provider::EnableBanking {
+        bail!(
+            "connection {connection} is a {} connection: only Enable Banking connections finish with the bank's return address",
+            record.provider
+        );
+    }
+    let url = url::Url::parse(return_url.trim())
+        .context("--return-url: give the whole address the bank sent the user to")?;
+    let returned = tributary_providers::AuthorizationReturn::new(url.query_pairs().into_owned());
+    match engine.complete_authorization(connection, &returned) {
+        Ok(_) => {}
+        Err(SyncError::Connect(err)) => {
+            bail!("the bank's return did not complete the connection: {err}")
+        }
+        Err(err) => return Err(err.into()),
+    }
+    println!("Connection {connection} is authorised.");
+    report(
+        connection,
+        engine.sync_now(connection, SyncJobKind::Initial, &worker_id("cli")),
+    )
 }
 
 fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {

@@ -309,6 +309,34 @@ enum ConnectCommand {
         #[arg(long, default_value = "https://gocardless.com")]
         redirect: String,
     },
+    /// Connect a bank through Enable Banking: prints the bank's page the
+    /// user must open; the bank sends them back to --redirect with a code,
+    /// which `tributary connect finish` takes (needs
+    /// TRIBUTARY_ENABLEBANKING_APP_ID and _KEY_FILE).
+    Enablebanking {
+        #[arg(long)]
+        user: String,
+        /// The bank: its country and its name as Enable Banking lists it,
+        /// e.g. FI/Nordea.
+        #[arg(long)]
+        bank: String,
+        /// Where the bank sends the user back: one of the application's
+        /// redirect URLs at Enable Banking.
+        #[arg(long)]
+        redirect: String,
+    },
+    /// Finish a connection whose user came back from their bank: give the
+    /// whole address the bank sent them to (with its code and state); then
+    /// the first sync runs.
+    Finish {
+        #[arg(long)]
+        connection: ConnectionId,
+        /// The return address, e.g. https://your.site/return?code=…&state=…
+        /// ("-" reads it from standard input, keeping the code out of the
+        /// shell history).
+        #[arg(long, value_name = "URL")]
+        return_url: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

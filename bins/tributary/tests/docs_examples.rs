@@ -37,6 +37,7 @@ use std::sync::Arc;
 use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_http::config::{Config, ENVIRONMENT_HELP};
 use tributary_http::server::{self, Interface};
@@ -58,6 +59,7 @@ fn root() -> PathBuf {
 #[actix_web::test]
 async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let gocardless = gocardless_api().await;
+    let enablebanking = EnableBankingFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -78,7 +80,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let text = std::fs::read_to_string(&path).unwrap();
         // A setup token is claimed once: each document gets its own bridge.
         let bridge = SimpleFinBridge::start().await;
-        let mut world = World::new(&bridge, &gocardless, postgres.as_ref());
+        let mut world = World::new(&bridge, &gocardless, &enablebanking, postgres.as_ref());
         for piece in pieces(&text) {
             ran += 1;
             if let Err(problem) = world.run(&piece).await {
@@ -250,6 +252,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
+        enablebanking: &EnableBankingFake,
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -271,6 +274,17 @@ impl<'a> World<'a> {
             (
                 "TRIBUTARY_GOCARDLESS_SECRET_KEY",
                 "operator-secret".to_owned(),
+            ),
+            // And its Enable Banking requests to that fake, signed with the
+            // tests' key.
+            ("TRIBUTARY_ENABLEBANKING_URL", enablebanking.server.uri()),
+            ("TRIBUTARY_ENABLEBANKING_APP_ID", APPLICATION_ID.to_owned()),
+            (
+                "TRIBUTARY_ENABLEBANKING_KEY_FILE",
+                root()
+                    .join("tests/fixtures/enablebanking-test-key.pem")
+                    .display()
+                    .to_string(),
             ),
             // Syncs run where the example runs them (the CLI, a request),
             // not at a worker's whim while the next line reads.
@@ -408,6 +422,7 @@ impl<'a> World<'a> {
                 }
             }
             ["browser-flow", email, redirect_uri] => self.browser_flow(email, redirect_uri),
+            ["consent-at-the-bank", shown_return] => self.consent_at_the_bank(shown_return).await,
             ["cargo", "build", args @ ..] => check_build(args),
             ["cargo", "test", ..] => {
                 let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
@@ -680,6 +695,21 @@ impl<'a> World<'a> {
     /// `$CLIENT_ID`'s user EMAIL connects the sandbox bank, it syncs, and
     /// approving sends an authorization code to REDIRECT_URI, bound to the
     /// `tac_…` the document shows.
+    /// What the user does at their bank: opens the bank link the last
+    /// command printed and consents; where the bank sends them back stands
+    /// for `shown_return` in the lines that follow.
+    async fn consent_at_the_bank(&mut self, shown_return: &str) -> Result<(), String> {
+        let link = self
+            .last_output
+            .split_whitespace()
+            .find(|word| word.contains("/bank/authorize?"))
+            .ok_or("the last command printed no bank link")?
+            .to_owned();
+        let back = tributary_e2e::enablebanking::return_from_the_bank(&link).await;
+        self.bindings.push((shown_return.to_owned(), back));
+        Ok(())
+    }
+
     fn browser_flow(&mut self, email: &str, redirect_uri: &str) -> Result<(), String> {
         let url = DatabaseUrl::parse(&self.substitute("sqlite://tributary.db"))
             .map_err(|e| e.to_string())?;

@@ -61,6 +61,7 @@ wire_enum! {
         Sandbox => "sandbox",
         SimpleFin => "simplefin",
         GoCardless => "gocardless",
+        EnableBanking => "enablebanking",
         Ofx => "ofx",
         Camt => "camt",
         Mt940 => "mt940",

@@ -28,6 +28,8 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
+  TRIBUTARY_ENABLEBANKING_APP_ID, TRIBUTARY_ENABLEBANKING_KEY_FILE  enable Enable Banking: the application's id and its RSA private key (a PEM file)
+  TRIBUTARY_ENABLEBANKING_URL  its API root [default: https://api.enablebanking.com]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
@@ -75,6 +77,8 @@ pub struct Config {
     pub worker_poll: Duration,
     /// GoCardless Bank Account Data, when its secret id and key are set.
     pub gocardless: Option<GoCardlessSettings>,
+    /// Enable Banking, when its application id and key file are set.
+    pub enablebanking: Option<EnableBankingSettings>,
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
@@ -180,6 +184,36 @@ impl GoCardlessSettings {
             secret_key: self.secret_key.0.clone(),
             timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
         }
+    }
+}
+
+/// The operator's Enable Banking application.
+#[derive(Debug, Clone)]
+pub struct EnableBankingSettings {
+    pub base_url: String,
+    pub application_id: String,
+    /// The application's RSA private key (PEM), read when the server starts.
+    pub key_file: std::path::PathBuf,
+}
+
+impl EnableBankingSettings {
+    /// The connector's configuration: reads the key file.
+    pub fn connector_config(
+        &self,
+    ) -> anyhow::Result<tributary_providers::enablebanking::EnableBankingConfig> {
+        use anyhow::Context as _;
+        let private_key_pem = std::fs::read_to_string(&self.key_file).with_context(|| {
+            format!(
+                "TRIBUTARY_ENABLEBANKING_KEY_FILE: reading {}",
+                self.key_file.display()
+            )
+        })?;
+        Ok(tributary_providers::enablebanking::EnableBankingConfig {
+            base_url: self.base_url.clone(),
+            application_id: self.application_id.clone(),
+            private_key_pem,
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        })
     }
 }
 
@@ -365,6 +399,26 @@ impl Config {
                 });
             }
         };
+        let enablebanking = match (
+            lookup("TRIBUTARY_ENABLEBANKING_APP_ID"),
+            lookup("TRIBUTARY_ENABLEBANKING_KEY_FILE"),
+        ) {
+            (Some(application_id), Some(key_file)) => Some(EnableBankingSettings {
+                base_url: lookup("TRIBUTARY_ENABLEBANKING_URL").unwrap_or_else(|| {
+                    tributary_providers::enablebanking::DEFAULT_BASE_URL.to_owned()
+                }),
+                application_id,
+                key_file: key_file.into(),
+            }),
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    name: "TRIBUTARY_ENABLEBANKING_APP_ID",
+                    value: "<redacted>".into(),
+                    reason: "set both TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE, or neither",
+                });
+            }
+        };
         let public_url = lookup("TRIBUTARY_PUBLIC_URL")
             .map(|u| u.trim().trim_end_matches('/').to_owned())
             .filter(|u| !u.is_empty());
@@ -456,6 +510,7 @@ impl Config {
             payments,
             public_url,
             gocardless,
+            enablebanking,
             database_url,
             bind,
             seed_demo,

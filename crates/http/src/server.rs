@@ -15,6 +15,7 @@ use tributary_notify::deliver::Deliverer;
 use tributary_notify::mail::{DevOutbox, Mailer, SmtpMailer};
 use tributary_notify::notices::NoticeSender;
 use tributary_providers::Registry;
+use tributary_providers::enablebanking::EnableBankingConnector;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
 use tributary_providers::sync::SyncEngine;
@@ -272,14 +273,20 @@ pub fn worker_chore(
     ))
 }
 
-/// Every provider's connector: the built-in ones, and GoCardless when its
-/// credentials are configured.
+/// Every provider's connector: the built-in ones, and GoCardless and
+/// Enable Banking when their credentials are configured.
 pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     let mut registry = Registry::with_defaults();
     if let Some(gocardless) = &config.gocardless {
         registry.register(Arc::new(GoCardlessConnector::new(
             gocardless.connector_config(),
         )?));
+    }
+    if let Some(enablebanking) = &config.enablebanking {
+        registry.register(Arc::new(
+            EnableBankingConnector::new(enablebanking.connector_config()?)
+                .map_err(|err| anyhow::anyhow!("TRIBUTARY_ENABLEBANKING_KEY_FILE: {err}"))?,
+        ));
     }
     Ok(registry)
 }

@@ -58,8 +58,50 @@ pub struct Prepared {
     pub settings: serde_json::Value,
     /// Credentials to keep (sealed before they are stored).
     pub credentials: Option<String>,
-    /// How long the user's consent at the provider lasts, where it runs out.
-    pub consent_valid_days: Option<u32>,
+    /// When the user's consent at the provider runs out, where it does.
+    pub consent: Option<ConsentEnd>,
+}
+
+/// When a consent ends: a stretch from now (what the connector asked for),
+/// or the time the provider gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsentEnd {
+    After(chrono::Duration),
+    At(DateTime<Utc>),
+}
+
+impl ConsentEnd {
+    pub fn at(self, now: DateTime<Utc>) -> DateTime<Utc> {
+        match self {
+            ConsentEnd::After(stretch) => now + stretch,
+            ConsentEnd::At(at) => at,
+        }
+    }
+}
+
+/// What the user's return from their bank carried (the query of the return
+/// URL: `code`, `state`, or `error` and `error_description`). The code is
+/// a credential: it never reaches a log through `{:?}`.
+#[derive(Clone, Default)]
+pub struct AuthorizationReturn(std::collections::BTreeMap<String, String>);
+
+impl AuthorizationReturn {
+    pub fn new(params: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self(params.into_iter().collect())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+impl std::fmt::Debug for AuthorizationReturn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
 }
 
 impl std::fmt::Debug for Prepared {
@@ -185,6 +227,18 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// Checks what the user gave (claiming a one-time token where the
     /// provider uses one) before anything is stored.
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError>;
+
+    /// For providers whose user consents at their bank and comes back with
+    /// a code: exchanges what the return carried for the connection's
+    /// credentials (and its consent's end). `None`: the provider learns of
+    /// the consent itself, and there is nothing to exchange.
+    fn complete(
+        &self,
+        _settings: &serde_json::Value,
+        _returned: &AuthorizationReturn,
+    ) -> Result<Option<Prepared>, ConnectorError> {
+        Ok(None)
+    }
 
     /// The provider's current view of the connection.
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError>;

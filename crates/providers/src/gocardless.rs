@@ -16,16 +16,17 @@
 //! reconnect; 429 carries the time until the quota resets.
 
 use crate::connector::{
-    ConnectRequest, Connector, ConnectorError, FetchContext, HttpAnswer, InstitutionChoice,
-    Prepared, classify_http_status,
+    ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
+    InstitutionChoice, Prepared, classify_http_status,
 };
+use crate::provider_http::{ProviderHttp, Refusal};
+use crate::psd2::{TypedBalance, hex_string, pick_balance, record_ids};
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng as _;
 use reqwest::StatusCode;
-use reqwest::blocking::{Client, RequestBuilder, Response};
+use reqwest::blocking::{RequestBuilder, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -65,7 +66,7 @@ struct Token {
 
 pub struct GoCardlessConnector {
     config: GoCardlessConfig,
-    client: Client,
+    http: ProviderHttp,
     token: Mutex<Option<Token>>,
     /// Institution lists by country, kept an hour: people search them as
     /// they type, and banks rarely join or leave.
@@ -78,35 +79,6 @@ impl std::fmt::Debug for GoCardlessConnector {
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
-}
-
-fn unavailable(reason: String, retry_after: Option<Duration>) -> ConnectorError {
-    ConnectorError::Unavailable {
-        reason,
-        retry_after,
-    }
-}
-
-/// Seconds until GoCardless lets us call again, from whichever header it sent.
-fn reset_after(response: &Response) -> Option<Duration> {
-    [
-        "http_x_ratelimit_account_success_reset",
-        "x-ratelimit-account-success-reset",
-        "x-ratelimit-reset",
-        "retry-after",
-    ]
-    .iter()
-    .find_map(|name| {
-        response
-            .headers()
-            .get(*name)?
-            .to_str()
-            .ok()?
-            .trim()
-            .parse::<u64>()
-            .ok()
-    })
-    .map(Duration::from_secs)
 }
 
 /// GoCardless error bodies carry `summary` and `detail`.
@@ -124,15 +96,46 @@ fn error_text(body: &str) -> String {
         .unwrap_or_default()
 }
 
+/// GoCardless's refusal as the error it means: 401, 403 and 409 on an
+/// account mean its access has ended; 429 says when the quota resets.
+fn refusal(refused: &Refusal<'_>) -> ConnectorError {
+    let Refusal { what, status, .. } = *refused;
+    let retry = refused.seconds_header(&[
+        "http_x_ratelimit_account_success_reset",
+        "x-ratelimit-account-success-reset",
+        "x-ratelimit-reset",
+        "retry-after",
+    ]);
+    let detail = error_text(refused.body);
+    let answer = HttpAnswer {
+        provider: "GoCardless",
+        what,
+        status,
+        detail: &detail,
+        retry_after: retry,
+    };
+    let needs_user = |status| {
+        matches!(
+            status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::CONFLICT
+        )
+        .then(|| {
+            format!(
+                "GoCardless refused {what} ({status}): {detail}; the bank access has expired or was revoked, reconnect"
+            )
+        })
+    };
+    classify_http_status(&answer, needs_user).unwrap_or_else(|| {
+        ConnectorError::Protocol(format!("GoCardless answered {what} with {status}"))
+    })
+}
+
 impl GoCardlessConnector {
     pub fn new(config: GoCardlessConfig) -> Result<Self, reqwest::Error> {
-        let client = Client::builder()
-            .timeout(config.timeout)
-            .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        let http = ProviderHttp::new("GoCardless", config.timeout)?;
         Ok(Self {
             config,
-            client,
+            http,
             token: Mutex::new(None),
             institutions: Mutex::new(HashMap::new()),
         })
@@ -147,19 +150,7 @@ impl GoCardlessConnector {
     }
 
     fn send(&self, request: RequestBuilder, what: &str) -> Result<Response, ConnectorError> {
-        request.send().map_err(|err| {
-            if err.is_timeout() {
-                unavailable(format!("GoCardless did not answer {what} in time"), None)
-            } else {
-                unavailable(
-                    format!(
-                        "could not reach GoCardless for {what}: {}",
-                        err.without_url()
-                    ),
-                    None,
-                )
-            }
-        })
+        self.http.send(request, what)
     }
 
     /// A JSON body from a successful answer; every other answer as the
@@ -169,60 +160,7 @@ impl GoCardlessConnector {
         response: Response,
         what: &str,
     ) -> Result<T, ConnectorError> {
-        let status = response.status();
-        if !status.is_success() {
-            let retry = reset_after(&response);
-            let detail = error_text(&response.text().unwrap_or_default());
-            let answer = HttpAnswer {
-                provider: "GoCardless",
-                what,
-                status,
-                detail: &detail,
-                retry_after: retry,
-            };
-            let needs_user = |status| {
-                matches!(
-                    status,
-                    StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::CONFLICT
-                )
-                .then(|| {
-                    format!(
-                        "GoCardless refused {what} ({status}): {detail}; the bank access has expired or was revoked, reconnect"
-                    )
-                })
-            };
-            return Err(
-                classify_http_status(&answer, needs_user).unwrap_or_else(|| {
-                    ConnectorError::Protocol(format!("GoCardless answered {what} with {status}"))
-                }),
-            );
-        }
-        let is_json = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
-        if !is_json {
-            return Err(ConnectorError::Protocol(format!(
-                "GoCardless answered {what} without a JSON content type"
-            )));
-        }
-        let body = response.bytes().map_err(|e| {
-            unavailable(
-                format!("reading GoCardless's answer to {what}: {}", e.without_url()),
-                None,
-            )
-        })?;
-        if body.is_empty() {
-            return Err(ConnectorError::Protocol(format!(
-                "GoCardless answered {what} with an empty body"
-            )));
-        }
-        serde_json::from_slice(&body).map_err(|err| {
-            ConnectorError::Protocol(format!(
-                "GoCardless's answer to {what} does not parse: {err}"
-            ))
-        })
+        self.http.json(response, what, refusal)
     }
 
     /// A valid access token: cached, refreshed, or new.
@@ -246,7 +184,8 @@ impl GoCardlessConnector {
         let issued: Issued = match &refresh {
             Some((refresh, _)) => {
                 let response = self.send(
-                    self.client
+                    self.http
+                        .client
                         .post(self.url("token/refresh/"))
                         .json(&json!({ "refresh": refresh })),
                     "a token refresh",
@@ -256,7 +195,7 @@ impl GoCardlessConnector {
             None => {
                 let body = json!({ "secret_id": self.config.secret_id, "secret_key": self.config.secret_key });
                 let response = self.send(
-                    self.client.post(self.url("token/new/")).json(&body),
+                    self.http.client.post(self.url("token/new/")).json(&body),
                     "a new token",
                 )?;
                 if response.status() == StatusCode::UNAUTHORIZED {
@@ -288,7 +227,10 @@ impl GoCardlessConnector {
         what: &str,
     ) -> Result<T, ConnectorError> {
         let token = self.access_token()?;
-        let response = self.send(self.client.get(self.url(path)).bearer_auth(token), what)?;
+        let response = self.send(
+            self.http.client.get(self.url(path)).bearer_auth(token),
+            what,
+        )?;
         self.json(response, what)
     }
 
@@ -300,7 +242,8 @@ impl GoCardlessConnector {
     ) -> Result<T, ConnectorError> {
         let token = self.access_token()?;
         let response = self.send(
-            self.client
+            self.http
+                .client
                 .post(self.url(path))
                 .bearer_auth(token)
                 .json(body),
@@ -448,7 +391,9 @@ impl Connector for GoCardlessConnector {
                 "history_days": history_days,
             }),
             credentials: None,
-            consent_valid_days: Some(ACCESS_DAYS),
+            consent: Some(ConsentEnd::After(chrono::Duration::days(i64::from(
+                ACCESS_DAYS,
+            )))),
         })
     }
 
@@ -518,10 +463,6 @@ impl Connector for GoCardlessConnector {
             complete: true,
         })
     }
-}
-
-fn hex_string(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -615,33 +556,41 @@ fn is_currency_code(text: &str) -> bool {
     text.len() == 3 && text.bytes().all(|b| b.is_ascii_uppercase())
 }
 
-/// Current and available balances from GoCardless's typed list: booked
-/// types first for the current balance, available types for the available.
+/// Booked types first for the current balance, available types for the
+/// available one.
+const BALANCE_TYPES: (&[&str], &[&str]) = (
+    &[
+        "closingBooked",
+        "interimBooked",
+        "expected",
+        "openingBooked",
+    ],
+    &[
+        "interimAvailable",
+        "closingAvailable",
+        "forwardAvailable",
+        "expected",
+    ],
+);
+
+impl TypedBalance for BalanceItem {
+    fn balance_type(&self) -> &str {
+        &self.balance_type
+    }
+    fn currency(&self) -> &str {
+        &self.balance_amount.currency
+    }
+    fn reference_date(&self) -> Option<NaiveDate> {
+        self.reference_date
+    }
+}
+
+/// Current and available balances from GoCardless's typed list.
 fn pick_balances(
     items: &[BalanceItem],
     account: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<SnapshotBalance>, ConnectorError> {
-    let find = |types: &[&str]| {
-        types
-            .iter()
-            .find_map(|t| items.iter().find(|b| b.balance_type == *t))
-    };
-    let Some(current) = find(&[
-        "closingBooked",
-        "interimBooked",
-        "expected",
-        "openingBooked",
-    ])
-    .or(items.first()) else {
-        return Ok(None);
-    };
-    let available = find(&[
-        "interimAvailable",
-        "closingAvailable",
-        "forwardAvailable",
-        "expected",
-    ]);
     let parse = |b: &BalanceItem| {
         parse_decimal(&b.balance_amount.amount).map_err(|err| {
             ConnectorError::Protocol(format!(
@@ -650,51 +599,7 @@ fn pick_balances(
             ))
         })
     };
-    Ok(Some(SnapshotBalance {
-        current: parse(current)?,
-        available: available.map(parse).transpose()?,
-        currency: current.balance_amount.currency.clone(),
-        as_of: current
-            .reference_date
-            .map_or(now, |d| d.and_time(chrono::NaiveTime::MIN).and_utc()),
-    }))
-}
-
-/// Provider ids for a list of records: the bank's id where it gives one
-/// and it is unique in the list, else a hash of the record's content
-/// (`h:`), numbered when identical records repeat.
-fn record_ids(items: &[TransactionItem], prefix: &str) -> Vec<String> {
-    let mut given: HashMap<&str, usize> = HashMap::new();
-    for item in items {
-        if let Some(id) = item
-            .transaction_id
-            .as_deref()
-            .or(item.internal_transaction_id.as_deref())
-        {
-            *given.entry(id).or_default() += 1;
-        }
-    }
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    items
-        .iter()
-        .map(|item| {
-            let own = item
-                .transaction_id
-                .as_deref()
-                .or(item.internal_transaction_id.as_deref());
-            let base = match own {
-                Some(id) if given.get(id) == Some(&1) => id.to_owned(),
-                _ => {
-                    let content = serde_json::to_string(item).unwrap_or_default();
-                    let digest = Sha256::digest(content.as_bytes());
-                    format!("{prefix}h:{}", hex_string(&digest[..12]))
-                }
-            };
-            let n = seen.entry(base.clone()).or_default();
-            *n += 1;
-            if *n == 1 { base } else { format!("{base}#{n}") }
-        })
-        .collect()
+    pick_balance(items, BALANCE_TYPES, parse, now)
 }
 
 impl GoCardlessConnector {
@@ -747,7 +652,15 @@ impl GoCardlessConnector {
             (&transactions.transactions.booked, false, ""),
             (&transactions.transactions.pending, true, "p:"),
         ] {
-            for (item, provider_id) in items.iter().zip(record_ids(items, prefix)) {
+            for (item, provider_id) in items.iter().zip(record_ids(
+                items,
+                |t| {
+                    t.transaction_id
+                        .as_deref()
+                        .or(t.internal_transaction_id.as_deref())
+                },
+                prefix,
+            )) {
                 let amount = parse_decimal(&item.transaction_amount.amount).map_err(|err| {
                     ConnectorError::Protocol(format!(
                         "GoCardless account {id}: transaction amount: {err}"

@@ -3,9 +3,12 @@
 //! connector and hands its snapshot to storage.
 
 pub mod connector;
+pub mod enablebanking;
 pub mod gocardless;
 pub mod import;
 pub mod payments;
+mod provider_http;
+mod psd2;
 pub mod registry;
 pub mod sandbox;
 pub mod simplefin;
@@ -13,6 +16,7 @@ pub mod sync;
 pub mod worker;
 
 pub use connector::{
-    ConnectRequest, Connector, ConnectorError, FetchContext, InstitutionChoice, Prepared,
+    AuthorizationReturn, ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext,
+    InstitutionChoice, Prepared,
 };
 pub use registry::Registry;

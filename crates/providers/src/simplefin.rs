@@ -230,7 +230,7 @@ impl Connector for SimpleFinConnector {
             },
             settings: serde_json::json!({ "server": host }),
             credentials: Some(access_url),
-            consent_valid_days: None,
+            consent: None,
         })
     }
 

@@ -5,7 +5,9 @@
 //! transaction fenced by its lease. Failures set the connection's status:
 //! transient ones are retried with backoff, credential ones are not.
 
-use crate::connector::{ConnectRequest, ConnectorError, FetchContext, InstitutionChoice};
+use crate::connector::{
+    AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, InstitutionChoice,
+};
 use crate::registry::Registry;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rand::RngExt as _;
@@ -163,9 +165,9 @@ impl SyncEngine {
                 institution: &prepared.institution,
                 settings: &prepared.settings,
                 sealed_credentials: sealed.as_deref(),
-                consent_expires_at: prepared.consent_valid_days.map(|days| {
-                    (self.clock.now() + chrono::Duration::days(i64::from(days))).naive_utc()
-                }),
+                consent_expires_at: prepared
+                    .consent
+                    .map(|end| end.at(self.clock.now()).naive_utc()),
                 now: self.clock.now().naive_utc(),
             },
         )?)
@@ -179,29 +181,66 @@ impl SyncEngine {
         connection_id: ConnectionId,
         request: &ConnectRequest,
     ) -> Result<ConnectionRecord, SyncError> {
+        let (connection, connector) = self.connection_with_connector(connection_id)?;
+        let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
+        self.store_prepared(&connection, &prepared)
+    }
+
+    /// The connection and its provider's connector.
+    fn connection_with_connector(
+        &self,
+        connection_id: ConnectionId,
+    ) -> Result<(ConnectionRecord, Arc<dyn crate::Connector>), SyncError> {
         let connection = connections::get_connection(&mut *self.db.conn()?, connection_id)?;
         let provider = connection.provider;
         let connector = self
             .registry
             .get(provider)
-            .ok_or(SyncError::NoConnector(provider))?;
-        let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
+            .ok_or(SyncError::NoConnector(provider))?
+            .clone();
+        Ok((connection, connector))
+    }
+
+    /// Replaces a connection's settings, credentials (sealed) and consent
+    /// end with what the provider prepared.
+    fn store_prepared(
+        &self,
+        connection: &ConnectionRecord,
+        prepared: &crate::connector::Prepared,
+    ) -> Result<ConnectionRecord, SyncError> {
         let sealed = self.seal(
             connection.user_id,
-            provider,
+            connection.provider,
             prepared.credentials.as_deref(),
         )?;
         let now = self.clock.now();
         Ok(connections::replace_credentials(
             &mut *self.db.conn()?,
-            connection_id,
+            connection.id,
             &prepared.settings,
             sealed.as_deref(),
-            prepared
-                .consent_valid_days
-                .map(|days| (now + chrono::Duration::days(i64::from(days))).naive_utc()),
+            prepared.consent.map(|end| end.at(now).naive_utc()),
             now.naive_utc(),
         )?)
+    }
+
+    /// Finishes a connection whose user came back from their bank: the
+    /// connector exchanges what the return carried (Enable Banking's code
+    /// for a session), and the new settings, sealed credentials and consent
+    /// end are stored. A provider with nothing to exchange changes nothing.
+    pub fn complete_authorization(
+        &self,
+        connection_id: ConnectionId,
+        returned: &AuthorizationReturn,
+    ) -> Result<ConnectionRecord, SyncError> {
+        let (connection, connector) = self.connection_with_connector(connection_id)?;
+        let Some(prepared) = connector
+            .complete(&connection.settings, returned)
+            .map_err(SyncError::Connect)?
+        else {
+            return Ok(connection);
+        };
+        self.store_prepared(&connection, &prepared)
     }
 
     /// The banks `provider` reaches in `country` (empty for providers that

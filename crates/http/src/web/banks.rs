@@ -42,6 +42,11 @@ pub(super) const GOCARDLESS: Bank = Bank {
     name: "GoCardless Bank Account Data",
     description: "European banks (PSD2): sign in at your bank and come back here.",
 };
+pub(super) const ENABLEBANKING: Bank = Bank {
+    key: "enablebanking",
+    name: "Enable Banking",
+    description: "Banks in the EU and EEA (PSD2): find your bank, consent at your bank and come back here.",
+};
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
@@ -67,6 +72,9 @@ fn banks(state: &AppState) -> Vec<Bank> {
         }
         if engine.supports(Provider::GoCardless) {
             banks.push(GOCARDLESS);
+        }
+        if engine.supports(Provider::EnableBanking) {
+            banks.push(ENABLEBANKING);
         }
     }
     banks.push(UPLOAD);

@@ -2,7 +2,7 @@
 //! token, a bank found by country and linked on its own page, a statement
 //! upload), then the first sync in the background.
 
-use super::banks::{Bank, GOCARDLESS, UPLOAD, engine, find_bank, holdings};
+use super::banks::{Bank, UPLOAD, engine, find_bank, holdings};
 use super::page::{PageError, render, render_with, see_other};
 use super::session::with_conn;
 use super::visitor::{Header, Visitor, connecting};
@@ -18,7 +18,7 @@ use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_providers::import;
 use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
-use tributary_providers::{ConnectRequest, InstitutionChoice};
+use tributary_providers::{AuthorizationReturn, ConnectRequest, InstitutionChoice};
 use tributary_storage::connections::ConnectionRecord;
 
 #[derive(Template)]
@@ -38,7 +38,8 @@ struct BankFormPage<'a> {
     picker: Option<Picker>,
 }
 
-/// The bank search of a provider that reaches many banks (GoCardless).
+/// The bank search of a provider that reaches many banks (GoCardless,
+/// Enable Banking).
 pub(super) struct Picker {
     pub countries: &'static [&'static str],
     pub country: String,
@@ -46,8 +47,8 @@ pub(super) struct Picker {
     pub institutions: Vec<InstitutionChoice>,
 }
 
-/// The countries GoCardless Bank Account Data reaches (EEA and UK).
-const GOCARDLESS_COUNTRIES: &[&str] = &[
+/// The countries the PSD2 providers reach (EEA and UK).
+const PSD2_COUNTRIES: &[&str] = &[
     "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GB", "GR", "HR", "HU", "IE",
     "IS", "IT", "LI", "LT", "LU", "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
 ];
@@ -107,15 +108,15 @@ pub(super) async fn form<V: Visitor>(
         return Err(limit_reached(&visitor));
     }
     let action = format!("/connect/banks/{}", bank.key);
-    if bank.key != GOCARDLESS.key {
+    let Some(provider) = reaches_many(&bank) else {
         return bank_form(&visitor, &bank, &action, "", None, StatusCode::OK);
-    }
+    };
     let country = search.country.trim().to_ascii_uppercase();
     let query = search.q.trim().to_owned();
-    let (institutions, error) = if GOCARDLESS_COUNTRIES.contains(&country.as_str()) {
+    let (institutions, error) = if PSD2_COUNTRIES.contains(&country.as_str()) {
         let engine = engine(&state)?;
         let lookup = country.clone();
-        match web::block(move || engine.institutions(Provider::GoCardless, &lookup)).await? {
+        match web::block(move || engine.institutions(provider, &lookup)).await? {
             Ok(all) => {
                 let needle = query.to_lowercase();
                 let found = all
@@ -138,7 +139,7 @@ pub(super) async fn form<V: Visitor>(
         prefill: "",
         error: error.as_deref(),
         picker: Some(Picker {
-            countries: GOCARDLESS_COUNTRIES,
+            countries: PSD2_COUNTRIES,
             country,
             query,
             institutions,
@@ -168,12 +169,24 @@ impl CredentialsForm {
     }
 }
 
+/// The provider of a bank list entry that reaches many banks, found by
+/// country, where the user consents at their bank's own page.
+fn reaches_many(bank: &Bank) -> Option<Provider> {
+    match bank.key {
+        "gocardless" => Some(Provider::GoCardless),
+        "enablebanking" => Some(Provider::EnableBanking),
+        _ => None,
+    }
+}
+
 /// What the provider needs, from the form; `Err`: what is missing.
+/// `return_url`: where the bank sends the user back, for the providers
+/// whose user consents at their bank.
 fn connect_request(
     bank: &Bank,
     form: &CredentialsForm,
     email: &str,
-    gocardless_return: String,
+    return_url: impl FnOnce(&str) -> String,
 ) -> Result<(Provider, ConnectRequest), &'static str> {
     match bank.key {
         "sandbox" => {
@@ -196,17 +209,18 @@ fn connect_request(
                 },
             ))
         }
-        "gocardless" => {
+        key @ ("gocardless" | "enablebanking") => {
             let institution = form.institution_id.trim();
             if institution.is_empty() {
-                return Err("Enter your bank's GoCardless institution id.");
+                return Err("Choose your bank: find it by its country and name.");
             }
+            let provider = reaches_many(bank).ok_or("This bank connects another way.")?;
             Ok((
-                Provider::GoCardless,
+                provider,
                 ConnectRequest {
                     settings: serde_json::json!({
                         "institution_id": institution,
-                        "redirect": gocardless_return,
+                        "redirect": return_url(key),
                     }),
                     secret: None,
                 },
@@ -308,7 +322,7 @@ pub(super) async fn submit_credentials(
             StatusCode::BAD_REQUEST,
         )
     };
-    let return_url = state.absolute_url(req, "/connect/gocardless/return");
+    let return_url = |key: &str| state.absolute_url(req, &format!("/connect/{key}/return"));
     let (provider, request) = match connect_request(bank, form, &user.email, return_url) {
         Ok(request) => request,
         Err(missing) => return refused(missing),
@@ -320,7 +334,12 @@ pub(super) async fn submit_credentials(
     })
     .await?;
     match outcome {
-        Ok(connection) if connection.provider == Provider::GoCardless => {
+        Ok(connection)
+            if matches!(
+                connection.provider,
+                Provider::GoCardless | Provider::EnableBanking
+            ) =>
+        {
             to_the_bank(state, visitor, &connection).await
         }
         Ok(connection) => {
@@ -331,8 +350,9 @@ pub(super) async fn submit_credentials(
     }
 }
 
-/// Sends the person to their bank to consent (GoCardless); the first sync
-/// starts when they come back to `/connect/gocardless/return`.
+/// Sends the person to their bank to consent (GoCardless, Enable
+/// Banking); the first sync starts when they come back to
+/// `/connect/{provider}/return`.
 async fn to_the_bank(
     state: &web::Data<AppState>,
     visitor: &impl Visitor,
@@ -343,19 +363,49 @@ async fn to_the_bank(
         .get("link")
         .and_then(|l| l.as_str())
         .map(str::to_owned)
-        .ok_or_else(|| PageError::internal("GoCardless requisition without a link"))?;
+        .ok_or_else(|| PageError::internal("a bank connection without a link to the bank"))?;
     visitor.remember_consent(state, Some(connection.id)).await?;
     Ok(see_other(&link))
 }
 
-pub(super) async fn gocardless_return<V: Visitor>(
+/// The user is back from their bank (`/connect/{provider}/return`):
+/// whatever the return carries (Enable Banking's `code` and `state`; nothing
+/// for GoCardless, which learns of the consent itself) completes the
+/// connection they left to consent to, then its first sync starts. A
+/// refusal (the user cancelled at the bank, a code that does not work)
+/// shows why; the connection waits for another try.
+pub(super) async fn bank_return<V: Visitor>(
     req: HttpRequest,
     state: web::Data<AppState>,
+    query: web::Query<std::collections::BTreeMap<String, String>>,
 ) -> Result<HttpResponse, PageError> {
     let visitor: V = connecting(&req, &state).await?;
     let Some(connection_id) = visitor.awaiting_consent() else {
         return Ok(see_other("/connect/banks"));
     };
+    let returned = AuthorizationReturn::new(query.into_inner());
+    let engine = engine(&state)?;
+    let completed =
+        web::block(move || engine.complete_authorization(connection_id, &returned)).await?;
+    if let Err(err) = completed {
+        // A refused return says why in the bank's words (the user cancelled,
+        // the code expired); other failures as any connection's.
+        let why = match &err {
+            SyncError::Connect(tributary_providers::ConnectorError::InvalidCredentials(why)) => {
+                let mut why = why.clone();
+                if let Some(first) = why.get(..1) {
+                    why.replace_range(..1, &first.to_uppercase());
+                }
+                format!("{why}.")
+            }
+            other => connect_failure(other),
+        };
+        return Err(PageError::new(
+            StatusCode::BAD_REQUEST,
+            "Your bank did not connect",
+            format!("{why} Choose your bank again to retry."),
+        ));
+    }
     visitor.remember_consent(&state, None).await?;
     sync_in_background(&state, connection_id);
     Ok(see_other(&format!("/connect/progress/{connection_id}")))

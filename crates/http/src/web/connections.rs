@@ -2,7 +2,9 @@
 //! runs, trying again, re-authenticating (the data is kept) and removing
 //! (the data is erased).
 
-use super::banks::{Bank, ConnectionLine, GOCARDLESS, SANDBOX, SIMPLEFIN, holdings, lines};
+use super::banks::{
+    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, SANDBOX, SIMPLEFIN, holdings, lines,
+};
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
 use super::page::{PageError, render, see_other};
 use super::session::{CsrfForm, with_conn};
@@ -291,6 +293,7 @@ fn bank_of(provider: Provider) -> Option<Bank> {
         Provider::Sandbox => Some(SANDBOX),
         Provider::SimpleFin => Some(SIMPLEFIN),
         Provider::GoCardless => Some(GOCARDLESS),
+        Provider::EnableBanking => Some(ENABLEBANKING),
         _ => None,
     }
 }
@@ -306,7 +309,7 @@ pub(super) async fn reauth_form<V: Visitor>(
     // The same login or the same bank as before, unless changed.
     let setting = match connection.provider {
         Provider::Sandbox => "username",
-        Provider::GoCardless => "institution_id",
+        Provider::GoCardless | Provider::EnableBanking => "institution_id",
         _ => "",
     };
     let prefill = connection

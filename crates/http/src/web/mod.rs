@@ -147,8 +147,8 @@ fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
         .route("/banks/{kind}", web::get().to(connect::form::<V>))
         .route("/banks/{kind}", web::post().to(connect::connect::<V>))
         .route(
-            "/gocardless/return",
-            web::get().to(connect::gocardless_return::<V>),
+            "/{provider}/return",
+            web::get().to(connect::bank_return::<V>),
         )
         .route("/progress/{id}", web::get().to(connections::progress::<V>))
         .route(

@@ -128,7 +128,7 @@ impl Connector for SandboxConnector {
             institution: institution(),
             settings: request.settings.clone(),
             credentials: None,
-            consent_valid_days: None,
+            consent: None,
         })
     }
 

@@ -1,0 +1,113 @@
+//! What every HTTP connector does the same way: send a request (no answer
+//! in time, or no connection, is transient), read the JSON of a success (no
+//! JSON content type, an empty body or one that does not parse is an answer
+//! we cannot use), and hand any other answer to the provider's own rule,
+//! which knows how it words a refusal.
+
+use crate::connector::ConnectorError;
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, RequestBuilder, Response};
+use reqwest::header::HeaderMap;
+use std::time::Duration;
+
+/// A provider's answer that is not a success, for its own rule to read.
+#[derive(Debug)]
+pub(crate) struct Refusal<'a> {
+    /// What was asked (`the account balances`).
+    pub what: &'a str,
+    pub status: StatusCode,
+    pub headers: &'a HeaderMap,
+    pub body: &'a str,
+}
+
+impl Refusal<'_> {
+    /// The first of `names` that holds a whole number of seconds.
+    pub fn seconds_header(&self, names: &[&str]) -> Option<Duration> {
+        names.iter().find_map(|name| {
+            let value = self.headers.get(*name)?.to_str().ok()?;
+            value.trim().parse::<u64>().ok().map(Duration::from_secs)
+        })
+    }
+}
+
+/// An HTTP client that speaks for one provider (its name in every error).
+#[derive(Debug, Clone)]
+pub(crate) struct ProviderHttp {
+    pub provider: &'static str,
+    pub client: Client,
+}
+
+impl ProviderHttp {
+    pub fn new(provider: &'static str, timeout: Duration) -> Result<Self, reqwest::Error> {
+        let client = Client::builder()
+            .timeout(timeout)
+            .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION")))
+            .build()?;
+        Ok(Self { provider, client })
+    }
+
+    /// Sends `request`; a timeout or a failed connection is transient.
+    pub fn send(&self, request: RequestBuilder, what: &str) -> Result<Response, ConnectorError> {
+        let provider = self.provider;
+        request.send().map_err(|err| {
+            let reason = if err.is_timeout() {
+                format!("{provider} did not answer {what} in time")
+            } else {
+                format!(
+                    "could not reach {provider} for {what}: {}",
+                    err.without_url()
+                )
+            };
+            ConnectorError::Unavailable {
+                reason,
+                retry_after: None,
+            }
+        })
+    }
+
+    /// The JSON body of a successful answer; any other answer as the error
+    /// `refused` makes of it.
+    pub fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        response: Response,
+        what: &str,
+        refused: impl FnOnce(&Refusal<'_>) -> ConnectorError,
+    ) -> Result<T, ConnectorError> {
+        let provider = self.provider;
+        let status = response.status();
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = response.text().unwrap_or_default();
+            return Err(refused(&Refusal {
+                what,
+                status,
+                headers: &headers,
+                body: &body,
+            }));
+        }
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
+        if !is_json {
+            return Err(ConnectorError::Protocol(format!(
+                "{provider} answered {what} without a JSON content type"
+            )));
+        }
+        let body = response.bytes().map_err(|e| ConnectorError::Unavailable {
+            reason: format!("reading {provider}'s answer to {what}: {}", e.without_url()),
+            retry_after: None,
+        })?;
+        if body.is_empty() {
+            return Err(ConnectorError::Protocol(format!(
+                "{provider} answered {what} with an empty body"
+            )));
+        }
+        serde_json::from_slice(&body).map_err(|err| {
+            ConnectorError::Protocol(format!(
+                "{provider}'s answer to {what} does not parse: {err}"
+            ))
+        })
+    }
+}

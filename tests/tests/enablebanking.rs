@@ -1,0 +1,369 @@
+//! Enable Banking against its local fake (`tributary_e2e::enablebanking`),
+//! through the real sync engine, on SQLite and PostgreSQL: connect (the
+//! bank's page and its return), the first sync, a second that changes
+//! nothing, a pending entry that posts without a duplicate, the fault
+//! matrix (slow, 5xx, the bank's daily allowance, a malformed body, an
+//! expired session) with nothing stored lost, and a re-authentication
+//! that keeps the accounts and their data.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::Utc;
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_auth::keyring::{Keyring, generate_key};
+use tributary_domain::access::Viewer;
+use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::ids::{ConnectionId, UserId};
+use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_e2e::enablebanking::{
+    EnableBankingFake, Fault, checking_transactions, days_ago, return_from_the_bank,
+};
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_providers::{AuthorizationReturn, ConnectRequest, ConnectorError, Registry};
+use tributary_storage::read::{self, TransactionFilter};
+use tributary_storage::testing::{TestDatabase, dump};
+use tributary_storage::{Database, connections, users};
+
+const RETURN_URL: &str = "https://tributary.example/connect/enablebanking/return";
+
+/// Every transaction of the user: (account name, amount, pending,
+/// merchant, description), sorted.
+fn rows(db: &Database, user: UserId) -> Vec<String> {
+    let conn = &mut *db.conn().unwrap();
+    let all = TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    let mut rows: Vec<String> = read::list_accounts(conn, &Viewer::whole_user(user))
+        .unwrap()
+        .iter()
+        .flat_map(|a| {
+            read::list_transactions(conn, a.id, &all, None, None)
+                .unwrap()
+                .into_iter()
+                .map(|t| {
+                    format!(
+                        "{} {} {} {:?} {:?}",
+                        a.name, t.amount, t.is_pending, t.merchant, t.description
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Opens the bank's page the connection links to, as the user's browser
+/// would, and reads where the bank sends them back.
+/// (On the scenario's blocking thread: the fake answers on the test's
+/// runtime.)
+fn consent_at_the_bank(link: &str, deny: bool) -> AuthorizationReturn {
+    let link = if deny {
+        format!("{link}&deny=1")
+    } else {
+        link.to_owned()
+    };
+    let back = tokio::runtime::Handle::current().block_on(return_from_the_bank(&link));
+    let back = url::Url::parse(&back).unwrap();
+    assert!(back.as_str().starts_with(RETURN_URL), "{back}");
+    AuthorizationReturn::new(back.query_pairs().into_owned())
+}
+
+fn connect(engine: &SyncEngine, user: UserId) -> (ConnectionId, String) {
+    let request = ConnectRequest {
+        settings: serde_json::json!({"institution_id": "FI/Nordea", "redirect": RETURN_URL}),
+        secret: None,
+    };
+    let connection = engine
+        .connect(user, Provider::EnableBanking, &request)
+        .unwrap();
+    let link = connection.settings["link"].as_str().unwrap().to_owned();
+    (connection.id, link)
+}
+
+#[actix_web::test]
+async fn connect_sync_post_a_pending_every_fault_and_reauthenticate() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = EnableBankingFake::start().await;
+        let patient = fake.dyn_connector(Duration::from_secs(30));
+        // Gives up after a second: only for the slow fault, so that no other
+        // answer races a short timeout on a loaded machine.
+        let impatient = fake.dyn_connector(Duration::from_secs(1));
+        let db = database.db().clone();
+        let fake_for_thread = fake.clone();
+        actix_web::rt::task::spawn_blocking(move || {
+            scenario(&db, &fake_for_thread, patient, impatient);
+        })
+        .await
+        .unwrap();
+    }
+}
+
+fn scenario(
+    db: &Database,
+    fake: &EnableBankingFake,
+    patient: Arc<dyn tributary_providers::Connector>,
+    impatient: Arc<dyn tributary_providers::Connector>,
+) {
+    let clock = Arc::new(ManualClock::new(Utc::now()));
+    let keyring = Arc::new(Keyring::new(&generate_key(), &[]).unwrap());
+    let engine_with = |connector: Arc<dyn tributary_providers::Connector>| {
+        let mut registry = Registry::default();
+        registry.register(connector);
+        SyncEngine::new(db.clone(), registry, clock.clone()).with_sealer(keyring.clone())
+    };
+    let engine = engine_with(patient);
+    let impatient = engine_with(impatient);
+    let user = users::create_personal_user(
+        &mut db.conn().unwrap(),
+        "eu@example.com",
+        clock.now().naive_utc(),
+    )
+    .unwrap()
+    .id;
+
+    // The banks of a country, for the connect pages.
+    let banks = engine.institutions(Provider::EnableBanking, "fi").unwrap();
+    assert_eq!(
+        banks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>(),
+        ["FI/Nordea", "FI/S-Pankki"]
+    );
+
+    // Connecting starts an authorization at the bank; before the user
+    // consents, a sync asks for it.
+    let (connection, link) = connect(&engine, user);
+    let sync = |engine: &SyncEngine| {
+        engine
+            .sync_now(connection, SyncJobKind::OnDemand, "test")
+            .unwrap()
+    };
+    let SyncOutcome::ProviderFailed {
+        error: ConnectorError::ReauthRequired(_),
+        ..
+    } = sync(&engine)
+    else {
+        panic!("a sync before the consent must ask for it")
+    };
+    // The user cancels at the bank: refused in the bank's words.
+    let denied = consent_at_the_bank(&link, true);
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.complete_authorization(connection, &denied)
+    else {
+        panic!("a cancelled consent completes nothing")
+    };
+    assert!(why.contains("Cancelled by user"), "{why}");
+    // A return with another connection's state is refused.
+    let mut forged = consent_at_the_bank(&link, false);
+    forged = AuthorizationReturn::new([
+        ("code".to_owned(), forged.get("code").unwrap().to_owned()),
+        ("state".to_owned(), "0".repeat(32)),
+    ]);
+    assert!(engine.complete_authorization(connection, &forged).is_err());
+
+    // The user consents: the session is kept sealed, the consent's end is
+    // the bank's.
+    let returned = consent_at_the_bank(&link, false);
+    let record = engine
+        .complete_authorization(connection, &returned)
+        .unwrap();
+    let ends = record.consent_expires_at.unwrap();
+    let expected = (clock.now() + chrono::Duration::days(90)).naive_utc();
+    assert!(
+        (ends - expected).num_minutes().abs() < 5,
+        "{ends} vs {expected}"
+    );
+    assert!(
+        record.settings.get("state").is_none(),
+        "the state is used once"
+    );
+    let stored = dump(db);
+    for personal in ["FI0455231152453547", "Ada Lovelace", "session-"] {
+        assert!(!stored.contains(personal), "{personal} is sealed");
+    }
+    // The same return again: refused (its state was used).
+    assert!(
+        engine
+            .complete_authorization(connection, &returned)
+            .is_err()
+    );
+
+    // The first sync: two readable accounts, the unreadable one named.
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the first sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 2);
+    let first = rows(db, user);
+    assert_eq!(
+        first,
+        [
+            "Everyday account -12.50 false Some(\"Coffee Roasters\") Some(\"Card purchase Coffee Roasters Helsinki\")",
+            "Everyday account -23.10 true Some(\"Grocer\") Some(\"Grocer Kamppi\")",
+            "Everyday account -40.00 false None Some(\"Kiosk\")",
+            "Everyday account -40.00 false None Some(\"Kiosk\")",
+            "Everyday account 2500.00 false Some(\"Employer Oy\") Some(\"Salary\")",
+            "Savings account 100.00 false Some(\"Ada Lovelace\") Some(\"Monthly saving\")",
+        ],
+        "the cancelled entry is not money; the identical twins stay two"
+    );
+    {
+        let conn = &mut *db.conn().unwrap();
+        let accounts = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap();
+        let checking = &accounts[0];
+        assert_eq!(
+            (
+                checking.institution_name.as_str(),
+                checking.institution_logo.as_deref(),
+                checking.mask.as_deref(),
+                checking.currency.as_str()
+            ),
+            (
+                "Nordea",
+                Some("https://enablebanking.com/brands/FI/Nordea/"),
+                Some("3547"),
+                "EUR"
+            )
+        );
+        let balance = read::latest_balance(conn, checking.id).unwrap().unwrap();
+        assert_eq!(
+            (
+                balance.amount.to_string(),
+                balance.available.map(|a| a.to_string())
+            ),
+            ("1843.27".to_owned(), Some("1820.17".to_owned()))
+        );
+        let record = connections::get_connection(conn, connection).unwrap();
+        assert_eq!(record.status, ConnectionStatus::Active);
+        assert!(
+            record
+                .status_reason
+                .unwrap_or_default()
+                .contains("lets no one read"),
+            "the unreadable loan account is told"
+        );
+    }
+
+    // A second sync the same day changes nothing.
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the second sync failed")
+    };
+    assert_eq!(
+        (
+            summary.transactions_added,
+            summary.transactions_updated,
+            summary.transactions_removed
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(rows(db, user), first);
+
+    // The pending entry is booked under a reference of its own: the same
+    // row, posted; no duplicate.
+    let mut booked = checking_transactions();
+    booked[4] = serde_json::json!({"entry_reference": "E9", "transaction_amount": {"amount": "23.10", "currency": "EUR"},
+        "credit_debit_indicator": "DBIT", "status": "BOOK", "booking_date": days_ago(0),
+        "creditor": {"name": "Grocer"}, "remittance_information": ["Grocer Kamppi"]});
+    fake.set_checking_transactions(booked);
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the third sync failed")
+    };
+    assert_eq!(summary.posted_from_pending, 1, "{summary:?}");
+    let posted = rows(db, user);
+    assert_eq!(posted.len(), first.len());
+    assert!(posted.contains(
+        &"Everyday account -23.10 false Some(\"Grocer\") Some(\"Grocer Kamppi\")".to_owned()
+    ));
+
+    // Four syncs a UTC day: the fifth is deferred and calls nothing.
+    let calls = fake.data_calls();
+    let SyncOutcome::Deferred { .. } = sync(&engine) else {
+        panic!("the fifth sync of the day must be deferred")
+    };
+    assert_eq!(fake.data_calls(), calls);
+
+    // Each fault on a day of its own: (fault, engine, transient?, status).
+    let faults = [
+        (Fault::Slow, &impatient, true, ConnectionStatus::Error),
+        (Fault::ServerError, &engine, true, ConnectionStatus::Error),
+        (
+            Fault::DailyAllowanceSpent,
+            &engine,
+            true,
+            ConnectionStatus::Error,
+        ),
+        (Fault::Malformed, &engine, false, ConnectionStatus::Error),
+        (
+            Fault::SessionExpired,
+            &engine,
+            false,
+            ConnectionStatus::ReauthRequired,
+        ),
+    ];
+    for (fault, failing_engine, transient, status) in faults {
+        clock.advance(chrono::Duration::days(1));
+        let before = rows(db, user);
+        fake.set_fault(Some(fault));
+        let SyncOutcome::ProviderFailed {
+            error, retry_at, ..
+        } = sync(failing_engine)
+        else {
+            panic!("{fault:?} must fail the sync")
+        };
+        fake.set_fault(None);
+        assert_eq!(error.is_transient(), transient, "{fault:?}: {error}");
+        assert_eq!(retry_at.is_some(), transient, "{fault:?}: retried?");
+        if fault == Fault::DailyAllowanceSpent {
+            // Not before the bank's day turns.
+            let tomorrow =
+                (clock.now().date_naive() + chrono::Days::new(1)).and_time(chrono::NaiveTime::MIN);
+            assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
+        }
+        let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+        assert_eq!(record.status, status, "{fault:?}");
+        assert_eq!(rows(db, user), before, "{fault:?} loses nothing stored");
+        if status == ConnectionStatus::ReauthRequired {
+            break;
+        }
+        // Healthy again: the next day's sync works.
+        clock.advance(chrono::Duration::days(1));
+        assert!(
+            matches!(sync(&engine), SyncOutcome::Synced { .. }),
+            "after {fault:?}"
+        );
+    }
+
+    // Re-authentication: a new consent, a new session with new account
+    // uids; the accounts keep their place and their data.
+    let accounts_before = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
+        .unwrap()
+        .iter()
+        .map(|a| a.id)
+        .collect::<Vec<_>>();
+    let before = rows(db, user);
+    let request = ConnectRequest {
+        settings: serde_json::json!({"institution_id": "FI/Nordea", "redirect": RETURN_URL}),
+        secret: None,
+    };
+    let again = engine.reconnect(connection, &request).unwrap();
+    let link = again.settings["link"].as_str().unwrap().to_owned();
+    engine
+        .complete_authorization(connection, &consent_at_the_bank(&link, false))
+        .unwrap();
+    clock.advance(chrono::Duration::days(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the sync after re-authentication failed")
+    };
+    assert_eq!(summary.accounts_created, 0, "the same accounts");
+    let accounts_after = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
+        .unwrap()
+        .iter()
+        .map(|a| a.id)
+        .collect::<Vec<_>>();
+    assert_eq!(accounts_after, accounts_before);
+    assert_eq!(rows(db, user), before);
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(record.status, ConnectionStatus::Active);
+}
