@@ -8,6 +8,7 @@
 //! the bank's daily allowance spent (429 `ASPSP_RATE_LIMIT_EXCEEDED`), a
 //! body that does not parse, an expired session (401 `EXPIRED_SESSION`).
 
+use crate::fakes::{Answer, Route};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use tributary_providers::Connector;
 use tributary_providers::enablebanking::{EnableBankingConfig, EnableBankingConnector};
 use wiremock::matchers::{method, path, path_regex};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 /// The application id the connector signs as.
 pub const APPLICATION_ID: &str = "4e1c1d0a-9d6f-4c0b-8f7e-6b1f1f3c2a10";
@@ -182,7 +183,7 @@ impl EnableBankingFake {
         let signed = SignedByTheApplication {
             key: jsonwebtoken::DecodingKey::from_rsa_pem(public_key.as_bytes()).unwrap(),
         };
-        let routes: Vec<(&str, &str, Box<Route>)> = vec![
+        let routes: Vec<(&str, &str, Box<Route<Self>>)> = vec![
             ("GET", "^/aspsps$", Box::new(|_, request| aspsps(request))),
             (
                 "POST",
@@ -479,21 +480,6 @@ fn aspsps(request: &Request) -> ResponseTemplate {
         json!([])
     };
     ResponseTemplate::new(200).set_body_json(json!({ "aspsps": banks }))
-}
-
-/// How the fake answers one route, from its state.
-type Route = dyn Fn(&EnableBankingFake, &Request) -> ResponseTemplate + Send + Sync;
-
-/// Answers a route with the fake's state.
-struct Answer {
-    fake: EnableBankingFake,
-    answer: Arc<Route>,
-}
-
-impl Respond for Answer {
-    fn respond(&self, request: &Request) -> ResponseTemplate {
-        (self.answer)(&self.fake, request)
-    }
 }
 
 /// Matches a call whose bearer JWT the application signed: RS256 with the

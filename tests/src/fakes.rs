@@ -9,7 +9,7 @@ use tributary_providers::Connector;
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_storage::testing::testdata;
 use wiremock::matchers::{method, path, path_regex};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// A SimpleFIN bridge: one setup token, claimable once (then 403), whose
 /// Access URL reads the eight accounts of `home-assistant-simplefin`.
@@ -180,4 +180,25 @@ pub fn gocardless_fixture(group: &str, name: &str, status: Option<&str>) -> Resp
         value["status"] = status.into();
     }
     ResponseTemplate::new(200).set_body_raw(value.to_string(), "application/json")
+}
+
+/// How a stateful fake answers one route: from its state and the request.
+pub type Route<F> = dyn Fn(&F, &Request) -> ResponseTemplate + Send + Sync;
+
+/// A route of a stateful fake (`F`: the fake's handle, its state inside).
+pub struct Answer<F> {
+    pub fake: F,
+    pub answer: Arc<Route<F>>,
+}
+
+impl<F> std::fmt::Debug for Answer<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Answer")
+    }
+}
+
+impl<F: Send + Sync + 'static> Respond for Answer<F> {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        (self.answer)(&self.fake, request)
+    }
 }

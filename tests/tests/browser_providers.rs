@@ -1,8 +1,9 @@
 //! The browser flow with third-party services behind it, each a local fake
 //! of its API: Stripe Checkout for an app whose users pay, a SimpleFIN
 //! bridge connected by pasting a setup token, a GoCardless bank found by
-//! country and linked on the bank's own page, and an Enable Banking bank
-//! whose return carries the code. SQLite and PostgreSQL.
+//! country and linked on the bank's own page, an Enable Banking bank whose
+//! return carries the code, and a Plaid bank chosen on Plaid's Hosted Link
+//! pages. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -13,6 +14,7 @@ use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
+use tributary_e2e::plaid::{PlaidFake, return_from_plaid};
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_http::server::Parts;
 use tributary_providers::Connector;
@@ -339,4 +341,43 @@ async fn a_consent_cancelled_at_the_bank_is_explained() {
     assert_eq!(page.status, StatusCode::BAD_REQUEST);
     page.assert_shows("Cancelled by user");
     server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_plaid_bank_is_connected_on_plaids_hosted_pages() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = PlaidFake::start().await;
+        let connector = fake.connector(Duration::from_secs(10));
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "us@example.com").await;
+        banks.assert_shows("Plaid");
+        let form = browser.get("/connect/banks/plaid").await;
+        form.assert_shows("on Plaid's pages");
+        // No field to fill: the user chooses their bank at Plaid.
+        let to_plaid = browser.submit(&form, "/connect/banks/plaid", &[]).await;
+        assert!(
+            to_plaid
+                .location
+                .starts_with(&format!("{}/hosted/", fake.server.uri())),
+            "{}: {}",
+            to_plaid.location,
+            to_plaid.body
+        );
+        let back = return_from_plaid(&to_plaid.location, false).await;
+        assert_eq!(back, format!("{}/connect/plaid/return", server.base_url));
+        let progress = browser.get("/connect/plaid/return").await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}: {}",
+            progress.location,
+            progress.body
+        );
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 3, "{}", progress.body);
+        progress.assert_shows("Plaid 401k");
+        server.stop().await;
+    }
 }

@@ -12,7 +12,6 @@
 use chrono::Utc;
 use std::sync::Arc;
 use std::time::Duration;
-use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
@@ -20,41 +19,16 @@ use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_e2e::enablebanking::{
     EnableBankingFake, Fault, checking_transactions, days_ago, return_from_the_bank,
 };
+use tributary_e2e::providers::{
+    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+};
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
-use tributary_providers::{AuthorizationReturn, ConnectRequest, ConnectorError, Registry};
-use tributary_storage::read::{self, TransactionFilter};
+use tributary_providers::{AuthorizationReturn, ConnectRequest, ConnectorError};
+use tributary_storage::read;
 use tributary_storage::testing::{TestDatabase, dump};
 use tributary_storage::{Database, connections, users};
 
 const RETURN_URL: &str = "https://tributary.example/connect/enablebanking/return";
-
-/// Every transaction of the user: (account name, amount, pending,
-/// merchant, description), sorted.
-fn rows(db: &Database, user: UserId) -> Vec<String> {
-    let conn = &mut *db.conn().unwrap();
-    let all = TransactionFilter {
-        include_pending: true,
-        ..Default::default()
-    };
-    let mut rows: Vec<String> = read::list_accounts(conn, &Viewer::whole_user(user))
-        .unwrap()
-        .iter()
-        .flat_map(|a| {
-            read::list_transactions(conn, a.id, &all, None, None)
-                .unwrap()
-                .into_iter()
-                .map(|t| {
-                    format!(
-                        "{} {} {} {:?} {:?}",
-                        a.name, t.amount, t.is_pending, t.merchant, t.description
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    rows.sort();
-    rows
-}
 
 /// Opens the bank's page the connection links to, as the user's browser
 /// would, and reads where the bank sends them back.
@@ -110,14 +84,9 @@ fn scenario(
     impatient: Arc<dyn tributary_providers::Connector>,
 ) {
     let clock = Arc::new(ManualClock::new(Utc::now()));
-    let keyring = Arc::new(Keyring::new(&generate_key(), &[]).unwrap());
-    let engine_with = |connector: Arc<dyn tributary_providers::Connector>| {
-        let mut registry = Registry::default();
-        registry.register(connector);
-        SyncEngine::new(db.clone(), registry, clock.clone()).with_sealer(keyring.clone())
-    };
-    let engine = engine_with(patient);
-    let impatient = engine_with(impatient);
+    let keyring = test_keyring();
+    let engine = engine_with(db, clock.clone(), &keyring, patient);
+    let impatient = engine_with(db, clock.clone(), &keyring, impatient);
     let user = users::create_personal_user(
         &mut db.conn().unwrap(),
         "eu@example.com",
@@ -196,7 +165,7 @@ fn scenario(
         panic!("the first sync failed")
     };
     assert_eq!(summary.accounts_seen, 2);
-    let first = rows(db, user);
+    let first = transaction_lines(db, user);
     assert_eq!(
         first,
         [
@@ -258,7 +227,7 @@ fn scenario(
         ),
         (0, 0, 0)
     );
-    assert_eq!(rows(db, user), first);
+    assert_eq!(transaction_lines(db, user), first);
 
     // The pending entry is booked under a reference of its own: the same
     // row, posted; no duplicate.
@@ -271,7 +240,7 @@ fn scenario(
         panic!("the third sync failed")
     };
     assert_eq!(summary.posted_from_pending, 1, "{summary:?}");
-    let posted = rows(db, user);
+    let posted = transaction_lines(db, user);
     assert_eq!(posted.len(), first.len());
     assert!(posted.contains(
         &"Everyday account -23.10 false Some(\"Grocer\") Some(\"Grocer Kamppi\")".to_owned()
@@ -284,56 +253,49 @@ fn scenario(
     };
     assert_eq!(fake.data_calls(), calls);
 
-    // Each fault on a day of its own: (fault, engine, transient?, status).
-    let faults = [
-        (Fault::Slow, &impatient, true, ConnectionStatus::Error),
-        (Fault::ServerError, &engine, true, ConnectionStatus::Error),
-        (
-            Fault::DailyAllowanceSpent,
-            &engine,
-            true,
-            ConnectionStatus::Error,
-        ),
-        (Fault::Malformed, &engine, false, ConnectionStatus::Error),
-        (
-            Fault::SessionExpired,
-            &engine,
-            false,
-            ConnectionStatus::ReauthRequired,
-        ),
-    ];
-    for (fault, failing_engine, transient, status) in faults {
-        clock.advance(chrono::Duration::days(1));
-        let before = rows(db, user);
-        fake.set_fault(Some(fault));
-        let SyncOutcome::ProviderFailed {
-            error, retry_at, ..
-        } = sync(failing_engine)
-        else {
-            panic!("{fault:?} must fail the sync")
-        };
-        fake.set_fault(None);
-        assert_eq!(error.is_transient(), transient, "{fault:?}: {error}");
-        assert_eq!(retry_at.is_some(), transient, "{fault:?}: retried?");
-        if fault == Fault::DailyAllowanceSpent {
-            // Not before the bank's day turns.
-            let tomorrow =
-                (clock.now().date_naive() + chrono::Days::new(1)).and_time(chrono::NaiveTime::MIN);
-            assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
-        }
-        let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
-        assert_eq!(record.status, status, "{fault:?}");
-        assert_eq!(rows(db, user), before, "{fault:?} loses nothing stored");
-        if status == ConnectionStatus::ReauthRequired {
-            break;
-        }
-        // Healthy again: the next day's sync works.
-        clock.advance(chrono::Duration::days(1));
-        assert!(
-            matches!(sync(&engine), SyncOutcome::Synced { .. }),
-            "after {fault:?}"
-        );
-    }
+    // Each fault on a day of its own (the daily quota).
+    let case = |fault, impatient, transient, status| FaultCase {
+        fault,
+        impatient,
+        transient,
+        status,
+    };
+    run_fault_matrix(
+        Matrix {
+            db,
+            user,
+            connection,
+            engine: &engine,
+            impatient: &impatient,
+        },
+        &[
+            case(Fault::Slow, true, true, ConnectionStatus::Error),
+            case(Fault::ServerError, false, true, ConnectionStatus::Error),
+            case(
+                Fault::DailyAllowanceSpent,
+                false,
+                true,
+                ConnectionStatus::Error,
+            ),
+            case(Fault::Malformed, false, false, ConnectionStatus::Error),
+            case(
+                Fault::SessionExpired,
+                false,
+                false,
+                ConnectionStatus::ReauthRequired,
+            ),
+        ],
+        |fault| fake.set_fault(fault),
+        || clock.advance(chrono::Duration::days(1)),
+        |fault, _, retry_at| {
+            if fault == Fault::DailyAllowanceSpent {
+                // Not before the bank's day turns.
+                let tomorrow = (clock.now().date_naive() + chrono::Days::new(1))
+                    .and_time(chrono::NaiveTime::MIN);
+                assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
+            }
+        },
+    );
 
     // Re-authentication: a new consent, a new session with new account
     // uids; the accounts keep their place and their data.
@@ -342,7 +304,7 @@ fn scenario(
         .iter()
         .map(|a| a.id)
         .collect::<Vec<_>>();
-    let before = rows(db, user);
+    let before = transaction_lines(db, user);
     let request = ConnectRequest {
         settings: serde_json::json!({"institution_id": "FI/Nordea", "redirect": RETURN_URL}),
         secret: None,
@@ -363,7 +325,7 @@ fn scenario(
         .map(|a| a.id)
         .collect::<Vec<_>>();
     assert_eq!(accounts_after, accounts_before);
-    assert_eq!(rows(db, user), before);
+    assert_eq!(transaction_lines(db, user), before);
     let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
     assert_eq!(record.status, ConnectionStatus::Active);
 }

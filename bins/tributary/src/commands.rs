@@ -100,6 +100,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 serde_json::json!({ "institution_id": bank, "redirect": redirect }),
             )
         }
+        Command::Connect(ConnectCommand::Plaid { user, redirect }) => {
+            let db = open()?;
+            connect_by_link(
+                &db,
+                &sync_engine(&config, &db, clock)?,
+                &user,
+                Provider::Plaid,
+                serde_json::json!({ "redirect": redirect }),
+            )
+        }
         Command::Connect(ConnectCommand::Finish {
             connection,
             return_url,
@@ -423,6 +433,7 @@ fn connect_by_link(
             match provider {
                 Provider::EnableBanking =>
                     "set TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE",
+                Provider::Plaid => "set TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET",
                 _ => "set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY",
             }
         ),
@@ -440,8 +451,8 @@ fn connect_by_link(
     );
     println!("The user must open this link and authorise their bank:\n{link}");
     match provider {
-        Provider::EnableBanking => println!(
-            "The bank then sends them to the return address with a code; run: tributary connect finish --connection {} --return-url '<that address>'",
+        Provider::EnableBanking | Provider::Plaid => println!(
+            "They are then sent to the return address; run: tributary connect finish --connection {} --return-url '<that address>'",
             connection.id
         ),
         _ => println!("Then run: tributary sync --connection {}", connection.id),
@@ -460,9 +471,9 @@ fn finish_connection(
         &mut *engine.database().conn()?,
         connection,
     )?;
-    if record.provider != Provider::EnableBanking {
+    if !matches!(record.provider, Provider::EnableBanking | Provider::Plaid) {
         bail!(
-            "connection {connection} is a {} connection: only Enable Banking connections finish with the bank's return address",
+            "connection {connection} is a {} connection: only Enable Banking and Plaid connections finish with a return address",
             record.provider
         );
     }

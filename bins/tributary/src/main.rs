@@ -325,6 +325,17 @@ enum ConnectCommand {
         #[arg(long)]
         redirect: String,
     },
+    /// Connect a bank or brokerage through Plaid's Hosted Link: prints
+    /// Plaid's page the user must open; once Plaid sends them to
+    /// --redirect, `tributary connect finish` completes it (needs
+    /// TRIBUTARY_PLAID_CLIENT_ID and _SECRET).
+    Plaid {
+        #[arg(long)]
+        user: String,
+        /// Where Plaid sends the user back when they are done.
+        #[arg(long)]
+        redirect: String,
+    },
     /// Finish a connection whose user came back from their bank: give the
     /// whole address the bank sent them to (with its code and state); then
     /// the first sync runs.

@@ -39,6 +39,7 @@ use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
+use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_http::config::{Config, ENVIRONMENT_HELP};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
@@ -60,6 +61,7 @@ fn root() -> PathBuf {
 async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let gocardless = gocardless_api().await;
     let enablebanking = EnableBankingFake::start().await;
+    let plaid = PlaidFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -80,7 +82,12 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let text = std::fs::read_to_string(&path).unwrap();
         // A setup token is claimed once: each document gets its own bridge.
         let bridge = SimpleFinBridge::start().await;
-        let mut world = World::new(&bridge, &gocardless, &enablebanking, postgres.as_ref());
+        let mut world = World::new(
+            &bridge,
+            &gocardless,
+            (&enablebanking, &plaid),
+            postgres.as_ref(),
+        );
         for piece in pieces(&text) {
             ran += 1;
             if let Err(problem) = world.run(&piece).await {
@@ -252,7 +259,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        enablebanking: &EnableBankingFake,
+        (enablebanking, plaid): (&EnableBankingFake, &PlaidFake),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -286,6 +293,10 @@ impl<'a> World<'a> {
                     .display()
                     .to_string(),
             ),
+            // And its Plaid requests to that one.
+            ("TRIBUTARY_PLAID_URL", plaid.server.uri()),
+            ("TRIBUTARY_PLAID_CLIENT_ID", plaid::CLIENT_ID.to_owned()),
+            ("TRIBUTARY_PLAID_SECRET", plaid::SECRET.to_owned()),
             // Syncs run where the example runs them (the CLI, a request),
             // not at a worker's whim while the next line reads.
             ("TRIBUTARY_EMBEDDED_WORKER", "off".to_owned()),
@@ -695,15 +706,15 @@ impl<'a> World<'a> {
     /// `$CLIENT_ID`'s user EMAIL connects the sandbox bank, it syncs, and
     /// approving sends an authorization code to REDIRECT_URI, bound to the
     /// `tac_…` the document shows.
-    /// What the user does at their bank: opens the bank link the last
-    /// command printed and consents; where the bank sends them back stands
-    /// for `shown_return` in the lines that follow.
+    /// What the user does at their bank (or at Plaid): opens the link the
+    /// last command printed (a local fake's) and consents; where they are
+    /// sent back stands for `shown_return` in the lines that follow.
     async fn consent_at_the_bank(&mut self, shown_return: &str) -> Result<(), String> {
         let link = self
             .last_output
             .split_whitespace()
-            .find(|word| word.contains("/bank/authorize?"))
-            .ok_or("the last command printed no bank link")?
+            .find(|word| word.starts_with("http://127.0.0.1:"))
+            .ok_or("the last command printed no link to a bank")?
             .to_owned();
         let back = tributary_e2e::enablebanking::return_from_the_bank(&link).await;
         self.bindings.push((shown_return.to_owned(), back));

@@ -62,6 +62,7 @@ wire_enum! {
         SimpleFin => "simplefin",
         GoCardless => "gocardless",
         EnableBanking => "enablebanking",
+        Plaid => "plaid",
         Ofx => "ofx",
         Camt => "camt",
         Mt940 => "mt940",
@@ -86,7 +87,11 @@ impl Provider {
         // `file`: OFX investment statements carry positions.
         matches!(
             self,
-            Provider::Sandbox | Provider::SimpleFin | Provider::Ofx | Provider::File
+            Provider::Sandbox
+                | Provider::SimpleFin
+                | Provider::Plaid
+                | Provider::Ofx
+                | Provider::File
         )
     }
 }

@@ -30,6 +30,9 @@ Configuration (environment variables):
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
   TRIBUTARY_ENABLEBANKING_APP_ID, TRIBUTARY_ENABLEBANKING_KEY_FILE  enable Enable Banking: the application's id and its RSA private key (a PEM file)
   TRIBUTARY_ENABLEBANKING_URL  its API root [default: https://api.enablebanking.com]
+  TRIBUTARY_PLAID_CLIENT_ID, TRIBUTARY_PLAID_SECRET  enable Plaid (Hosted Link) with the operator's keys
+  TRIBUTARY_PLAID_URL       its API root: https://sandbox.plaid.com for Plaid's sandbox [default: https://production.plaid.com]
+  TRIBUTARY_PLAID_COUNTRIES  countries whose banks Plaid's Link offers [default: US,CA]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
@@ -79,6 +82,8 @@ pub struct Config {
     pub gocardless: Option<GoCardlessSettings>,
     /// Enable Banking, when its application id and key file are set.
     pub enablebanking: Option<EnableBankingSettings>,
+    /// Plaid, when its client id and secret are set.
+    pub plaid: Option<PlaidSettings>,
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
@@ -214,6 +219,27 @@ impl EnableBankingSettings {
             private_key_pem,
             timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
         })
+    }
+}
+
+/// The operator's Plaid keys.
+#[derive(Debug, Clone)]
+pub struct PlaidSettings {
+    pub base_url: String,
+    pub client_id: Secret,
+    pub secret: Secret,
+    pub country_codes: Vec<String>,
+}
+
+impl PlaidSettings {
+    pub fn connector_config(&self) -> tributary_providers::plaid::PlaidConfig {
+        tributary_providers::plaid::PlaidConfig {
+            base_url: self.base_url.clone(),
+            client_id: self.client_id.0.clone(),
+            secret: self.secret.0.clone(),
+            country_codes: self.country_codes.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        }
     }
 }
 
@@ -419,6 +445,46 @@ impl Config {
                 });
             }
         };
+        let plaid = match (
+            lookup("TRIBUTARY_PLAID_CLIENT_ID"),
+            lookup("TRIBUTARY_PLAID_SECRET"),
+        ) {
+            (Some(client_id), Some(secret)) => {
+                let countries =
+                    lookup("TRIBUTARY_PLAID_COUNTRIES").unwrap_or_else(|| "US,CA".into());
+                let country_codes: Vec<String> = countries
+                    .split(',')
+                    .map(|c| c.trim().to_ascii_uppercase())
+                    .filter(|c| !c.is_empty())
+                    .collect();
+                if country_codes.is_empty()
+                    || !country_codes
+                        .iter()
+                        .all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
+                {
+                    return Err(ConfigError::Invalid {
+                        name: "TRIBUTARY_PLAID_COUNTRIES",
+                        value: countries,
+                        reason: "give two-letter country codes, separated by commas (US,CA)",
+                    });
+                }
+                Some(PlaidSettings {
+                    base_url: lookup("TRIBUTARY_PLAID_URL")
+                        .unwrap_or_else(|| tributary_providers::plaid::DEFAULT_BASE_URL.to_owned()),
+                    client_id: Secret(client_id),
+                    secret: Secret(secret),
+                    country_codes,
+                })
+            }
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    name: "TRIBUTARY_PLAID_CLIENT_ID",
+                    value: "<redacted>".into(),
+                    reason: "set both TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET, or neither",
+                });
+            }
+        };
         let public_url = lookup("TRIBUTARY_PUBLIC_URL")
             .map(|u| u.trim().trim_end_matches('/').to_owned())
             .filter(|u| !u.is_empty());
@@ -511,6 +577,7 @@ impl Config {
             public_url,
             gocardless,
             enablebanking,
+            plaid,
             database_url,
             bind,
             seed_demo,

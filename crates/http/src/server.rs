@@ -18,6 +18,7 @@ use tributary_providers::Registry;
 use tributary_providers::enablebanking::EnableBankingConnector;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
+use tributary_providers::plaid::PlaidConnector;
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{Chore, StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
@@ -273,8 +274,8 @@ pub fn worker_chore(
     ))
 }
 
-/// Every provider's connector: the built-in ones, and GoCardless and
-/// Enable Banking when their credentials are configured.
+/// Every provider's connector: the built-in ones, and GoCardless, Enable
+/// Banking and Plaid when their credentials are configured.
 pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     let mut registry = Registry::with_defaults();
     if let Some(gocardless) = &config.gocardless {
@@ -287,6 +288,9 @@ pub fn providers(config: &Config) -> anyhow::Result<Registry> {
             EnableBankingConnector::new(enablebanking.connector_config()?)
                 .map_err(|err| anyhow::anyhow!("TRIBUTARY_ENABLEBANKING_KEY_FILE: {err}"))?,
         ));
+    }
+    if let Some(plaid) = &config.plaid {
+        registry.register(Arc::new(PlaidConnector::new(plaid.connector_config())?));
     }
     Ok(registry)
 }

@@ -228,6 +228,17 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// provider uses one) before anything is stored.
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError>;
 
+    /// Re-authenticating a connection whose stored credentials are
+    /// `existing`: a provider that repairs a connection in place (Plaid's
+    /// update mode) uses them; the rest prepare anew.
+    fn prepare_again(
+        &self,
+        request: &ConnectRequest,
+        _existing: Option<&str>,
+    ) -> Result<Prepared, ConnectorError> {
+        self.prepare(request)
+    }
+
     /// For providers whose user consents at their bank and comes back with
     /// a code: exchanges what the return carried for the connection's
     /// credentials (and its consent's end). `None`: the provider learns of

@@ -7,6 +7,7 @@ pub mod enablebanking;
 pub mod gocardless;
 pub mod import;
 pub mod payments;
+pub mod plaid;
 mod provider_http;
 mod psd2;
 pub mod registry;

@@ -182,7 +182,10 @@ impl SyncEngine {
         request: &ConnectRequest,
     ) -> Result<ConnectionRecord, SyncError> {
         let (connection, connector) = self.connection_with_connector(connection_id)?;
-        let prepared = connector.prepare(request).map_err(SyncError::Connect)?;
+        let existing = self.open_credentials(&connection)?;
+        let prepared = connector
+            .prepare_again(request, existing.as_deref())
+            .map_err(SyncError::Connect)?;
         self.store_prepared(&connection, &prepared)
     }
 
@@ -217,6 +220,7 @@ impl SyncEngine {
         Ok(connections::replace_credentials(
             &mut *self.db.conn()?,
             connection.id,
+            &prepared.institution,
             &prepared.settings,
             sealed.as_deref(),
             prepared.consent.map(|end| end.at(now).naive_utc()),

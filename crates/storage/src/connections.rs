@@ -144,17 +144,29 @@ pub fn create_connection(
 }
 
 /// After the user signed in at the provider again: new settings and
-/// credentials, status ACTIVE, failures forgotten, due for a sync now.
+/// credentials, the institution the provider names now (a user may choose
+/// another bank; an aggregator names it only once the user has chosen),
+/// status ACTIVE, failures forgotten, due for a sync now.
 pub fn replace_credentials(
     conn: &mut AnyConnection,
     id: ConnectionId,
+    institution: &SnapshotInstitution,
     settings: &serde_json::Value,
     sealed_credentials: Option<&[u8]>,
     consent_expires_at: Option<NaiveDateTime>,
     now: NaiveDateTime,
 ) -> StorageResult<ConnectionRecord> {
+    let provider: String = connections::table
+        .find(id.get())
+        .select(connections::provider)
+        .first(conn)?;
+    let provider = provider
+        .parse()
+        .map_err(|err| crate::StorageError::Corrupt(format!("connection provider: {err}")))?;
+    let institution_id = upsert_institution(conn, provider, institution)?;
     diesel::update(connections::table.find(id.get()))
         .set((
+            connections::institution_id.eq(institution_id.get()),
             connections::settings.eq(settings.to_string()),
             connections::credentials_encrypted.eq(sealed_credentials),
             connections::consent_expires_at.eq(consent_expires_at),

@@ -47,6 +47,11 @@ pub(super) const ENABLEBANKING: Bank = Bank {
     name: "Enable Banking",
     description: "Banks in the EU and EEA (PSD2): find your bank, consent at your bank and come back here.",
 };
+pub(super) const PLAID: Bank = Bank {
+    key: "plaid",
+    name: "Plaid",
+    description: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
+};
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
@@ -75,6 +80,9 @@ fn banks(state: &AppState) -> Vec<Bank> {
         }
         if engine.supports(Provider::EnableBanking) {
             banks.push(ENABLEBANKING);
+        }
+        if engine.supports(Provider::Plaid) {
+            banks.push(PLAID);
         }
     }
     banks.push(UPLOAD);

@@ -226,6 +226,13 @@ fn connect_request(
                 },
             ))
         }
+        "plaid" => Ok((
+            Provider::Plaid,
+            ConnectRequest {
+                settings: serde_json::json!({ "redirect": return_url("plaid") }),
+                secret: None,
+            },
+        )),
         _ => Err("This bank connects by upload."),
     }
 }
@@ -337,7 +344,7 @@ pub(super) async fn submit_credentials(
         Ok(connection)
             if matches!(
                 connection.provider,
-                Provider::GoCardless | Provider::EnableBanking
+                Provider::GoCardless | Provider::EnableBanking | Provider::Plaid
             ) =>
         {
             to_the_bank(state, visitor, &connection).await
@@ -350,9 +357,8 @@ pub(super) async fn submit_credentials(
     }
 }
 
-/// Sends the person to their bank to consent (GoCardless, Enable
-/// Banking); the first sync starts when they come back to
-/// `/connect/{provider}/return`.
+/// Sends the person to their bank, or to Plaid's pages, to consent; the
+/// first sync starts when they come back to `/connect/{provider}/return`.
 async fn to_the_bank(
     state: &web::Data<AppState>,
     visitor: &impl Visitor,

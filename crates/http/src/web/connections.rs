@@ -3,7 +3,7 @@
 //! (the data is erased).
 
 use super::banks::{
-    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, SANDBOX, SIMPLEFIN, holdings, lines,
+    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, holdings, lines,
 };
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
 use super::page::{PageError, render, see_other};
@@ -294,6 +294,7 @@ fn bank_of(provider: Provider) -> Option<Bank> {
         Provider::SimpleFin => Some(SIMPLEFIN),
         Provider::GoCardless => Some(GOCARDLESS),
         Provider::EnableBanking => Some(ENABLEBANKING),
+        Provider::Plaid => Some(PLAID),
         _ => None,
     }
 }
