@@ -13,6 +13,7 @@ pub mod platform;
 pub mod providers;
 pub mod python;
 pub mod simplefin;
+pub mod snaptrade;
 pub mod webhooks;
 
 use actix_web::dev::ServerHandle;

@@ -147,3 +147,59 @@ pub fn run_fault_matrix<F: std::fmt::Debug + Copy>(
         );
     }
 }
+
+/// What alice's API key reads after `connect` (on the server's database,
+/// through `connector`) and a first sync: her account named `account`
+/// (from `GET /accounts`) and its holdings (`GET
+/// /accounts/{id}/holdings`), as served.
+pub async fn holdings_through_the_personal_api(
+    server: &crate::TestServer,
+    connector: Arc<dyn Connector>,
+    connect: fn(&SyncEngine, UserId) -> ConnectionId,
+    account: &str,
+) -> (serde_json::Value, serde_json::Value) {
+    let db = server.database.db().clone();
+    let clock: Arc<dyn Clock> = server.clock.clone();
+    actix_web::rt::task::spawn_blocking(move || {
+        let alice = tributary_storage::users::find_personal_user(
+            &mut db.conn().expect("a connection"),
+            "alice@example.com",
+        )
+        .expect("a lookup")
+        .expect("alice")
+        .id;
+        let engine = engine_with(&db, clock, &test_keyring(), connector);
+        let connection = connect(&engine, alice);
+        let outcome = engine
+            .sync_now(connection, SyncJobKind::Initial, "test")
+            .expect("a sync runs");
+        assert!(matches!(outcome, SyncOutcome::Synced { .. }), "{outcome:?}");
+    })
+    .await
+    .expect("the sync thread");
+    let client = reqwest::Client::new();
+    let get = |path: String| {
+        client
+            .get(server.url(&format!("/api/v1{path}")))
+            .header("x-api-key", &server.world.alice_key)
+            .send()
+    };
+    let accounts: serde_json::Value = get("/accounts".into())
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let found = accounts["accounts"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|a| a["name"] == account)
+        .unwrap_or_else(|| panic!("no {account} in {accounts}"))
+        .clone();
+    let answer = get(format!("/accounts/{}/holdings", found["id"]))
+        .await
+        .expect("an answer");
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+    (found, answer.json().await.expect("JSON"))
+}

@@ -2,8 +2,9 @@
 //! of its API: Stripe Checkout for an app whose users pay, a SimpleFIN
 //! bridge connected by pasting a setup token, a GoCardless bank found by
 //! country and linked on the bank's own page, an Enable Banking bank whose
-//! return carries the code, and a Plaid bank chosen on Plaid's Hosted Link
-//! pages. SQLite and PostgreSQL.
+//! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
+//! pages, and a brokerage connected in SnapTrade's portal. SQLite and
+//! PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -14,8 +15,9 @@ use std::time::Duration;
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
-use tributary_e2e::plaid::{PlaidFake, return_from_plaid};
+use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
+use tributary_e2e::snaptrade::SnapTradeFake;
 use tributary_http::server::Parts;
 use tributary_providers::Connector;
 use tributary_providers::payments::StripeProcessor;
@@ -354,30 +356,61 @@ async fn a_plaid_bank_is_connected_on_plaids_hosted_pages() {
         let browser = Browser::new(&server);
         let banks = sign_in(&browser, &outbox, &server.app_a, "us@example.com").await;
         banks.assert_shows("Plaid");
-        let form = browser.get("/connect/banks/plaid").await;
-        form.assert_shows("on Plaid's pages");
-        // No field to fill: the user chooses their bank at Plaid.
-        let to_plaid = browser.submit(&form, "/connect/banks/plaid", &[]).await;
-        assert!(
-            to_plaid
-                .location
-                .starts_with(&format!("{}/hosted/", fake.server.uri())),
-            "{}: {}",
-            to_plaid.location,
-            to_plaid.body
-        );
-        let back = return_from_plaid(&to_plaid.location, false).await;
-        assert_eq!(back, format!("{}/connect/plaid/return", server.base_url));
-        let progress = browser.get("/connect/plaid/return").await;
-        assert!(
-            progress.location.starts_with("/connect/progress/"),
-            "{}: {}",
-            progress.location,
-            progress.body
-        );
-        let progress = browser.until_synced(progress).await;
+        let progress = on_their_pages(&browser, &server, "plaid", &fake.server.uri()).await;
         assert_eq!(progress.accounts_found(), 3, "{}", progress.body);
         progress.assert_shows("Plaid 401k");
         server.stop().await;
     }
+}
+
+#[actix_web::test]
+async fn a_brokerage_is_connected_in_snaptrades_portal() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = SnapTradeFake::start().await;
+        let connector = fake.connector(Duration::from_secs(10));
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "investor@example.com").await;
+        banks.assert_shows("SnapTrade");
+        let progress = on_their_pages(&browser, &server, "snaptrade", &fake.server.uri()).await;
+        assert_eq!(progress.accounts_found(), 1, "{}", progress.body);
+        progress.assert_shows("Robinhood Individual");
+        assert_eq!(fake.refused(), 0);
+        server.stop().await;
+    }
+}
+
+/// Connects through an aggregator whose user chooses the bank on its own
+/// pages (`key`: plaid, snaptrade; `pages`: where they are): the form
+/// with nothing to fill, the aggregator's pages, the return, and the first
+/// sync's progress page once it is done.
+async fn on_their_pages(
+    browser: &Browser,
+    server: &tributary_e2e::platform::PlatformServer,
+    key: &str,
+    pages: &str,
+) -> tributary_e2e::browser::Page {
+    let action = format!("/connect/banks/{key}");
+    let form = browser.get(&action).await;
+    form.assert_shows("brings you back here");
+    let away = browser.submit(&form, &action, &[]).await;
+    assert!(
+        away.location.starts_with(pages),
+        "{}: {}",
+        away.location,
+        away.body
+    );
+    let back = tributary_e2e::enablebanking::return_from_the_bank(&away.location).await;
+    let return_page = format!("/connect/{key}/return");
+    assert_eq!(back, format!("{}{return_page}", server.base_url));
+    let progress = browser.get(&return_page).await;
+    assert!(
+        progress.location.starts_with("/connect/progress/"),
+        "{}: {}",
+        progress.location,
+        progress.body
+    );
+    browser.until_synced(progress).await
 }

@@ -19,7 +19,8 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
 use tributary_e2e::plaid::{Fault, HOLDINGS, PlaidFake, return_from_plaid};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+    FaultCase, Matrix, engine_with, holdings_through_the_personal_api, run_fault_matrix,
+    test_keyring, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{AuthorizationReturn, ConnectRequest, Connector, ConnectorError};
@@ -251,46 +252,10 @@ async fn holdings_read_through_the_personal_api_match_plaids_records_exactly() {
         let fake = PlaidFake::start().await;
         let connector = fake.connector(Duration::from_secs(30));
         let server = tributary_e2e::start_with(database, vec![connector.clone()]);
-        let db = server.database.db().clone();
-        let clock = server.clock.clone();
-        actix_web::rt::task::spawn_blocking(move || {
-            let alice = users::find_personal_user(&mut db.conn().unwrap(), "alice@example.com")
-                .unwrap()
-                .unwrap()
-                .id;
-            let engine = engine_with(&db, clock, &test_keyring(), connector);
-            let connection = connect(&engine, alice);
-            let outcome = engine
-                .sync_now(connection, SyncJobKind::Initial, "test")
-                .unwrap();
-            assert!(matches!(outcome, SyncOutcome::Synced { .. }), "{outcome:?}");
-        })
-        .await
-        .unwrap();
-        let client = reqwest::Client::new();
-        let get = |path: String| {
-            client
-                .get(server.url(&format!("/api/v1{path}")))
-                .header("x-api-key", &server.world.alice_key)
-                .send()
-        };
-        let accounts: Value = get("/accounts".into()).await.unwrap().json().await.unwrap();
-        let account = accounts["accounts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["name"] == "Plaid 401k")
-            .unwrap_or_else(|| panic!("{accounts}"))
-            .clone();
+        let (account, served) =
+            holdings_through_the_personal_api(&server, connector, connect, "Plaid 401k").await;
         assert_eq!(account["provider"], "plaid");
         assert_eq!(account["institution_name"], "First Platypus Bank");
-        let answer = get(format!("/accounts/{}/holdings", account["id"]))
-            .await
-            .unwrap();
-        assert_eq!(answer.status(), reqwest::StatusCode::OK);
-        // Compared as text: the numbers must be Plaid's, digit for digit.
-        let text = answer.text().await.unwrap();
-        let served: Value = serde_json::from_str(&text).unwrap();
         let plaid: Value = serde_json::from_str(HOLDINGS).unwrap();
         let holdings = served["holdings"].as_array().unwrap();
         assert_eq!(holdings.len(), 3, "{served}");

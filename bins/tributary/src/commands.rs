@@ -102,13 +102,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Connect(ConnectCommand::Plaid { user, redirect }) => {
             let db = open()?;
-            connect_by_link(
-                &db,
-                &sync_engine(&config, &db, clock)?,
-                &user,
-                Provider::Plaid,
-                serde_json::json!({ "redirect": redirect }),
-            )
+            let engine = sync_engine(&config, &db, clock)?;
+            let settings = serde_json::json!({ "redirect": redirect });
+            connect_by_link(&db, &engine, &user, Provider::Plaid, settings)
+        }
+        Command::Connect(ConnectCommand::Snaptrade { user, redirect }) => {
+            let db = open()?;
+            let engine = sync_engine(&config, &db, clock)?;
+            let settings = serde_json::json!({ "redirect": redirect });
+            connect_by_link(&db, &engine, &user, Provider::SnapTrade, settings)
         }
         Command::Connect(ConnectCommand::Finish {
             connection,
@@ -434,6 +436,8 @@ fn connect_by_link(
                 Provider::EnableBanking =>
                     "set TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE",
                 Provider::Plaid => "set TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET",
+                Provider::SnapTrade =>
+                    "set TRIBUTARY_SNAPTRADE_CLIENT_ID and TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
                 _ => "set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY",
             }
         ),
@@ -451,7 +455,7 @@ fn connect_by_link(
     );
     println!("The user must open this link and authorise their bank:\n{link}");
     match provider {
-        Provider::EnableBanking | Provider::Plaid => println!(
+        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade => println!(
             "They are then sent to the return address; run: tributary connect finish --connection {} --return-url '<that address>'",
             connection.id
         ),
@@ -471,9 +475,12 @@ fn finish_connection(
         &mut *engine.database().conn()?,
         connection,
     )?;
-    if !matches!(record.provider, Provider::EnableBanking | Provider::Plaid) {
+    if !matches!(
+        record.provider,
+        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade
+    ) {
         bail!(
-            "connection {connection} is a {} connection: only Enable Banking and Plaid connections finish with a return address",
+            "connection {connection} is a {} connection: only Enable Banking, Plaid and SnapTrade connections finish with a return address",
             record.provider
         );
     }

@@ -336,6 +336,17 @@ enum ConnectCommand {
         #[arg(long)]
         redirect: String,
     },
+    /// Connect brokerages through SnapTrade's Connection Portal: prints the
+    /// portal's address the user must open; once SnapTrade sends them to
+    /// --redirect, `tributary connect finish` completes it (needs
+    /// TRIBUTARY_SNAPTRADE_CLIENT_ID and _CONSUMER_KEY).
+    Snaptrade {
+        #[arg(long)]
+        user: String,
+        /// Where SnapTrade sends the user back when they are done.
+        #[arg(long)]
+        redirect: String,
+    },
     /// Finish a connection whose user came back from their bank: give the
     /// whole address the bank sent them to (with its code and state); then
     /// the first sync runs.

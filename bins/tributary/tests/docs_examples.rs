@@ -40,6 +40,7 @@ use tributary_domain::model::{Provider, SyncJobKind};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
+use tributary_e2e::snaptrade::{self, SnapTradeFake};
 use tributary_http::config::{Config, ENVIRONMENT_HELP};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
@@ -62,6 +63,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let gocardless = gocardless_api().await;
     let enablebanking = EnableBankingFake::start().await;
     let plaid = PlaidFake::start().await;
+    let snaptrade = SnapTradeFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -85,7 +87,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid),
+            (&enablebanking, &plaid, &snaptrade),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -259,7 +261,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid): (&EnableBankingFake, &PlaidFake),
+        (enablebanking, plaid, snaptrade): (&EnableBankingFake, &PlaidFake, &SnapTradeFake),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -297,6 +299,17 @@ impl<'a> World<'a> {
             ("TRIBUTARY_PLAID_URL", plaid.server.uri()),
             ("TRIBUTARY_PLAID_CLIENT_ID", plaid::CLIENT_ID.to_owned()),
             ("TRIBUTARY_PLAID_SECRET", plaid::SECRET.to_owned()),
+            // And its SnapTrade requests to that one, which checks their
+            // signatures.
+            ("TRIBUTARY_SNAPTRADE_URL", snaptrade.server.uri()),
+            (
+                "TRIBUTARY_SNAPTRADE_CLIENT_ID",
+                snaptrade::CLIENT_ID.to_owned(),
+            ),
+            (
+                "TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
+                snaptrade::CONSUMER_KEY.to_owned(),
+            ),
             // Syncs run where the example runs them (the CLI, a request),
             // not at a worker's whim while the next line reads.
             ("TRIBUTARY_EMBEDDED_WORKER", "off".to_owned()),

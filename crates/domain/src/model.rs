@@ -63,6 +63,7 @@ wire_enum! {
         GoCardless => "gocardless",
         EnableBanking => "enablebanking",
         Plaid => "plaid",
+        SnapTrade => "snaptrade",
         Ofx => "ofx",
         Camt => "camt",
         Mt940 => "mt940",
@@ -90,6 +91,7 @@ impl Provider {
             Provider::Sandbox
                 | Provider::SimpleFin
                 | Provider::Plaid
+                | Provider::SnapTrade
                 | Provider::Ofx
                 | Provider::File
         )

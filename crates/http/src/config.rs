@@ -33,6 +33,8 @@ Configuration (environment variables):
   TRIBUTARY_PLAID_CLIENT_ID, TRIBUTARY_PLAID_SECRET  enable Plaid (Hosted Link) with the operator's keys
   TRIBUTARY_PLAID_URL       its API root: https://sandbox.plaid.com for Plaid's sandbox [default: https://production.plaid.com]
   TRIBUTARY_PLAID_COUNTRIES  countries whose banks Plaid's Link offers [default: US,CA]
+  TRIBUTARY_SNAPTRADE_CLIENT_ID, TRIBUTARY_SNAPTRADE_CONSUMER_KEY  enable SnapTrade (brokerages) with the operator's keys
+  TRIBUTARY_SNAPTRADE_URL   its API root [default: https://api.snaptrade.com]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
@@ -84,6 +86,8 @@ pub struct Config {
     pub enablebanking: Option<EnableBankingSettings>,
     /// Plaid, when its client id and secret are set.
     pub plaid: Option<PlaidSettings>,
+    /// SnapTrade, when its client id and consumer key are set.
+    pub snaptrade: Option<SnapTradeSettings>,
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
@@ -243,6 +247,25 @@ impl PlaidSettings {
     }
 }
 
+/// The operator's SnapTrade keys.
+#[derive(Debug, Clone)]
+pub struct SnapTradeSettings {
+    pub base_url: String,
+    pub client_id: String,
+    pub consumer_key: Secret,
+}
+
+impl SnapTradeSettings {
+    pub fn connector_config(&self) -> tributary_providers::snaptrade::SnapTradeConfig {
+        tributary_providers::snaptrade::SnapTradeConfig {
+            base_url: self.base_url.clone(),
+            client_id: self.client_id.clone(),
+            consumer_key: self.consumer_key.0.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// Not a `#[source]`: the message already holds the reason, and a
@@ -261,6 +284,44 @@ impl From<StorageError> for ConfigError {
     fn from(err: StorageError) -> Self {
         ConfigError::DatabaseUrl(err)
     }
+}
+
+/// A provider's two settings that go together: both, or neither.
+fn both_or_neither(
+    lookup: &impl Fn(&str) -> Option<String>,
+    (first, second): (&'static str, &'static str),
+    reason: &'static str,
+) -> Result<Option<(String, String)>, ConfigError> {
+    match (lookup(first), lookup(second)) {
+        (Some(a), Some(b)) => Ok(Some((a, b))),
+        (None, None) => Ok(None),
+        _ => Err(ConfigError::Invalid {
+            name: first,
+            value: "<redacted>".into(),
+            reason,
+        }),
+    }
+}
+
+/// `US,CA`: two-letter country codes, upper case.
+fn country_codes(list: String) -> Result<Vec<String>, ConfigError> {
+    let codes: Vec<String> = list
+        .split(',')
+        .map(|c| c.trim().to_ascii_uppercase())
+        .filter(|c| !c.is_empty())
+        .collect();
+    if codes.is_empty()
+        || !codes
+            .iter()
+            .all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
+    {
+        return Err(ConfigError::Invalid {
+            name: "TRIBUTARY_PLAID_COUNTRIES",
+            value: list,
+            reason: "give two-letter country codes, separated by commas (US,CA)",
+        });
+    }
+    Ok(codes)
 }
 
 fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
@@ -405,86 +466,55 @@ impl Config {
                     .collect()
             })
             .unwrap_or_default();
-        let gocardless = match (
-            lookup("TRIBUTARY_GOCARDLESS_SECRET_ID"),
-            lookup("TRIBUTARY_GOCARDLESS_SECRET_KEY"),
-        ) {
-            (Some(id), Some(key)) => Some(GoCardlessSettings {
-                base_url: lookup("TRIBUTARY_GOCARDLESS_URL").unwrap_or_else(|| {
-                    tributary_providers::gocardless::DEFAULT_BASE_URL.to_owned()
-                }),
-                secret_id: Secret(id),
-                secret_key: Secret(key),
+        let gocardless = both_or_neither(
+            &lookup,
+            ("TRIBUTARY_GOCARDLESS_SECRET_ID", "TRIBUTARY_GOCARDLESS_SECRET_KEY"),
+            "set both TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY, or neither",
+        )?
+        .map(|(id, key)| GoCardlessSettings {
+            base_url: lookup("TRIBUTARY_GOCARDLESS_URL")
+                .unwrap_or_else(|| tributary_providers::gocardless::DEFAULT_BASE_URL.to_owned()),
+            secret_id: Secret(id),
+            secret_key: Secret(key),
+        });
+        let enablebanking = both_or_neither(
+            &lookup,
+            ("TRIBUTARY_ENABLEBANKING_APP_ID", "TRIBUTARY_ENABLEBANKING_KEY_FILE"),
+            "set both TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE, or neither",
+        )?
+        .map(|(application_id, key_file)| EnableBankingSettings {
+            base_url: lookup("TRIBUTARY_ENABLEBANKING_URL")
+                .unwrap_or_else(|| tributary_providers::enablebanking::DEFAULT_BASE_URL.to_owned()),
+            application_id,
+            key_file: key_file.into(),
+        });
+        let plaid = match both_or_neither(
+            &lookup,
+            ("TRIBUTARY_PLAID_CLIENT_ID", "TRIBUTARY_PLAID_SECRET"),
+            "set both TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET, or neither",
+        )? {
+            Some((client_id, secret)) => Some(PlaidSettings {
+                base_url: lookup("TRIBUTARY_PLAID_URL")
+                    .unwrap_or_else(|| tributary_providers::plaid::DEFAULT_BASE_URL.to_owned()),
+                client_id: Secret(client_id),
+                secret: Secret(secret),
+                country_codes: country_codes(
+                    lookup("TRIBUTARY_PLAID_COUNTRIES").unwrap_or_else(|| "US,CA".into()),
+                )?,
             }),
-            (None, None) => None,
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(ConfigError::Invalid {
-                    name: "TRIBUTARY_GOCARDLESS_SECRET_ID",
-                    value: "<redacted>".into(),
-                    reason: "set both TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY, or neither",
-                });
-            }
+            None => None,
         };
-        let enablebanking = match (
-            lookup("TRIBUTARY_ENABLEBANKING_APP_ID"),
-            lookup("TRIBUTARY_ENABLEBANKING_KEY_FILE"),
-        ) {
-            (Some(application_id), Some(key_file)) => Some(EnableBankingSettings {
-                base_url: lookup("TRIBUTARY_ENABLEBANKING_URL").unwrap_or_else(|| {
-                    tributary_providers::enablebanking::DEFAULT_BASE_URL.to_owned()
-                }),
-                application_id,
-                key_file: key_file.into(),
-            }),
-            (None, None) => None,
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(ConfigError::Invalid {
-                    name: "TRIBUTARY_ENABLEBANKING_APP_ID",
-                    value: "<redacted>".into(),
-                    reason: "set both TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE, or neither",
-                });
-            }
-        };
-        let plaid = match (
-            lookup("TRIBUTARY_PLAID_CLIENT_ID"),
-            lookup("TRIBUTARY_PLAID_SECRET"),
-        ) {
-            (Some(client_id), Some(secret)) => {
-                let countries =
-                    lookup("TRIBUTARY_PLAID_COUNTRIES").unwrap_or_else(|| "US,CA".into());
-                let country_codes: Vec<String> = countries
-                    .split(',')
-                    .map(|c| c.trim().to_ascii_uppercase())
-                    .filter(|c| !c.is_empty())
-                    .collect();
-                if country_codes.is_empty()
-                    || !country_codes
-                        .iter()
-                        .all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
-                {
-                    return Err(ConfigError::Invalid {
-                        name: "TRIBUTARY_PLAID_COUNTRIES",
-                        value: countries,
-                        reason: "give two-letter country codes, separated by commas (US,CA)",
-                    });
-                }
-                Some(PlaidSettings {
-                    base_url: lookup("TRIBUTARY_PLAID_URL")
-                        .unwrap_or_else(|| tributary_providers::plaid::DEFAULT_BASE_URL.to_owned()),
-                    client_id: Secret(client_id),
-                    secret: Secret(secret),
-                    country_codes,
-                })
-            }
-            (None, None) => None,
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(ConfigError::Invalid {
-                    name: "TRIBUTARY_PLAID_CLIENT_ID",
-                    value: "<redacted>".into(),
-                    reason: "set both TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET, or neither",
-                });
-            }
-        };
+        let snaptrade = both_or_neither(
+            &lookup,
+            ("TRIBUTARY_SNAPTRADE_CLIENT_ID", "TRIBUTARY_SNAPTRADE_CONSUMER_KEY"),
+            "set both TRIBUTARY_SNAPTRADE_CLIENT_ID and TRIBUTARY_SNAPTRADE_CONSUMER_KEY, or neither",
+        )?
+        .map(|(client_id, consumer_key)| SnapTradeSettings {
+            base_url: lookup("TRIBUTARY_SNAPTRADE_URL")
+                .unwrap_or_else(|| tributary_providers::snaptrade::DEFAULT_BASE_URL.to_owned()),
+            client_id,
+            consumer_key: Secret(consumer_key),
+        });
         let public_url = lookup("TRIBUTARY_PUBLIC_URL")
             .map(|u| u.trim().trim_end_matches('/').to_owned())
             .filter(|u| !u.is_empty());
@@ -578,6 +608,7 @@ impl Config {
             gocardless,
             enablebanking,
             plaid,
+            snaptrade,
             database_url,
             bind,
             seed_demo,

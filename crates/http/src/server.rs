@@ -19,6 +19,7 @@ use tributary_providers::enablebanking::EnableBankingConnector;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
 use tributary_providers::plaid::PlaidConnector;
+use tributary_providers::snaptrade::SnapTradeConnector;
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{Chore, StopSignal, Worker, worker_id};
 use tributary_storage::{Backend, Database};
@@ -275,7 +276,7 @@ pub fn worker_chore(
 }
 
 /// Every provider's connector: the built-in ones, and GoCardless, Enable
-/// Banking and Plaid when their credentials are configured.
+/// Banking, Plaid and SnapTrade when their credentials are configured.
 pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     let mut registry = Registry::with_defaults();
     if let Some(gocardless) = &config.gocardless {
@@ -291,6 +292,11 @@ pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     }
     if let Some(plaid) = &config.plaid {
         registry.register(Arc::new(PlaidConnector::new(plaid.connector_config())?));
+    }
+    if let Some(snaptrade) = &config.snaptrade {
+        registry.register(Arc::new(SnapTradeConnector::new(
+            snaptrade.connector_config(),
+        )?));
     }
     Ok(registry)
 }

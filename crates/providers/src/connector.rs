@@ -239,13 +239,16 @@ pub trait Connector: Send + Sync + fmt::Debug {
         self.prepare(request)
     }
 
-    /// For providers whose user consents at their bank and comes back with
-    /// a code: exchanges what the return carried for the connection's
-    /// credentials (and its consent's end). `None`: the provider learns of
-    /// the consent itself, and there is nothing to exchange.
+    /// For providers whose user consents at their bank (or an aggregator's
+    /// pages) and comes back: turns what the return carried, with the
+    /// connection's settings and opened credentials, into its credentials
+    /// from now on (and its consent's end, and the institution chosen).
+    /// `None`: the provider learns of the consent itself, and nothing
+    /// changes.
     fn complete(
         &self,
         _settings: &serde_json::Value,
+        _credentials: Option<&str>,
         _returned: &AuthorizationReturn,
     ) -> Result<Option<Prepared>, ConnectorError> {
         Ok(None)

@@ -716,6 +716,7 @@ impl crate::Connector for EnableBankingConnector {
     fn complete(
         &self,
         settings: &Value,
+        _credentials: Option<&str>,
         returned: &AuthorizationReturn,
     ) -> Result<Option<Prepared>, ConnectorError> {
         if let Some(error) = returned.get("error") {

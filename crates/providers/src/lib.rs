@@ -13,6 +13,7 @@ mod psd2;
 pub mod registry;
 pub mod sandbox;
 pub mod simplefin;
+pub mod snaptrade;
 pub mod sync;
 pub mod worker;
 

@@ -597,6 +597,7 @@ impl crate::Connector for PlaidConnector {
     fn complete(
         &self,
         settings: &Value,
+        _credentials: Option<&str>,
         _returned: &AuthorizationReturn,
     ) -> Result<Option<Prepared>, ConnectorError> {
         let link_token = settings

@@ -238,8 +238,9 @@ impl SyncEngine {
         returned: &AuthorizationReturn,
     ) -> Result<ConnectionRecord, SyncError> {
         let (connection, connector) = self.connection_with_connector(connection_id)?;
+        let credentials = self.open_credentials(&connection)?;
         let Some(prepared) = connector
-            .complete(&connection.settings, returned)
+            .complete(&connection.settings, credentials.as_deref(), returned)
             .map_err(SyncError::Connect)?
         else {
             return Ok(connection);

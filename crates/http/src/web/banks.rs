@@ -52,6 +52,11 @@ pub(super) const PLAID: Bank = Bank {
     name: "Plaid",
     description: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
 };
+pub(super) const SNAPTRADE: Bank = Bank {
+    key: "snaptrade",
+    name: "SnapTrade",
+    description: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
+};
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
@@ -83,6 +88,9 @@ fn banks(state: &AppState) -> Vec<Bank> {
         }
         if engine.supports(Provider::Plaid) {
             banks.push(PLAID);
+        }
+        if engine.supports(Provider::SnapTrade) {
+            banks.push(SNAPTRADE);
         }
     }
     banks.push(UPLOAD);

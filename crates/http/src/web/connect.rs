@@ -226,10 +226,15 @@ fn connect_request(
                 },
             ))
         }
-        "plaid" => Ok((
-            Provider::Plaid,
+        // The user chooses the bank (or brokerage) on the aggregator's pages.
+        key @ ("plaid" | "snaptrade") => Ok((
+            if key == "plaid" {
+                Provider::Plaid
+            } else {
+                Provider::SnapTrade
+            },
             ConnectRequest {
-                settings: serde_json::json!({ "redirect": return_url("plaid") }),
+                settings: serde_json::json!({ "redirect": return_url(key) }),
                 secret: None,
             },
         )),
@@ -344,7 +349,10 @@ pub(super) async fn submit_credentials(
         Ok(connection)
             if matches!(
                 connection.provider,
-                Provider::GoCardless | Provider::EnableBanking | Provider::Plaid
+                Provider::GoCardless
+                    | Provider::EnableBanking
+                    | Provider::Plaid
+                    | Provider::SnapTrade
             ) =>
         {
             to_the_bank(state, visitor, &connection).await

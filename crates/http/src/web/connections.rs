@@ -3,7 +3,8 @@
 //! (the data is erased).
 
 use super::banks::{
-    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, holdings, lines,
+    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, SNAPTRADE,
+    holdings, lines,
 };
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
 use super::page::{PageError, render, see_other};
@@ -295,6 +296,7 @@ fn bank_of(provider: Provider) -> Option<Bank> {
         Provider::GoCardless => Some(GOCARDLESS),
         Provider::EnableBanking => Some(ENABLEBANKING),
         Provider::Plaid => Some(PLAID),
+        Provider::SnapTrade => Some(SNAPTRADE),
         _ => None,
     }
 }
