@@ -4,6 +4,7 @@
 // Test support: a failed unwrap here is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
+pub mod akahu;
 pub mod browser;
 pub mod enablebanking;
 pub mod fakes;

@@ -112,6 +112,29 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let settings = serde_json::json!({ "redirect": redirect });
             connect_by_link(&db, &engine, &user, Provider::SnapTrade, settings)
         }
+        Command::Connect(ConnectCommand::Akahu {
+            user,
+            app_token,
+            user_token,
+            redirect,
+        }) => {
+            let db = open()?;
+            let engine = sync_engine(&config, &db, clock)?;
+            match (app_token, user_token, redirect) {
+                (Some(app_token), Some(user_token), _) => {
+                    let user_token = read_secret_argument(&user_token)?;
+                    connect(&db, &engine, &user, Provider::Akahu, |_| ConnectRequest {
+                        settings: serde_json::json!({ "app_token": app_token }),
+                        secret: Some(user_token),
+                    })
+                }
+                (_, _, Some(redirect)) => {
+                    let settings = serde_json::json!({ "redirect": redirect });
+                    connect_by_link(&db, &engine, &user, Provider::Akahu, settings)
+                }
+                _ => bail!("give --app-token and --user-token, or --redirect"),
+            }
+        }
         Command::Connect(ConnectCommand::Finish {
             connection,
             return_url,
@@ -455,10 +478,12 @@ fn connect_by_link(
     );
     println!("The user must open this link and authorise their bank:\n{link}");
     match provider {
-        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade => println!(
-            "They are then sent to the return address; run: tributary connect finish --connection {} --return-url '<that address>'",
-            connection.id
-        ),
+        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade | Provider::Akahu => {
+            println!(
+                "They are then sent to the return address; run: tributary connect finish --connection {} --return-url '<that address>'",
+                connection.id
+            )
+        }
         _ => println!("Then run: tributary sync --connection {}", connection.id),
     }
     Ok(())
@@ -477,10 +502,10 @@ fn finish_connection(
     )?;
     if !matches!(
         record.provider,
-        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade
+        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade | Provider::Akahu
     ) {
         bail!(
-            "connection {connection} is a {} connection: only Enable Banking, Plaid and SnapTrade connections finish with a return address",
+            "connection {connection} is a {} connection: only Enable Banking, Plaid, SnapTrade and Akahu connections finish with a return address",
             record.provider
         );
     }

@@ -347,6 +347,24 @@ enum ConnectCommand {
         #[arg(long)]
         redirect: String,
     },
+    /// Connect New Zealand banks through Akahu: with a personal app's tokens
+    /// (--app-token and --user-token, then it syncs), or, when the server
+    /// has an Akahu app (TRIBUTARY_AKAHU_APP_TOKEN and _SECRET), through
+    /// Akahu's sign-in page (--redirect; then `tributary connect finish`).
+    Akahu {
+        #[arg(long)]
+        user: String,
+        /// The personal app's token (app_token_…).
+        #[arg(long, requires = "user_token", conflicts_with = "redirect")]
+        app_token: Option<String>,
+        /// The user token ("-" reads it from standard input, keeping it out
+        /// of the shell history).
+        #[arg(long, value_name = "TOKEN", requires = "app_token")]
+        user_token: Option<String>,
+        /// Where Akahu sends the user back after they sign in.
+        #[arg(long, required_unless_present = "app_token")]
+        redirect: Option<String>,
+    },
     /// Finish a connection whose user came back from their bank: give the
     /// whole address the bank sent them to (with its code and state); then
     /// the first sync runs.

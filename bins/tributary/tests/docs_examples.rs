@@ -37,6 +37,7 @@ use std::sync::Arc;
 use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_e2e::akahu::{self, AkahuFake};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
@@ -64,6 +65,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let enablebanking = EnableBankingFake::start().await;
     let plaid = PlaidFake::start().await;
     let snaptrade = SnapTradeFake::start().await;
+    let akahu = AkahuFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -87,7 +89,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid, &snaptrade),
+            (&enablebanking, &plaid, &snaptrade, &akahu),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -261,7 +263,12 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade): (&EnableBankingFake, &PlaidFake, &SnapTradeFake),
+        (enablebanking, plaid, snaptrade, akahu): (
+            &EnableBankingFake,
+            &PlaidFake,
+            &SnapTradeFake,
+            &AkahuFake,
+        ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -310,6 +317,8 @@ impl<'a> World<'a> {
                 "TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
                 snaptrade::CONSUMER_KEY.to_owned(),
             ),
+            // And its Akahu requests to that one.
+            ("TRIBUTARY_AKAHU_URL", format!("{}/v1", akahu.server.uri())),
             // Syncs run where the example runs them (the CLI, a request),
             // not at a worker's whim while the next line reads.
             ("TRIBUTARY_EMBEDDED_WORKER", "off".to_owned()),
@@ -621,9 +630,14 @@ impl<'a> World<'a> {
         if args == ["worker"] {
             return self.worker(&script);
         }
-        let stdin = line
-            .contains("--setup-token -")
-            .then(|| self.bridge.setup_token());
+        // What a person pastes where a command reads a secret.
+        let stdin = if line.contains("--setup-token -") {
+            Some(self.bridge.setup_token())
+        } else if line.contains("--user-token -") {
+            Some(akahu::PERSONAL_USER_TOKEN.to_owned())
+        } else {
+            None
+        };
         let output = self.shell(&script, stdin.as_deref())?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         if !output.status.success() {

@@ -64,6 +64,7 @@ wire_enum! {
         EnableBanking => "enablebanking",
         Plaid => "plaid",
         SnapTrade => "snaptrade",
+        Akahu => "akahu",
         Ofx => "ofx",
         Camt => "camt",
         Mt940 => "mt940",

@@ -35,6 +35,9 @@ Configuration (environment variables):
   TRIBUTARY_PLAID_COUNTRIES  countries whose banks Plaid's Link offers [default: US,CA]
   TRIBUTARY_SNAPTRADE_CLIENT_ID, TRIBUTARY_SNAPTRADE_CONSUMER_KEY  enable SnapTrade (brokerages) with the operator's keys
   TRIBUTARY_SNAPTRADE_URL   its API root [default: https://api.snaptrade.com]
+  TRIBUTARY_AKAHU_APP_TOKEN, TRIBUTARY_AKAHU_APP_SECRET  an Akahu full app, for OAuth (without: users connect Akahu with their personal app's tokens)
+  TRIBUTARY_AKAHU_URL       its API root [default: https://api.akahu.io/v1]
+  TRIBUTARY_AKAHU_OAUTH_URL  its sign-in page [default: https://oauth.akahu.nz]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
@@ -88,6 +91,9 @@ pub struct Config {
     pub plaid: Option<PlaidSettings>,
     /// SnapTrade, when its client id and consumer key are set.
     pub snaptrade: Option<SnapTradeSettings>,
+    /// Akahu: always, for personal apps; with the operator's full app for
+    /// OAuth when its token and secret are set.
+    pub akahu: AkahuSettings,
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
@@ -261,6 +267,32 @@ impl SnapTradeSettings {
             base_url: self.base_url.clone(),
             client_id: self.client_id.clone(),
             consumer_key: self.consumer_key.0.clone(),
+            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+        }
+    }
+}
+
+/// Akahu: its roots, and the operator's full app if any.
+#[derive(Debug, Clone)]
+pub struct AkahuSettings {
+    pub base_url: String,
+    pub oauth_url: String,
+    /// The app's token and secret.
+    pub app: Option<(String, Secret)>,
+}
+
+impl AkahuSettings {
+    pub fn connector_config(&self) -> tributary_providers::akahu::AkahuConfig {
+        tributary_providers::akahu::AkahuConfig {
+            base_url: self.base_url.clone(),
+            oauth_url: self.oauth_url.clone(),
+            app: self
+                .app
+                .as_ref()
+                .map(|(token, secret)| tributary_providers::akahu::AkahuApp {
+                    app_token: token.clone(),
+                    app_secret: secret.0.clone(),
+                }),
             timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
         }
     }
@@ -515,6 +547,18 @@ impl Config {
             client_id,
             consumer_key: Secret(consumer_key),
         });
+        let akahu = AkahuSettings {
+            base_url: lookup("TRIBUTARY_AKAHU_URL")
+                .unwrap_or_else(|| tributary_providers::akahu::DEFAULT_BASE_URL.to_owned()),
+            oauth_url: lookup("TRIBUTARY_AKAHU_OAUTH_URL")
+                .unwrap_or_else(|| tributary_providers::akahu::DEFAULT_OAUTH_URL.to_owned()),
+            app: both_or_neither(
+                &lookup,
+                ("TRIBUTARY_AKAHU_APP_TOKEN", "TRIBUTARY_AKAHU_APP_SECRET"),
+                "set both TRIBUTARY_AKAHU_APP_TOKEN and TRIBUTARY_AKAHU_APP_SECRET, or neither",
+            )?
+            .map(|(token, secret)| (token, Secret(secret))),
+        };
         let public_url = lookup("TRIBUTARY_PUBLIC_URL")
             .map(|u| u.trim().trim_end_matches('/').to_owned())
             .filter(|u| !u.is_empty());
@@ -609,6 +653,7 @@ impl Config {
             enablebanking,
             plaid,
             snaptrade,
+            akahu,
             database_url,
             bind,
             seed_demo,

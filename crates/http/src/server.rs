@@ -15,6 +15,7 @@ use tributary_notify::deliver::Deliverer;
 use tributary_notify::mail::{DevOutbox, Mailer, SmtpMailer};
 use tributary_notify::notices::NoticeSender;
 use tributary_providers::Registry;
+use tributary_providers::akahu::AkahuConnector;
 use tributary_providers::enablebanking::EnableBankingConnector;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
@@ -275,8 +276,9 @@ pub fn worker_chore(
     ))
 }
 
-/// Every provider's connector: the built-in ones, and GoCardless, Enable
-/// Banking, Plaid and SnapTrade when their credentials are configured.
+/// Every provider's connector: the built-in ones, Akahu (its personal apps
+/// need no configuration), and GoCardless, Enable Banking, Plaid and
+/// SnapTrade when their credentials are configured.
 pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     let mut registry = Registry::with_defaults();
     if let Some(gocardless) = &config.gocardless {
@@ -293,6 +295,9 @@ pub fn providers(config: &Config) -> anyhow::Result<Registry> {
     if let Some(plaid) = &config.plaid {
         registry.register(Arc::new(PlaidConnector::new(plaid.connector_config())?));
     }
+    registry.register(Arc::new(AkahuConnector::new(
+        config.akahu.connector_config(),
+    )?));
     if let Some(snaptrade) = &config.snaptrade {
         registry.register(Arc::new(SnapTradeConnector::new(
             snaptrade.connector_config(),

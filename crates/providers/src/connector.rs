@@ -98,6 +98,38 @@ impl AuthorizationReturn {
     }
 }
 
+impl AuthorizationReturn {
+    /// The code an OAuth-style return carries, once its `state` is the
+    /// one the connection sent (compared in constant time); an `error` (the
+    /// user declined, say) as the refusal it is, in the provider's words.
+    pub fn code_for(
+        &self,
+        expected_state: Option<&str>,
+        provider: &str,
+    ) -> Result<&str, ConnectorError> {
+        if let Some(error) = self.get("error") {
+            let why = self.get("error_description").unwrap_or(error);
+            return Err(ConnectorError::InvalidCredentials(format!(
+                "{provider} did not give access: {why}"
+            )));
+        }
+        let state_matches = match (expected_state, self.get("state")) {
+            (Some(expected), Some(given)) => {
+                subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), given.as_bytes()).into()
+            }
+            _ => false,
+        };
+        if !state_matches {
+            return Err(ConnectorError::InvalidCredentials(
+                "the return is not for this connection (its state differs, or was used)".into(),
+            ));
+        }
+        self.get("code").ok_or_else(|| {
+            ConnectorError::InvalidCredentials(format!("{provider}'s return carries no code"))
+        })
+    }
+}
+
 impl std::fmt::Debug for AuthorizationReturn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.0.keys()).finish()

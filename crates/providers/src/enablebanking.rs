@@ -719,27 +719,7 @@ impl crate::Connector for EnableBankingConnector {
         _credentials: Option<&str>,
         returned: &AuthorizationReturn,
     ) -> Result<Option<Prepared>, ConnectorError> {
-        if let Some(error) = returned.get("error") {
-            let why = returned.get("error_description").unwrap_or(error);
-            return Err(ConnectorError::InvalidCredentials(format!(
-                "the bank did not give access: {why}"
-            )));
-        }
-        let expected = settings.get("state").and_then(Value::as_str);
-        let state_matches = match (expected, returned.get("state")) {
-            (Some(expected), Some(given)) => {
-                subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), given.as_bytes()).into()
-            }
-            _ => false,
-        };
-        if !state_matches {
-            return Err(ConnectorError::InvalidCredentials(
-                "the bank's return is not for this connection (its state differs)".into(),
-            ));
-        }
-        let code = returned.get("code").ok_or_else(|| {
-            ConnectorError::InvalidCredentials("the bank's return carries no code".into())
-        })?;
+        let code = returned.code_for(settings.get("state").and_then(Value::as_str), "the bank")?;
         let now = Utc::now();
         let session: AuthorizedSession = self.call(
             self.http

@@ -2,6 +2,7 @@
 //! sources themselves (one module each), and the sync engine that runs a
 //! connector and hands its snapshot to storage.
 
+pub mod akahu;
 pub mod connector;
 pub mod enablebanking;
 pub mod gocardless;

@@ -57,6 +57,11 @@ pub(super) const SNAPTRADE: Bank = Bank {
     name: "SnapTrade",
     description: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
 };
+pub(super) const AKAHU: Bank = Bank {
+    key: "akahu",
+    name: "Akahu",
+    description: "New Zealand banks through Akahu: paste your personal app's tokens from my.akahu.nz.",
+};
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
@@ -91,6 +96,9 @@ fn banks(state: &AppState) -> Vec<Bank> {
         }
         if engine.supports(Provider::SnapTrade) {
             banks.push(SNAPTRADE);
+        }
+        if engine.supports(Provider::Akahu) {
+            banks.push(AKAHU);
         }
     }
     banks.push(UPLOAD);

@@ -156,6 +156,11 @@ pub(super) struct CredentialsForm {
     setup_token: String,
     #[serde(default)]
     institution_id: String,
+    /// Akahu: a personal app's token, and the user's token (a secret).
+    #[serde(default)]
+    app_token: String,
+    #[serde(default)]
+    user_token: String,
 }
 
 impl CredentialsForm {
@@ -238,6 +243,27 @@ fn connect_request(
                 secret: None,
             },
         )),
+        "akahu" => {
+            let (app_token, user_token) = (form.app_token.trim(), form.user_token.trim());
+            if app_token.is_empty() != user_token.is_empty() {
+                return Err("Paste both tokens of your personal app from my.akahu.nz.");
+            }
+            Ok((
+                Provider::Akahu,
+                if app_token.is_empty() {
+                    // No tokens: the server's own Akahu app, through OAuth.
+                    ConnectRequest {
+                        settings: serde_json::json!({ "redirect": return_url("akahu") }),
+                        secret: None,
+                    }
+                } else {
+                    ConnectRequest {
+                        settings: serde_json::json!({ "app_token": app_token }),
+                        secret: Some(user_token.to_owned()),
+                    }
+                },
+            ))
+        }
         _ => Err("This bank connects by upload."),
     }
 }
@@ -346,15 +372,9 @@ pub(super) async fn submit_credentials(
     })
     .await?;
     match outcome {
-        Ok(connection)
-            if matches!(
-                connection.provider,
-                Provider::GoCardless
-                    | Provider::EnableBanking
-                    | Provider::Plaid
-                    | Provider::SnapTrade
-            ) =>
-        {
+        // A provider that sends the user to the bank (or its own pages)
+        // first: its connection has a link to go to.
+        Ok(connection) if connection.settings.get("link").is_some() => {
             to_the_bank(state, visitor, &connection).await
         }
         Ok(connection) => {

@@ -3,7 +3,7 @@
 //! (the data is erased).
 
 use super::banks::{
-    Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, SNAPTRADE,
+    AKAHU, Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, SNAPTRADE,
     holdings, lines,
 };
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
@@ -297,6 +297,7 @@ fn bank_of(provider: Provider) -> Option<Bank> {
         Provider::EnableBanking => Some(ENABLEBANKING),
         Provider::Plaid => Some(PLAID),
         Provider::SnapTrade => Some(SNAPTRADE),
+        Provider::Akahu => Some(AKAHU),
         _ => None,
     }
 }
