@@ -33,18 +33,6 @@ fn key_file(name: &str) -> String {
     .expect("the Enable Banking test key")
 }
 
-/// What a user's browser does at the bank's page `link`: where the bank
-/// sends them back.
-pub async fn return_from_the_bank(link: &str) -> String {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let answer = client.get(link).send().await.unwrap();
-    assert_eq!(answer.status(), reqwest::StatusCode::FOUND, "{link}");
-    answer.headers()["location"].to_str().unwrap().to_owned()
-}
-
 /// A fault the next data calls meet, until cleared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {

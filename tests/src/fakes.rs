@@ -202,3 +202,18 @@ impl<F: Send + Sync + 'static> Respond for Answer<F> {
         (self.answer)(&self.fake, request)
     }
 }
+
+/// What a user's browser does at a provider's page `link` (a bank's, an
+/// aggregator's sign-in or portal, on a local fake): where it is sent back.
+pub async fn sent_back_from(link: &str) -> String {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let answer = client.get(link).send().await.expect("the page answers");
+    assert_eq!(answer.status(), reqwest::StatusCode::FOUND, "{link}");
+    answer.headers()["location"]
+        .to_str()
+        .expect("a location")
+        .to_owned()
+}

@@ -197,7 +197,7 @@ impl PlaidFake {
                 Box::new(|fake, request| fake.exchange(request)),
             ),
             (
-                "/accounts/get",
+                "/accounts/balance/get",
                 Box::new(|fake, request| fake.data(request, Self::accounts)),
             ),
             (
@@ -519,5 +519,5 @@ pub async fn return_from_plaid(link: &str, leave: bool) -> String {
     } else {
         link.to_owned()
     };
-    crate::enablebanking::return_from_the_bank(&link).await
+    crate::fakes::sent_back_from(&link).await
 }

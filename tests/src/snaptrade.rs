@@ -511,5 +511,5 @@ impl SnapTradeFake {
 
 /// The portal, as the user's browser sees it: where it sends them back.
 pub async fn return_from_the_portal(link: &str) -> String {
-    crate::enablebanking::return_from_the_bank(link).await
+    crate::fakes::sent_back_from(link).await
 }

@@ -237,7 +237,7 @@ async fn a_full_app_connects_through_akahus_oauth() {
                 let link = connection.settings["link"].as_str().unwrap().to_owned();
                 let link = if deny { format!("{link}&deny=1") } else { link };
                 let back = tokio::runtime::Handle::current()
-                    .block_on(tributary_e2e::enablebanking::return_from_the_bank(&link));
+                    .block_on(tributary_e2e::fakes::sent_back_from(&link));
                 assert!(back.starts_with(RETURN_URL), "{back}");
                 let back = url::Url::parse(&back).unwrap();
                 (

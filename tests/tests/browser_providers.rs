@@ -403,7 +403,7 @@ async fn on_their_pages(
         away.location,
         away.body
     );
-    let back = tributary_e2e::enablebanking::return_from_the_bank(&away.location).await;
+    let back = tributary_e2e::fakes::sent_back_from(&away.location).await;
     let return_page = format!("/connect/{key}/return");
     assert_eq!(back, format!("{}{return_page}", server.base_url));
     let progress = browser.get(&return_page).await;

@@ -16,9 +16,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
-use tributary_e2e::enablebanking::{
-    EnableBankingFake, Fault, checking_transactions, days_ago, return_from_the_bank,
-};
+use tributary_e2e::enablebanking::{EnableBankingFake, Fault, checking_transactions, days_ago};
 use tributary_e2e::providers::{
     FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
 };
@@ -40,7 +38,8 @@ fn consent_at_the_bank(link: &str, deny: bool) -> AuthorizationReturn {
     } else {
         link.to_owned()
     };
-    let back = tokio::runtime::Handle::current().block_on(return_from_the_bank(&link));
+    let back =
+        tokio::runtime::Handle::current().block_on(tributary_e2e::fakes::sent_back_from(&link));
     let back = url::Url::parse(&back).unwrap();
     assert!(back.as_str().starts_with(RETURN_URL), "{back}");
     AuthorizationReturn::new(back.query_pairs().into_owned())

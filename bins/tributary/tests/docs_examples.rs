@@ -743,7 +743,7 @@ impl<'a> World<'a> {
             .find(|word| word.starts_with("http://127.0.0.1:"))
             .ok_or("the last command printed no link to a bank")?
             .to_owned();
-        let back = tributary_e2e::enablebanking::return_from_the_bank(&link).await;
+        let back = tributary_e2e::fakes::sent_back_from(&link).await;
         self.bindings.push((shown_return.to_owned(), back));
         Ok(())
     }

@@ -11,7 +11,8 @@
 //!    on success and on exit alike; `complete` asks `/link/token/get` how
 //!    the session ended, and exchanges its `public_token` for the Item's
 //!    `access_token` (sealed), naming the bank the user chose.
-//! 3. `fetch`: `/accounts/get` (accounts, balances, the Item's bank), then
+//! 3. `fetch`: `/accounts/balance/get` (accounts, balances read from the
+//!    bank now, the Item's bank), then
 //!    `/transactions/sync` page after page (a change between pages restarts
 //!    the listing), and `/investments/holdings/get` for investment accounts.
 //!
@@ -685,7 +686,10 @@ impl crate::Connector for PlaidConnector {
                 )
             })?;
         let token = json!({"access_token": item.access_token});
-        let accounts: AccountsAnswer = self.call("accounts/get", &token, "the accounts")?;
+        // Balances as the bank has them now (`/accounts/get` would give
+        // Plaid's cached ones, up to a day old).
+        let accounts: AccountsAnswer =
+            self.call("accounts/balance/get", &token, "the accounts and balances")?;
         let transactions = self.transactions(&item.access_token)?;
         let mut holdings = if accounts
             .accounts
