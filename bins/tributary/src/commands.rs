@@ -500,14 +500,10 @@ fn finish_connection(
         &mut *engine.database().conn()?,
         connection,
     )?;
-    if !matches!(
-        record.provider,
-        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade | Provider::Akahu
-    ) {
-        bail!(
-            "connection {connection} is a {} connection: only Enable Banking, Plaid, SnapTrade and Akahu connections finish with a return address",
-            record.provider
-        );
+    // A connection that waits for the user's return still has the link
+    // it sent them to.
+    if record.settings.get("link").is_none() {
+        bail!("connection {connection} is waiting for no return from a bank");
     }
     let url = url::Url::parse(return_url.trim())
         .context("--return-url: give the whole address the bank sent the user to")?;

@@ -335,8 +335,9 @@ fn both_or_neither(
     }
 }
 
-/// `US,CA`: two-letter country codes, upper case.
-fn country_codes(list: String) -> Result<Vec<String>, ConfigError> {
+/// `TRIBUTARY_PLAID_COUNTRIES`: two-letter country codes (`US,CA`), upper
+/// case.
+fn plaid_country_codes(list: String) -> Result<Vec<String>, ConfigError> {
     let codes: Vec<String> = list
         .split(',')
         .map(|c| c.trim().to_ascii_uppercase())
@@ -530,7 +531,7 @@ impl Config {
                     .unwrap_or_else(|| tributary_providers::plaid::DEFAULT_BASE_URL.to_owned()),
                 client_id: Secret(client_id),
                 secret: Secret(secret),
-                country_codes: country_codes(
+                country_codes: plaid_country_codes(
                     lookup("TRIBUTARY_PLAID_COUNTRIES").unwrap_or_else(|| "US,CA".into()),
                 )?,
             }),

@@ -91,8 +91,9 @@ impl NoticeSender {
         self.clock.now().naive_utc()
     }
 
-    /// Sends what is due until nothing is, then forgets notices done long
-    /// ago; how many were tried.
+    /// Sends what is due until nothing is; how many were tried. Notices
+    /// done long ago are forgotten when new ones were sent (the table only
+    /// grows then), not on every idle poll.
     pub fn run_due(&self) -> Result<usize, StorageError> {
         let mut tried = 0;
         loop {
@@ -111,7 +112,9 @@ impl NoticeSender {
                 tried += 1;
             }
         }
-        notices::purge_done(&mut *self.db.conn()?, self.now() - notices::DONE_KEPT)?;
+        if tried > 0 {
+            notices::purge_done(&mut *self.db.conn()?, self.now() - notices::DONE_KEPT)?;
+        }
         Ok(tried)
     }
 

@@ -641,6 +641,18 @@ fn transaction(
     })
 }
 
+/// The bank as `prepare` found it and kept it in the connection's
+/// settings (the ASPSP list is not asked again).
+fn kept_institution(settings: &Value) -> SnapshotInstitution {
+    let setting = |name: &str| settings.get(name).and_then(Value::as_str);
+    let id = setting("institution_id").unwrap_or_default();
+    SnapshotInstitution {
+        provider_institution_id: id.to_owned(),
+        name: setting("institution_name").unwrap_or(id).to_owned(),
+        logo_url: setting("institution_logo").map(str::to_owned),
+    }
+}
+
 impl crate::Connector for EnableBankingConnector {
     fn provider(&self) -> Provider {
         Provider::EnableBanking
@@ -729,11 +741,6 @@ impl crate::Connector for EnableBankingConnector {
             "the session",
             now,
         )?;
-        let institution_id = settings
-            .get("institution_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let aspsp = self.aspsp(institution_id)?;
         let credentials = serde_json::to_string(&Session {
             session_id: session.session_id,
             accounts: session.accounts,
@@ -746,7 +753,7 @@ impl crate::Connector for EnableBankingConnector {
             map.remove("link");
         }
         Ok(Some(Prepared {
-            institution: aspsp.institution(),
+            institution: kept_institution(&settings),
             settings,
             credentials: Some(credentials),
             consent: Some(ConsentEnd::At(session.access.valid_until)),
@@ -770,11 +777,6 @@ impl crate::Connector for EnableBankingConnector {
             .last_synced_at
             .map_or(earliest, |last| last.date_naive() - Days::new(OVERLAP_DAYS))
             .max(earliest);
-        let institution_id = context
-            .settings
-            .get("institution_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
         let mut accounts = Vec::new();
         let mut notices = Vec::new();
         for account in &session.accounts {
@@ -787,15 +789,8 @@ impl crate::Connector for EnableBankingConnector {
                 )),
             }
         }
-        let setting = |name: &str| context.settings.get(name).and_then(Value::as_str);
         Ok(ProviderSnapshot {
-            institution: SnapshotInstitution {
-                provider_institution_id: institution_id.to_owned(),
-                name: setting("institution_name")
-                    .unwrap_or(institution_id)
-                    .to_owned(),
-                logo_url: setting("institution_logo").map(str::to_owned),
-            },
+            institution: kept_institution(context.settings),
             accounts,
             notices,
             // Banks give a booked entry a new reference and no link to the
