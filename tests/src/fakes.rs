@@ -5,8 +5,10 @@
 use base64::Engine as _;
 use std::sync::Arc;
 use std::time::Duration;
+use tributary_outbound::{Guard, PrivateAllowance};
 use tributary_providers::Connector;
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
+use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_storage::testing::testdata;
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
@@ -53,6 +55,20 @@ impl SimpleFinBridge {
         base64::engine::general_purpose::STANDARD
             .encode(format!("{}/claim/TOKEN", self.server.uri()))
     }
+}
+
+/// A SimpleFIN connector that reaches the private addresses `allowed`
+/// (the fakes listen on loopback, as a home lab's SimpleFIN server would
+/// on its LAN), made off the async runtime: its blocking HTTP client must
+/// not be made or dropped on it.
+pub fn simplefin_connector(timeout: Duration, allowed: PrivateAllowance) -> Arc<dyn Connector> {
+    std::thread::spawn(move || {
+        let guard = Guard::new(allowed);
+        Arc::new(SimpleFinConnector::new(timeout, &guard).expect("SimpleFIN's client"))
+            as Arc<dyn Connector>
+    })
+    .join()
+    .expect("made the SimpleFIN connector")
 }
 
 /// GoCardless Bank Account Data: token, institutions, agreements and

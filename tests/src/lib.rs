@@ -316,6 +316,16 @@ pub fn start_configured(
     connectors: Vec<Arc<dyn tributary_providers::Connector>>,
     configure: impl FnOnce(&mut Config),
 ) -> TestServer {
+    start_assembled(database, connectors, configure, |parts| parts)
+}
+
+/// [`start_configured`], the parts changed by `customize` too.
+pub fn start_assembled(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn tributary_providers::Connector>>,
+    configure: impl FnOnce(&mut Config),
+    customize: impl FnOnce(Parts) -> Parts,
+) -> TestServer {
     let clock = clock();
     let world = seed(&database, clock.clone());
     let outbox = DevOutbox::default();
@@ -330,6 +340,7 @@ pub fn start_configured(
         mailer: Some(Arc::new(outbox.clone())),
         ..Parts::default()
     };
+    let parts = customize(parts);
     let mut config = test_config(&database, None);
     configure(&mut config);
     let (handle, base_url) = serve(Interface::Personal, config.clone(), parts);
@@ -364,12 +375,20 @@ impl TestServer {
     /// Sends the webhooks that are due, as a worker would (the test
     /// servers run none); how many attempts were made.
     pub async fn deliver_webhooks(&self) -> usize {
-        let deliverer =
-            tributary_http::server::deliverer(&self.config, self.database.db(), self.clock.clone())
-                .unwrap();
-        actix_web::web::block(move || deliverer.run_due().unwrap())
-            .await
-            .unwrap()
+        let (config, db, clock) = (
+            self.config.clone(),
+            self.database.db().clone(),
+            self.clock.clone(),
+        );
+        // Its blocking HTTP client is made, used and dropped off the runtime.
+        actix_web::web::block(move || {
+            tributary_http::server::deliverer(&config, &db, clock)
+                .unwrap()
+                .run_due()
+                .unwrap()
+        })
+        .await
+        .unwrap()
     }
 
     /// Mails the notices that are due to the test outbox, as a worker

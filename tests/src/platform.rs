@@ -212,6 +212,7 @@ fn pages_server(
         registry: Some(registry),
         mailer: Some(Arc::new(outbox.clone())),
         payments: Some(Arc::new(TestProcessor::new(database.db().clone()))),
+        outbound: None,
     };
     let mut config = crate::test_config(&database, None);
     config.developer_signup = signup;

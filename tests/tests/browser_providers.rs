@@ -20,9 +20,8 @@ use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
 use tributary_http::server::Parts;
-use tributary_providers::Connector;
+use tributary_outbound::PrivateAllowance;
 use tributary_providers::payments::StripeProcessor;
-use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_storage::testing::{TestDatabase, dump, dump_rows};
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -106,12 +105,10 @@ async fn a_simplefin_setup_token_connects_from_the_browser() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
         let bridge = SimpleFinBridge::start().await;
-        // Its blocking HTTP client is made off the async runtime.
-        let simplefin: Arc<dyn Connector> = std::thread::spawn(|| {
-            Arc::new(SimpleFinConnector::new(Duration::from_secs(5)).unwrap())
-        })
-        .join()
-        .unwrap();
+        let simplefin = tributary_e2e::fakes::simplefin_connector(
+            Duration::from_secs(5),
+            PrivateAllowance::All,
+        );
         let (server, outbox) =
             start_platform_with_pages_and(database, vec![simplefin], |parts| parts);
         // The app registered the user with room for the bridge's 8 accounts.

@@ -26,8 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::clock::Clock;
 use tributary_e2e::platform::start_platform_with_pages_and;
-use tributary_providers::Connector;
-use tributary_providers::simplefin::SimpleFinConnector;
+use tributary_outbound::PrivateAllowance;
 use tributary_storage::apps;
 use tributary_storage::testing::TestDatabase;
 
@@ -291,10 +290,8 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     // The banks a default server offers (GoCardless needs the operator's
     // credentials): the sandbox and SimpleFIN, whose blocking HTTP client
     // is made off the async runtime.
-    let simplefin: Arc<dyn Connector> =
-        std::thread::spawn(|| Arc::new(SimpleFinConnector::new(Duration::from_secs(30)).unwrap()))
-            .join()
-            .unwrap();
+    let simplefin =
+        tributary_e2e::fakes::simplefin_connector(Duration::from_secs(30), PrivateAllowance::All);
     let (server, outbox) = start_platform_with_pages_and(database, vec![simplefin], |parts| parts);
     let (callback, site) = start_integrator_site();
     apps::add_redirect_uri(

@@ -442,7 +442,11 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
             let target = TestDatabase::sqlite();
             let mut registry = Registry::default();
             registry.register(Arc::new(
-                SimpleFinConnector::new(Duration::from_secs(30)).unwrap(),
+                SimpleFinConnector::new(
+                    Duration::from_secs(30),
+                    &tributary_outbound::Guard::new(tributary_outbound::PrivateAllowance::All),
+                )
+                .unwrap(),
             ));
             let keyring = Arc::new(Keyring::new(&generate_key(), &[]).unwrap());
             let engine =

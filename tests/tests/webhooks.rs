@@ -53,7 +53,7 @@ async fn disconnect_the_sandbox(server: &TestServer) {
 /// time (the receiver checks each delivery's timestamp against its own).
 fn server(database: TestDatabase) -> TestServer {
     let server = start_configured(database, Vec::new(), |config| {
-        config.webhooks_allow_private = true;
+        config.outbound_allow_private = tributary_outbound::PrivateAllowance::All;
     });
     server.clock.set(chrono::Utc::now());
     server
@@ -415,7 +415,11 @@ async fn private_addresses_are_refused_unless_allowed_and_only_the_owner_sees_an
         ))
         .await;
         let error = log["deliveries"][0]["last_error"].as_str().unwrap();
-        assert!(error.contains("private network"), "{error}");
+        assert!(
+            error.contains("private or reserved network")
+                && error.contains("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE"),
+            "{error}"
+        );
         // Bob sees none of Alice's endpoints, and cannot touch them.
         let bob = |method: reqwest::Method, path: String| {
             Client::new()

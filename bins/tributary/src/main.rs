@@ -143,7 +143,7 @@ enum WebhooksCommand {
         #[command(flatten)]
         owner: WebhookOwnerArgs,
         /// Where events are posted (https; private addresses only with
-        /// TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE=1).
+        /// TRIBUTARY_OUTBOUND_ALLOW_PRIVATE).
         #[arg(long)]
         url: String,
         /// An event type to send (repeat for several; every type when none).

@@ -44,11 +44,7 @@ pub fn run(
             events,
         } => {
             let owner = owner(conn, &args)?;
-            let parsed = url::Url::parse(url.trim()).context("--url is not a URL")?;
-            if parsed.scheme() != "https" && !config.webhooks_allow_private {
-                bail!("--url must use https");
-            }
-            destination::resolve(&parsed, config.webhooks_allow_private)
+            let parsed = destination::check_blocking(&config.outbound_guard(), &url)
                 .map_err(|refusal| anyhow::anyhow!("--url: {refusal}"))?;
             let types: Vec<WebhookEventType> = if events.is_empty() {
                 WebhookEventType::ALL.to_vec()

@@ -319,6 +319,9 @@ impl<'a> World<'a> {
             ),
             // And its Akahu requests to that one.
             ("TRIBUTARY_AKAHU_URL", format!("{}/v1", akahu.server.uri())),
+            // The SimpleFIN fake's claim and access URLs are on loopback,
+            // which the outbound guard refuses unless the operator allows it.
+            ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
             // Syncs run where the example runs them (the CLI, a request),
             // not at a worker's whim while the next line reads.
             ("TRIBUTARY_EMBEDDED_WORKER", "off".to_owned()),

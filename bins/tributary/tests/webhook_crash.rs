@@ -33,7 +33,7 @@ fn start_worker(database_url: &str, key: &str) -> WorkerProcess {
             .arg("worker")
             .env("TRIBUTARY_DATABASE_URL", database_url)
             .env("TRIBUTARY_SECRET_KEY", key)
-            .env("TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE", "1")
+            .env("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "1")
             .env("TRIBUTARY_WORKER_LEASE_SECS", "2")
             .env("TRIBUTARY_WORKER_POLL_SECS", "1")
             .stdout(Stdio::null())

@@ -55,6 +55,9 @@ fn start_worker(database_url: &str, key: &str) -> (WorkerProcess, mpsc::Receiver
         .env("TRIBUTARY_SECRET_KEY", key)
         .env("TRIBUTARY_WORKER_LEASE_SECS", "2")
         .env("TRIBUTARY_WORKER_POLL_SECS", "1")
+        // The SimpleFIN fake listens on loopback, which the outbound guard
+        // refuses unless allowed.
+        .env("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "1")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -144,7 +147,11 @@ fn connect(
     ));
     let mut registry = Registry::default();
     registry.register(Arc::new(
-        SimpleFinConnector::new(Duration::from_secs(5)).unwrap(),
+        SimpleFinConnector::new(
+            Duration::from_secs(5),
+            &tributary_outbound::Guard::new(tributary_outbound::PrivateAllowance::All),
+        )
+        .unwrap(),
     ));
     let engine = SyncEngine::new(db.clone(), registry, clock.clone())
         .with_sealer(Arc::new(Keyring::new(key, &[]).unwrap()));

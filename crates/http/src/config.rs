@@ -45,7 +45,7 @@ Configuration (environment variables):
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]
   TRIBUTARY_STRIPE_SECRET_KEY, TRIBUTARY_STRIPE_PRICE_ID  Stripe Checkout, with TRIBUTARY_PAYMENTS=stripe
   TRIBUTARY_STRIPE_URL      Stripe's API root [default: https://api.stripe.com]
-  TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE  webhooks may go to loopback, private and link-local addresses, over http too (tests, home labs) [default: off]
+  TRIBUTARY_OUTBOUND_ALLOW_PRIVATE  requests users aim (SimpleFIN setup tokens and access URLs, webhooks) may reach these private addresses (comma-separated IPs), or any with 1; webhooks may then use http (tests, home labs; docs/operations.md) [default: off: public addresses only]
   TRIBUTARY_DEVELOPER_SIGNUP  platform-api: who may sign up at /developers: open (anyone who receives the code), or closed (only `tributary developers add`) [default: closed]
   TRIBUTARY_METRICS_TOKEN   serve Prometheus metrics at /metrics to `Authorization: Bearer <token>` (16 characters or more) [default: none]
   TRIBUTARY_METRICS_BIND    also serve /metrics, without a token, on this loopback address, e.g. 127.0.0.1:9464 [default: none]
@@ -109,8 +109,17 @@ pub struct Config {
     pub simplefin_daily_requests: i32,
     /// Who may sign up to the developer dashboard (platform-api).
     pub developer_signup: tributary_auth::developers::Signup,
-    /// Webhooks may go to private addresses (tests, home labs).
-    pub webhooks_allow_private: bool,
+    /// Which private addresses requests users aim may reach (tests, home
+    /// labs): `TRIBUTARY_OUTBOUND_ALLOW_PRIVATE`.
+    pub outbound_allow_private: tributary_outbound::PrivateAllowance,
+}
+
+impl Config {
+    /// The guard every request a user can aim goes through
+    /// (docs/operations.md#outbound-requests).
+    pub fn outbound_guard(&self) -> tributary_outbound::Guard {
+        tributary_outbound::Guard::new(self.outbound_allow_private.clone())
+    }
 }
 
 /// Like the SimpleFIN Bridge, which expects apps to ask at most 24 times a
@@ -355,6 +364,33 @@ fn plaid_country_codes(list: String) -> Result<Vec<String>, ConfigError> {
         });
     }
     Ok(codes)
+}
+
+/// `TRIBUTARY_OUTBOUND_ALLOW_PRIVATE`, or its older name from when only
+/// webhooks were guarded, `TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE` (a yes or no).
+fn outbound_allowance(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<tributary_outbound::PrivateAllowance, ConfigError> {
+    const NAME: &str = tributary_outbound::ALLOW_PRIVATE_VARIABLE;
+    const OLD_NAME: &str = "TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE";
+    if let Some(value) = lookup(NAME) {
+        return tributary_outbound::PrivateAllowance::parse(&value).map_err(|_| {
+            ConfigError::Invalid {
+                name: NAME,
+                value,
+                reason: "expected 1, 0, or a comma-separated list of IP addresses",
+            }
+        });
+    }
+    let Some(value) = lookup(OLD_NAME) else {
+        return Ok(tributary_outbound::PrivateAllowance::None);
+    };
+    log::warn!("{OLD_NAME} is read as {NAME}, which now guards SimpleFIN too: rename it");
+    Ok(if parse_bool(OLD_NAME, &value)? {
+        tributary_outbound::PrivateAllowance::All
+    } else {
+        tributary_outbound::PrivateAllowance::None
+    })
 }
 
 fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
@@ -636,12 +672,9 @@ impl Config {
                 });
             }
         };
-        let webhooks_allow_private = match lookup("TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE") {
-            Some(value) => parse_bool("TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE", &value)?,
-            None => false,
-        };
+        let outbound_allow_private = outbound_allowance(&lookup)?;
         Ok(Config {
-            webhooks_allow_private,
+            outbound_allow_private,
             developer_signup,
             simplefin_daily_requests,
             metrics,

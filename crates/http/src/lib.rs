@@ -18,6 +18,7 @@ pub mod malformed;
 pub mod metrics;
 pub mod openapi;
 pub mod platform;
+pub mod provider_calls;
 pub mod request_id;
 pub mod routes;
 pub mod server;

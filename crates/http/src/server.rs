@@ -14,6 +14,7 @@ use tributary_domain::clock::{Clock, SystemClock};
 use tributary_notify::deliver::Deliverer;
 use tributary_notify::mail::{DevOutbox, Mailer, SmtpMailer};
 use tributary_notify::notices::NoticeSender;
+use tributary_outbound::Guard;
 use tributary_providers::Registry;
 use tributary_providers::akahu::AkahuConnector;
 use tributary_providers::enablebanking::EnableBankingConnector;
@@ -220,7 +221,12 @@ pub fn sync_engine(
     db: &Database,
     clock: Arc<dyn Clock>,
 ) -> anyhow::Result<SyncEngine> {
-    engine_with(config, db, clock, providers(config)?)
+    engine_with(
+        config,
+        db,
+        clock,
+        providers(config, &config.outbound_guard())?,
+    )
 }
 
 /// A sync engine over `registry` with the configured keyring and policy.
@@ -243,11 +249,13 @@ pub fn deliverer(
     db: &Database,
     clock: Arc<dyn Clock>,
 ) -> anyhow::Result<Deliverer> {
-    Ok(
-        Deliverer::new(db.clone(), clock, Arc::new(config.keyring()?))
-            .allowing_private(config.webhooks_allow_private)
-            .with_lease(config.sync_policy.lease),
-    )
+    Ok(Deliverer::new(
+        db.clone(),
+        clock,
+        Arc::new(config.keyring()?),
+        &config.outbound_guard(),
+    )?
+    .with_lease(config.sync_policy.lease))
 }
 
 /// What the workers send besides syncing: the webhooks due, and the mail
@@ -278,9 +286,11 @@ pub fn worker_chore(
 
 /// Every provider's connector: the built-in ones, Akahu (its personal apps
 /// need no configuration), and GoCardless, Enable Banking, Plaid and
-/// SnapTrade when their credentials are configured.
-pub fn providers(config: &Config) -> anyhow::Result<Registry> {
-    let mut registry = Registry::with_defaults();
+/// SnapTrade when their credentials are configured. Those whose addresses
+/// users give (SimpleFIN) reach only what `outbound` allows; the others'
+/// API roots are the operator's to set.
+pub fn providers(config: &Config, outbound: &Guard) -> anyhow::Result<Registry> {
+    let mut registry = Registry::with_defaults(outbound);
     if let Some(gocardless) = &config.gocardless {
         registry.register(Arc::new(GoCardlessConnector::new(
             gocardless.connector_config(),
@@ -429,6 +439,9 @@ pub struct Parts {
     pub mailer: Option<Arc<dyn Mailer>>,
     /// Default: the configured processor, if any.
     pub payments: Option<Arc<dyn PaymentProcessor>>,
+    /// The guard webhook registrations are checked with. Default: the
+    /// configured one, resolving with the system's resolver.
+    pub outbound: Option<Guard>,
 }
 
 /// One interface's server, assembled: the database open, the demo seeded
@@ -491,7 +504,7 @@ impl Application {
         state.simplefin_daily_requests = config.simplefin_daily_requests;
         state.developer_signup = config.developer_signup;
         state.sealer = Some(sealer);
-        state.webhooks_allow_private = config.webhooks_allow_private;
+        state.outbound = parts.outbound.unwrap_or_else(|| config.outbound_guard());
         // Mail and bank connections serve the browser pages of both
         // interfaces; payments only the Platform's checkout.
         state = state.with_engine(pages_engine).with_mailer(mailer);
@@ -712,7 +725,7 @@ mod tests {
     fn gocardless_connector_is_registered_only_when_configured() {
         let unconfigured = Config::from_lookup(|_| None).unwrap();
         assert!(
-            providers(&unconfigured)
+            providers(&unconfigured, &unconfigured.outbound_guard())
                 .unwrap()
                 .get(Provider::GoCardless)
                 .is_none()
@@ -724,7 +737,7 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        let registry = providers(&configured).unwrap();
+        let registry = providers(&configured, &configured.outbound_guard()).unwrap();
         assert!(registry.get(Provider::GoCardless).is_some());
         assert!(registry.get(Provider::Sandbox).is_some());
     }

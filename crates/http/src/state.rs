@@ -31,9 +31,12 @@ pub struct AppState {
     pub developer_signup: tributary_auth::developers::Signup,
     /// Seals webhook signing secrets; `None` where webhooks cannot be made.
     pub sealer: Option<Arc<dyn tributary_domain::secrets::Sealer>>,
-    /// `TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE`: webhook URLs may point inside
-    /// private networks (and use http).
-    pub webhooks_allow_private: bool,
+    /// The guard webhook URLs are checked with at registration
+    /// (docs/operations.md#outbound-requests).
+    pub outbound: tributary_outbound::Guard,
+    /// Threads of their own for handlers that wait on providers (connects),
+    /// so that a slow provider holds none of the database work's.
+    pub provider_calls: crate::provider_calls::ProviderCalls,
 }
 
 impl AppState {
@@ -52,7 +55,8 @@ impl AppState {
             simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
             developer_signup: tributary_auth::developers::Signup::Closed,
             sealer: None,
-            webhooks_allow_private: false,
+            outbound: tributary_outbound::Guard::new(Default::default()),
+            provider_calls: Default::default(),
         }
     }
 

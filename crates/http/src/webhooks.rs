@@ -153,18 +153,15 @@ fn json_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError>
     })
 }
 
-/// Checks a URL an owner registers: its form, and (unless allowed) that it
-/// resolves to no private address. Nothing is connected to.
-fn check_url(state: &AppState, raw: &str) -> Result<String, ApiError> {
-    let invalid =
-        |why: String| ApiError::bad_request("INVALID_WEBHOOK_URL", format!("`url`: {why}."));
-    let url = url::Url::parse(raw.trim()).map_err(|err| invalid(err.to_string()))?;
-    if url.scheme() != "https" && !state.webhooks_allow_private {
-        return Err(invalid("must use https".into()));
-    }
-    destination::resolve(&url, state.webhooks_allow_private)
-        .map_err(|refusal| invalid(refusal.to_string()))?;
-    Ok(url.to_string())
+/// Checks a URL an owner registers: its form, and that the outbound guard
+/// allows its addresses, resolved off this worker's threads and within the
+/// guard's timeout (a name whose DNS never answers holds nothing here).
+/// Nothing is connected to.
+async fn check_url(state: &AppState, raw: &str) -> Result<String, ApiError> {
+    destination::check(&state.outbound, raw)
+        .await
+        .map(|url| url.to_string())
+        .map_err(|why| ApiError::bad_request("INVALID_WEBHOOK_URL", format!("`url`: {why}.")))
 }
 
 fn event_types(asked: Option<Vec<String>>) -> Result<Vec<WebhookEventType>, ApiError> {
@@ -230,7 +227,7 @@ async fn create<O: Owner>(
 ) -> Result<HttpResponse, ApiError> {
     let owner = credential.owner(&state).await?;
     let asked: NewEndpoint = json_body(&body)?;
-    let url = check_url(&state, &asked.url)?;
+    let url = check_url(&state, &asked.url).await?;
     let types = event_types(asked.event_types)?;
     let secret = SigningSecret::generate();
     let sealed = seal_secret(sealer(&state)?.as_ref(), owner, &secret);

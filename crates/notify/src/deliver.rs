@@ -8,7 +8,6 @@
 //! on the schedule of [`crate::retry`], sooner or later as a `Retry-After`
 //! on a 429, 502 or 504 asks.
 
-use crate::destination;
 use crate::retry;
 use crate::signing::{SigningSecret, signature_header};
 use chrono::NaiveDateTime;
@@ -17,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::clock::Clock;
 use tributary_domain::secrets::Sealer;
+use tributary_outbound::{Guard, GuardedClient, Redirects};
 use tributary_storage::webhooks::{self, AttemptOutcome, ClaimedDelivery, EndpointOwner};
 use tributary_storage::{Database, StorageError};
 use url::Url;
@@ -72,26 +72,29 @@ pub struct Deliverer {
     db: Database,
     clock: Arc<dyn Clock>,
     sealer: Arc<dyn Sealer>,
-    /// `TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE`: deliver to private addresses too.
-    allow_private: bool,
+    /// Reaches only what the outbound guard allows, without following
+    /// redirects.
+    client: GuardedClient,
     /// How long a worker holds a delivery it is sending.
     lease: Duration,
 }
 
 impl Deliverer {
-    pub fn new(db: Database, clock: Arc<dyn Clock>, sealer: Arc<dyn Sealer>) -> Self {
-        Deliverer {
+    /// A deliverer to where `guard` allows (docs/operations.md#outbound-requests).
+    /// Makes a blocking HTTP client: call it off the async runtime.
+    pub fn new(
+        db: Database,
+        clock: Arc<dyn Clock>,
+        sealer: Arc<dyn Sealer>,
+        guard: &Guard,
+    ) -> Result<Self, reqwest::Error> {
+        Ok(Deliverer {
             db,
             clock,
             sealer,
-            allow_private: false,
+            client: client(guard)?,
             lease: TIMEOUT * 4,
-        }
-    }
-
-    pub fn allowing_private(mut self, allow: bool) -> Self {
-        self.allow_private = allow;
-        self
+        })
     }
 
     /// At least the receiver's timeout: a lease shorter than a send would
@@ -200,18 +203,6 @@ impl Deliverer {
 
     fn post(&self, delivery: &ClaimedDelivery) -> Result<Answer, String> {
         let url = Url::parse(&delivery.endpoint.url).map_err(|err| err.to_string())?;
-        // Checked before any connection is made; the request then goes to
-        // the checked addresses only.
-        let addrs =
-            destination::resolve(&url, self.allow_private).map_err(|err| err.to_string())?;
-        let host = url.host_str().unwrap_or_default().to_owned();
-        let client = reqwest::blocking::Client::builder()
-            .timeout(TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .resolve_to_addrs(&host, &addrs)
-            .user_agent(concat!("Tributary-Webhooks/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| err.to_string())?;
         let secrets = self.secrets(delivery)?;
         let timestamp = self.clock.now().timestamp();
         let body = delivery.payload.as_bytes();
@@ -221,20 +212,28 @@ impl Deliverer {
             timestamp,
             body,
         );
-        let response = client
+        // The guard checks the address before anything is connected to
+        // (again at every delivery: a name may resolve elsewhere now); the
+        // request then goes to the checked addresses only.
+        let response = self
+            .client
             .post(url)
+            .map_err(|refusal| refusal.to_string())?
             .header("content-type", "application/json")
             .header("webhook-id", &delivery.message_id)
             .header("webhook-timestamp", timestamp.to_string())
             .header("webhook-signature", signature)
             .body(body.to_vec())
             .send()
-            .map_err(|err| {
-                if err.is_timeout() {
-                    format!("no answer within {} s", TIMEOUT.as_secs())
-                } else {
-                    format!("could not send: {err}")
-                }
+            .map_err(|err| match tributary_outbound::refusal_in(&err) {
+                Some(refusal) => refusal.to_string(),
+                // One text for a refused connection, a reset, a TLS failure
+                // and silence: the log an owner reads says nothing of what
+                // answered at an address (docs/operations.md#outbound-requests).
+                None => format!(
+                    "no answer (no connection, or none within {} s)",
+                    TIMEOUT.as_secs()
+                ),
             })?;
         let status = response.status();
         Ok(if status.is_success() {
@@ -254,6 +253,16 @@ impl Deliverer {
             }
         })
     }
+}
+
+/// The receivers' client: the guard's, no redirects followed.
+fn client(guard: &Guard) -> Result<GuardedClient, reqwest::Error> {
+    guard.blocking_client(
+        reqwest::blocking::Client::builder()
+            .timeout(TIMEOUT)
+            .user_agent(concat!("Tributary-Webhooks/", env!("CARGO_PKG_VERSION"))),
+        Redirects::NotFollowed,
+    )
 }
 
 /// What a receiver answered.

@@ -169,15 +169,19 @@ pub enum ConnectorError {
     /// The provider answered something we cannot read.
     #[error("the provider sent an unexpected answer: {0}")]
     Protocol(String),
+    /// An address the user gave (a SimpleFIN setup token's, say) is one the
+    /// outbound guard refuses; nothing was sent. The user must give another.
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl ConnectorError {
     /// The connection status a sync that failed this way leaves behind.
     pub fn connection_status(&self) -> ConnectionStatus {
         match self {
-            ConnectorError::InvalidCredentials(_) | ConnectorError::ReauthRequired(_) => {
-                ConnectionStatus::ReauthRequired
-            }
+            ConnectorError::InvalidCredentials(_)
+            | ConnectorError::ReauthRequired(_)
+            | ConnectorError::Refused(_) => ConnectionStatus::ReauthRequired,
             ConnectorError::Unavailable { .. }
             | ConnectorError::Misconfigured(_)
             | ConnectorError::Protocol(_) => ConnectionStatus::Error,

@@ -4,6 +4,7 @@ use crate::connector::Connector;
 use crate::sandbox::SandboxConnector;
 use crate::simplefin::SimpleFinConnector;
 use std::time::Duration;
+use tributary_outbound::Guard;
 
 /// How long a provider may take to answer one request.
 pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(60);
@@ -17,11 +18,12 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Every connector that needs no configuration.
-    pub fn with_defaults() -> Self {
+    /// Every connector that needs no configuration; those whose requests a
+    /// user aims (SimpleFIN) go through `outbound`.
+    pub fn with_defaults(outbound: &Guard) -> Self {
         let mut registry = Registry::default();
         registry.register(Arc::new(SandboxConnector::default()));
-        match SimpleFinConnector::new(PROVIDER_TIMEOUT) {
+        match SimpleFinConnector::new(PROVIDER_TIMEOUT, outbound) {
             Ok(simplefin) => registry.register(Arc::new(simplefin)),
             Err(err) => {
                 log::error!("SimpleFIN is unavailable: its HTTP client did not start: {err}")

@@ -3,6 +3,12 @@
 //! Basic credentials in it, which is stored sealed. Syncs then read
 //! `GET {access URL}/accounts?version=2&pending=1&start-date=…`.
 //!
+//! The claim and access URLs come from the user, so every request goes
+//! through the outbound guard (docs/operations.md#outbound-requests): a
+//! claim or access URL inside a private network is refused before anything
+//! is connected to, redirects are checked hop by hop, and a failure to reach
+//! the server reads the same whatever answered (or did not) at the address.
+//!
 //! Status handling (docs/providers.md): 403 on claim = token already claimed
 //! or invalid; 403 on accounts = access revoked; 402 = the user's SimpleFIN
 //! subscription needs payment; both need the user (REAUTH_REQUIRED, no
@@ -16,7 +22,7 @@ use crate::connector::{
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use reqwest::StatusCode;
-use reqwest::blocking::{Client, Response};
+use reqwest::blocking::Response;
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use serde::Deserialize;
 use std::time::Duration;
@@ -24,6 +30,7 @@ use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::reconcile::PendingMatchRule;
 use tributary_domain::snapshot::*;
+use tributary_outbound::{Guard, GuardedClient, Redirects, Refusal};
 
 /// How far back the first sync reads.
 const FIRST_SYNC_DAYS: i64 = 90;
@@ -33,29 +40,54 @@ const OVERLAP_DAYS: i64 = 14;
 
 #[derive(Debug, Clone)]
 pub struct SimpleFinConnector {
-    client: Client,
+    client: GuardedClient,
 }
 
 impl SimpleFinConnector {
-    pub fn new(timeout: Duration) -> Result<Self, reqwest::Error> {
-        let client = Client::builder()
-            .timeout(timeout)
-            .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+    /// A connector whose requests reach only what `guard` allows.
+    pub fn new(timeout: Duration, guard: &Guard) -> Result<Self, reqwest::Error> {
+        let client = guard.blocking_client(
+            reqwest::blocking::Client::builder()
+                .timeout(timeout)
+                .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION"))),
+            Redirects::FollowedWhenAllowed,
+        )?;
         Ok(Self { client })
     }
 }
 
-fn transport_error(err: reqwest::Error) -> ConnectorError {
-    let reason = if err.is_timeout() {
-        "SimpleFIN did not answer in time".to_owned()
-    } else {
-        // No URL: it would carry the credentials.
-        format!("could not reach SimpleFIN: {}", err.without_url())
-    };
-    ConnectorError::Unavailable {
-        reason,
-        retry_after: None,
+/// Which URL the user gave: the refusal and the failure name it.
+#[derive(Debug, Clone, Copy)]
+enum Aim {
+    /// The setup token's claim URL (a refusal is the token's fault).
+    Claim,
+    /// The stored access URL (a refusal needs a new setup token).
+    Access,
+}
+
+impl Aim {
+    fn refused(self, refusal: &Refusal) -> ConnectorError {
+        ConnectorError::Refused(match self {
+            Aim::Claim => format!("the setup token's address was refused: {refusal}"),
+            Aim::Access => format!(
+                "the SimpleFIN access URL was refused: {refusal}; connect with a new setup token"
+            ),
+        })
+    }
+
+    /// A request that got no usable answer: refused by the guard, or one
+    /// text for every way of not reaching the server (no connection, a
+    /// reset, a TLS failure, silence), so that the message says nothing of
+    /// what listens at the address.
+    fn transport_error(self, err: &reqwest::Error) -> ConnectorError {
+        if let Some(refusal) = tributary_outbound::refusal_in(err) {
+            return self.refused(&refusal);
+        }
+        ConnectorError::Unavailable {
+            reason: "could not reach the SimpleFIN server (no connection, or no answer in time)"
+                .into(),
+            retry_after: None,
+        }
     }
 }
 
@@ -138,9 +170,10 @@ impl SimpleFinConnector {
         let response = self
             .client
             .post(url)
+            .map_err(|refusal| Aim::Claim.refused(&refusal))?
             .header(reqwest::header::CONTENT_LENGTH, "0")
             .send()
-            .map_err(transport_error)?;
+            .map_err(|err| Aim::Claim.transport_error(&err))?;
         if response.status() == StatusCode::FORBIDDEN {
             return Err(ConnectorError::InvalidCredentials(
                 "SimpleFIN refused the setup token (403): it was already claimed, or it is not valid; create a new one".into(),
@@ -149,7 +182,11 @@ impl SimpleFinConnector {
         if let Some(err) = status_error(&response, "the claim") {
             return Err(err);
         }
-        let access_url = response.text().map_err(transport_error)?.trim().to_owned();
+        let access_url = response
+            .text()
+            .map_err(|err| Aim::Claim.transport_error(&err))?
+            .trim()
+            .to_owned();
         parse_access_url(&access_url).map_err(|_| {
             ConnectorError::Protocol("SimpleFIN's claim answer is not an access URL".into())
         })?;
@@ -175,9 +212,10 @@ impl SimpleFinConnector {
         let response = self
             .client
             .get(url)
+            .map_err(|refusal| Aim::Access.refused(&refusal))?
             .basic_auth(&access.username, Some(&access.password))
             .send()
-            .map_err(transport_error)?;
+            .map_err(|err| Aim::Access.transport_error(&err))?;
         if response.status() == StatusCode::FORBIDDEN
             || response.status() == StatusCode::UNAUTHORIZED
         {
@@ -198,14 +236,21 @@ impl SimpleFinConnector {
                 "SimpleFIN answered without a JSON content type".into(),
             ));
         }
-        let body = response.bytes().map_err(transport_error)?;
+        let body = response
+            .bytes()
+            .map_err(|err| Aim::Access.transport_error(&err))?;
         if body.is_empty() {
             return Err(ConnectorError::Protocol(
                 "SimpleFIN answered with an empty body".into(),
             ));
         }
+        // Where it stopped, not serde's words: those quote the answer.
         serde_json::from_slice(&body).map_err(|err| {
-            ConnectorError::Protocol(format!("SimpleFIN's answer does not parse: {err}"))
+            ConnectorError::Protocol(format!(
+                "SimpleFIN's answer is not an account set (line {}, column {})",
+                err.line(),
+                err.column()
+            ))
         })
     }
 }
@@ -221,6 +266,13 @@ impl Connector for SimpleFinConnector {
         })?;
         let access_url = self.claim(token)?;
         let access = parse_access_url(&access_url)?;
+        // Where the claim sends syncs is checked now, so that a claim answer
+        // aimed inside a private network fails the connect, not every sync
+        // (each sync checks again: a name may resolve elsewhere later).
+        self.client
+            .guard()
+            .resolve_blocking(&access.base)
+            .map_err(|refusal| Aim::Claim.refused(&refusal))?;
         let host = access.base.host_str().unwrap_or("simplefin").to_owned();
         Ok(Prepared {
             institution: SnapshotInstitution {

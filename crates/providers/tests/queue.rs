@@ -128,7 +128,11 @@ fn two_workers_run_every_job_exactly_once() {
 fn an_expired_lease_is_taken_over_and_the_late_worker_stores_nothing() {
     on_every_backend(|db| {
         let clock = clock();
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let engine = SyncEngine::new(
+            db.clone(),
+            Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+            clock.clone(),
+        );
         let connection = new_connection(&engine, db, clock.as_ref(), "lease@example.com");
         engine
             .request_sync(connection, SyncJobKind::OnDemand)
@@ -164,7 +168,11 @@ fn an_expired_lease_is_taken_over_and_the_late_worker_stores_nothing() {
 fn asking_twice_queues_one_job() {
     on_every_backend(|db| {
         let clock = clock();
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let engine = SyncEngine::new(
+            db.clone(),
+            Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+            clock.clone(),
+        );
         let connection = new_connection(&engine, db, clock.as_ref(), "twice@example.com");
         let first = engine
             .request_sync(connection, SyncJobKind::OnDemand)
@@ -189,7 +197,11 @@ fn asking_twice_queues_one_job() {
 fn the_scheduler_skips_connections_only_the_user_can_fix() {
     on_every_backend(|db| {
         let clock = clock();
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let engine = SyncEngine::new(
+            db.clone(),
+            Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+            clock.clone(),
+        );
         let healthy = new_connection(&engine, db, clock.as_ref(), "ok@example.com");
         let user = users::create_personal_user(
             &mut db.conn().unwrap(),
@@ -243,7 +255,11 @@ fn stored_counts(db: &Database, user_id: UserId) -> (usize, i64) {
 fn a_worker_that_does_not_hold_the_job_stores_nothing() {
     on_every_backend(|db| {
         let clock = clock();
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let engine = SyncEngine::new(
+            db.clone(),
+            Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+            clock.clone(),
+        );
         let connection = new_connection(&engine, db, clock.as_ref(), "fenced@example.com");
         engine
             .sync_now(connection, SyncJobKind::Initial, "w")
@@ -372,7 +388,11 @@ fn a_sync_longer_than_the_lease_finishes_once_with_two_workers() {
 fn a_job_taken_over_too_often_fails_with_a_reason_instead_of_cycling() {
     on_every_backend(|db| {
         let clock = clock();
-        let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+        let engine = SyncEngine::new(
+            db.clone(),
+            Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+            clock.clone(),
+        );
         let connection = new_connection(&engine, db, clock.as_ref(), "cycle@example.com");
         engine
             .request_sync(connection, SyncJobKind::OnDemand)

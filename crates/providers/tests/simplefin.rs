@@ -15,6 +15,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_outbound::{Guard, PrivateAllowance};
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{ConnectRequest, ConnectorError, Registry};
@@ -66,6 +67,8 @@ struct Setup {
     /// timeout fault, so that no other answer races a short timeout on a
     /// loaded machine.
     impatient: SyncEngine,
+    /// The same, with private addresses refused (the fake's among them).
+    guarded: SyncEngine,
     clock: Arc<ManualClock>,
     user: UserId,
     connection: ConnectionId,
@@ -96,13 +99,16 @@ fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
         Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
     ));
     let keyring = Arc::new(Keyring::new(&generate_key(), &[]).unwrap());
-    let engine_with = |timeout: Duration| {
+    // The fake listens on loopback: allowed here, as a home lab would.
+    let engine_with = |timeout: Duration, allowance: PrivateAllowance| {
         let mut registry = Registry::default();
-        registry.register(Arc::new(SimpleFinConnector::new(timeout).unwrap()));
+        let guard = Guard::new(allowance);
+        registry.register(Arc::new(SimpleFinConnector::new(timeout, &guard).unwrap()));
         SyncEngine::new(db.clone(), registry, clock.clone()).with_sealer(keyring.clone())
     };
-    let engine = engine_with(Duration::from_secs(30));
-    let impatient = engine_with(Duration::from_millis(500));
+    let engine = engine_with(Duration::from_secs(30), PrivateAllowance::All);
+    let impatient = engine_with(Duration::from_millis(500), PrivateAllowance::All);
+    let guarded = engine_with(Duration::from_secs(30), PrivateAllowance::None);
     let user = users::create_personal_user(
         &mut db.conn().unwrap(),
         "fin@example.com",
@@ -124,6 +130,7 @@ fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
         setup_token,
         engine,
         impatient,
+        guarded,
         clock,
         user,
         connection,
@@ -137,6 +144,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         setup_token,
         engine,
         impatient,
+        guarded,
         clock,
         user,
         connection,
@@ -298,6 +306,37 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         stored.0,
         "re-reading the same window adds no posted transaction"
     );
+
+    // The operator no longer allows private addresses: the stored access
+    // URL (on loopback) is refused at the next sync before anything is
+    // connected to, and the connection needs a new setup token.
+    let asked_before = rt.block_on(server.received_requests()).unwrap().len();
+    let stored = counts(&db, user);
+    clock.advance(chrono::Duration::hours(1));
+    let outcome = guarded
+        .sync_now(connection, SyncJobKind::OnDemand, "test")
+        .unwrap();
+    let SyncOutcome::ProviderFailed {
+        error, retry_at, ..
+    } = outcome
+    else {
+        panic!("expected a refusal, got {outcome:?}")
+    };
+    let error = error.to_string();
+    assert!(
+        error.contains("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE"),
+        "{error}"
+    );
+    assert!(!error.contains(PASSWORD), "{error}");
+    assert_eq!(retry_at, None, "a refusal is not retried");
+    assert_eq!(
+        rt.block_on(server.received_requests()).unwrap().len(),
+        asked_before,
+        "nothing reached the refused address"
+    );
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(record.status, ConnectionStatus::ReauthRequired);
+    assert_eq!(counts(&db, user), stored, "nothing stored is lost");
 }
 
 /// One account's SimpleFIN answer with these transactions:

@@ -21,7 +21,11 @@ fn engine_and_user(db: &Database, email: &str) -> (SyncEngine, Arc<ManualClock>,
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2026, 11, 21, 8, 0, 0).unwrap(),
     ));
-    let engine = SyncEngine::new(db.clone(), Registry::with_defaults(), clock.clone());
+    let engine = SyncEngine::new(
+        db.clone(),
+        Registry::with_defaults(&tributary_outbound::Guard::new(Default::default())),
+        clock.clone(),
+    );
     let user = users::create_personal_user(&mut db.conn().unwrap(), email, clock.now().naive_utc())
         .unwrap();
     (engine, clock, user.id)

@@ -113,8 +113,13 @@ pub(super) async fn start(
     };
     let now = state.clock.now().naive_utc();
     let db = state.db.clone();
-    let started =
-        web::block(move || payments::start_checkout(&db, &*processor, &request, now)).await?;
+    // The processor is an outside service: waited on off the database's threads.
+    let started = state
+        .provider_calls
+        .run(user.id, move || {
+            payments::start_checkout(&db, &*processor, &request, now)
+        })
+        .await?;
     match started {
         Ok(started) => Ok(see_other(&started.url)),
         Err(err) => checkout_page(
@@ -136,9 +141,12 @@ pub(super) async fn come_back(
     let processor = processor(&state)?;
     let now = state.clock.now().naive_utc();
     let db = state.db.clone();
-    let outcome =
-        web::block(move || payments::confirm_latest_checkout(&db, &*processor, user_id, now))
-            .await?;
+    let outcome = state
+        .provider_calls
+        .run(user_id, move || {
+            payments::confirm_latest_checkout(&db, &*processor, user_id, now)
+        })
+        .await?;
     match outcome {
         Ok(CheckoutState::Paid { .. }) => {
             if let Some(user) = session.user.as_mut() {

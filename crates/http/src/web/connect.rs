@@ -116,7 +116,12 @@ pub(super) async fn form<V: Visitor>(
     let (institutions, error) = if PSD2_COUNTRIES.contains(&country.as_str()) {
         let engine = engine(&state)?;
         let lookup = country.clone();
-        match web::block(move || engine.institutions(provider, &lookup)).await? {
+        let user = visitor.user().id;
+        match state
+            .provider_calls
+            .run(user, move || engine.institutions(provider, &lookup))
+            .await?
+        {
             Ok(all) => {
                 let needle = query.to_lowercase();
                 let found = all
@@ -278,6 +283,15 @@ pub(super) fn connect_failure(err: &SyncError) -> String {
             tributary_providers::ConnectorError::Unavailable { .. } => {
                 "The bank cannot be reached right now. Try again in a few minutes.".to_owned()
             }
+            // Says what was refused and the operator's switch; nothing of
+            // what answers at the address (nothing was sent).
+            tributary_providers::ConnectorError::Refused(why) => {
+                let mut why = why.clone();
+                if let Some(first) = why.get(..1) {
+                    why.replace_range(..1, &first.to_uppercase());
+                }
+                format!("{why}.")
+            }
             other => format!("The bank did not let us connect: {other}. Try again."),
         },
         SyncError::NoSecretKey => {
@@ -366,11 +380,14 @@ pub(super) async fn submit_credentials(
         Err(missing) => return refused(missing),
     };
     let engine = engine(state)?;
-    let outcome = web::block(move || match target {
-        Target::New => engine.connect(user.id, provider, &request),
-        Target::Existing(id) => engine.reconnect(id, &request),
-    })
-    .await?;
+    let user_id = user.id;
+    let outcome = state
+        .provider_calls
+        .run(user_id, move || match target {
+            Target::New => engine.connect(user_id, provider, &request),
+            Target::Existing(id) => engine.reconnect(id, &request),
+        })
+        .await?;
     match outcome {
         // A provider that sends the user to the bank (or its own pages)
         // first: its connection has a link to go to.
@@ -419,8 +436,12 @@ pub(super) async fn bank_return<V: Visitor>(
     };
     let returned = AuthorizationReturn::new(query.into_inner());
     let engine = engine(&state)?;
-    let completed =
-        web::block(move || engine.complete_authorization(connection_id, &returned)).await?;
+    let completed = state
+        .provider_calls
+        .run(visitor.user().id, move || {
+            engine.complete_authorization(connection_id, &returned)
+        })
+        .await?;
     if let Err(err) = completed {
         // A refused return says why in the bank's words (the user cancelled,
         // the code expired); other failures as any connection's.

@@ -72,6 +72,8 @@ pub(super) struct PageError {
     /// A server-side failure: logged with the request id, never shown.
     /// Boxed: most errors have none, and a `Result` stays small.
     fault: Option<Box<Fault>>,
+    /// Seconds to wait before trying again, for a busy answer.
+    retry_after: Option<u64>,
 }
 
 impl PageError {
@@ -81,6 +83,26 @@ impl PageError {
             title,
             message: message.into(),
             fault: None,
+            retry_after: None,
+        }
+    }
+
+    /// A provider call that could not start now (docs/operations.md#outbound-requests).
+    pub(super) fn busy(busy: crate::provider_calls::Busy) -> Self {
+        use crate::provider_calls::{Busy, RETRY_AFTER_SECONDS};
+        let (status, message) = match busy {
+            Busy::User => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "You are already connecting other banks. Wait until they finish, then try again.",
+            ),
+            Busy::Server => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Too many banks are being connected right now. Try again in a moment.",
+            ),
+        };
+        Self {
+            retry_after: Some(RETRY_AFTER_SECONDS),
+            ..Self::new(status, "Busy", message)
         }
     }
 
@@ -151,6 +173,7 @@ impl From<Fault> for PageError {
             title,
             message: message.into(),
             fault: Some(Box::new(fault)),
+            retry_after: None,
         }
     }
 }
@@ -158,6 +181,15 @@ impl From<Fault> for PageError {
 impl From<tributary_storage::StorageError> for PageError {
     fn from(err: tributary_storage::StorageError) -> Self {
         Fault::from(err).into()
+    }
+}
+
+impl From<crate::provider_calls::CallError> for PageError {
+    fn from(err: crate::provider_calls::CallError) -> Self {
+        match err {
+            crate::provider_calls::CallError::Busy(busy) => Self::busy(busy),
+            crate::provider_calls::CallError::Failed(why) => Self::internal(why),
+        }
     }
 }
 
@@ -186,7 +218,10 @@ impl ResponseError for PageError {
             .render()
             .unwrap_or_else(|_| format!("{}: {}", self.title, self.message));
         let mut response = HttpResponse::build(self.status);
-        if let Some(seconds) = self.fault.as_ref().and_then(|fault| fault.retry_after()) {
+        let retry_after = self
+            .retry_after
+            .or_else(|| self.fault.as_ref().and_then(|fault| fault.retry_after()));
+        if let Some(seconds) = retry_after {
             response.insert_header((actix_web::http::header::RETRY_AFTER, seconds.to_string()));
         }
         response.content_type("text/html; charset=utf-8").body(body)
