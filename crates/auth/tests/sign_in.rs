@@ -22,6 +22,17 @@ fn noon() -> NaiveDateTime {
         .unwrap()
 }
 
+/// A code for `email` asked for through `surface` from `ip` at noon.
+fn send(
+    conn: &mut AnyConnection,
+    surface: SignInSurface,
+    binding: &CodeBinding,
+    email: &str,
+    ip: &str,
+) -> Result<String, SignInError> {
+    sign_in::issue(conn, surface, binding, email, ip, noon())
+}
+
 /// A new app and an authorization session of it: (cookie token, what its
 /// codes are bound to).
 fn session(conn: &mut AnyConnection) -> (String, CodeBinding) {
@@ -60,15 +71,7 @@ fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
         let mut conn = db.conn().unwrap();
         let (_, first) = session(&mut conn);
         let (_, second) = session(&mut conn);
-        let code = sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &first,
-            "ana@example.com",
-            "10.0.0.1",
-            noon(),
-        )
-        .unwrap();
+        let code = send(&mut conn, AUTHORIZE, &first, "ana@example.com", "10.0.0.1").unwrap();
         assert_eq!(code.len(), 6);
         assert!(code.chars().all(|c| c.is_ascii_digit()));
 
@@ -88,15 +91,7 @@ fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
         ));
 
         // Ten minutes later a code no longer works.
-        let late = sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &first,
-            "ana@example.com",
-            "10.0.0.1",
-            noon(),
-        )
-        .unwrap();
+        let late = send(&mut conn, AUTHORIZE, &first, "ana@example.com", "10.0.0.1").unwrap();
         assert!(matches!(
             sign_in::verify(&mut conn, &first, &late, noon() + Duration::minutes(10)),
             Err(SignInError::Expired)
@@ -109,15 +104,7 @@ fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
-        let code = sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &id,
-            "bo@example.com",
-            "10.0.0.2",
-            noon(),
-        )
-        .unwrap();
+        let code = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
         let wrong = if code == "000000" { "000001" } else { "000000" };
         for remaining in (1..=4).rev() {
             match sign_in::verify(&mut conn, &id, wrong, noon()) {
@@ -134,24 +121,8 @@ fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
             Err(SignInError::TooManyAttempts)
         ));
 
-        let old = sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &id,
-            "bo@example.com",
-            "10.0.0.2",
-            noon(),
-        )
-        .unwrap();
-        let new = sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &id,
-            "bo@example.com",
-            "10.0.0.2",
-            noon(),
-        )
-        .unwrap();
+        let old = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
+        let new = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
         if old != new {
             assert!(
                 sign_in::verify(&mut conn, &id, &old, noon()).is_err(),
@@ -171,25 +142,10 @@ fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
         for _ in 0..MAX_SENDS_PER_ADDRESS {
-            sign_in::issue(
-                &mut conn,
-                AUTHORIZE,
-                &id,
-                "cy@example.com",
-                "10.0.0.3",
-                noon(),
-            )
-            .unwrap();
+            send(&mut conn, AUTHORIZE, &id, "cy@example.com", "10.0.0.3").unwrap();
         }
         assert!(matches!(
-            sign_in::issue(
-                &mut conn,
-                AUTHORIZE,
-                &id,
-                "cy@example.com",
-                "10.0.0.3",
-                noon()
-            ),
+            send(&mut conn, AUTHORIZE, &id, "cy@example.com", "10.0.0.3"),
             Err(SignInError::AddressRateLimited)
         ));
         // An hour later the address may receive codes again.
@@ -205,18 +161,17 @@ fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
 
         let ip = "192.0.2.7";
         for n in 0..MAX_SENDS_PER_IP {
-            sign_in::issue(
+            send(
                 &mut conn,
                 AUTHORIZE,
                 &id,
                 &format!("user{n}@example.com"),
                 ip,
-                noon(),
             )
             .unwrap();
         }
         assert!(matches!(
-            sign_in::issue(&mut conn, AUTHORIZE, &id, "fresh@example.com", ip, noon()),
+            send(&mut conn, AUTHORIZE, &id, "fresh@example.com", ip),
             Err(SignInError::IpRateLimited)
         ));
     });
@@ -237,34 +192,25 @@ fn a_stranger_spends_only_their_own_budgets_never_the_persons() {
             SignInSurface::Developers,
         ] {
             for _ in 0..MAX_SENDS_PER_ADDRESS {
-                sign_in::issue(&mut conn, surface, &id, "dee@example.com", stranger, noon())
-                    .unwrap();
+                send(&mut conn, surface, &id, "dee@example.com", stranger).unwrap();
             }
             assert!(matches!(
-                sign_in::issue(&mut conn, surface, &id, "dee@example.com", stranger, noon()),
+                send(&mut conn, surface, &id, "dee@example.com", stranger),
                 Err(SignInError::AddressRateLimited)
             ));
         }
         for n in MAX_SENDS_PER_ADDRESS..MAX_SENDS_PER_IP {
-            sign_in::issue(
+            send(
                 &mut conn,
                 AUTHORIZE,
                 &id,
                 &format!("other{n}@example.com"),
                 stranger,
-                noon(),
             )
             .unwrap();
         }
         assert!(matches!(
-            sign_in::issue(
-                &mut conn,
-                AUTHORIZE,
-                &id,
-                "new@example.com",
-                stranger,
-                noon()
-            ),
+            send(&mut conn, AUTHORIZE, &id, "new@example.com", stranger),
             Err(SignInError::IpRateLimited)
         ));
         // The person, from their own network, still gets codes everywhere.
@@ -273,15 +219,7 @@ fn a_stranger_spends_only_their_own_budgets_never_the_persons() {
             SignInSurface::Dashboard,
             SignInSurface::Developers,
         ] {
-            sign_in::issue(
-                &mut conn,
-                surface,
-                &browser,
-                "dee@example.com",
-                person,
-                noon(),
-            )
-            .unwrap();
+            send(&mut conn, surface, &browser, "dee@example.com", person).unwrap();
         }
     });
 }
@@ -296,27 +234,25 @@ fn each_surface_has_budgets_of_its_own() {
         // Five codes through apps' authorization pages from the person's
         // own network leave the dashboard's budget whole.
         for _ in 0..MAX_SENDS_PER_ADDRESS {
-            sign_in::issue(&mut conn, AUTHORIZE, &id, "eve@example.com", ip, noon()).unwrap();
+            send(&mut conn, AUTHORIZE, &id, "eve@example.com", ip).unwrap();
         }
         for _ in 0..MAX_SENDS_PER_ADDRESS {
-            sign_in::issue(
+            send(
                 &mut conn,
                 SignInSurface::Dashboard,
                 &browser,
                 "eve@example.com",
                 ip,
-                noon(),
             )
             .unwrap();
         }
         assert!(matches!(
-            sign_in::issue(
+            send(
                 &mut conn,
                 SignInSurface::Dashboard,
                 &browser,
                 "eve@example.com",
-                ip,
-                noon()
+                ip
             ),
             Err(SignInError::AddressRateLimited)
         ));
@@ -357,15 +293,7 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (old_token, old_id) = session(&mut conn);
-        sign_in::issue(
-            &mut conn,
-            AUTHORIZE,
-            &old_id,
-            "old@example.com",
-            "10.0.0.9",
-            noon(),
-        )
-        .unwrap();
+        send(&mut conn, AUTHORIZE, &old_id, "old@example.com", "10.0.0.9").unwrap();
         // A day and a bit later another session starts.
         let later = noon() + Duration::hours(25);
         let app_id = web_session::find(&mut conn, &old_token, noon())
