@@ -715,3 +715,57 @@ async fn behind_a_proxy_the_forwarded_address_is_used_and_still_not_cached() {
         server.stop().await;
     }
 }
+
+#[actix_web::test]
+async fn no_client_authentication_is_401_invalid_client_at_the_token_and_revocation_endpoints() {
+    on_every_backend(|server| async move {
+        let token_form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "trt_made-up"),
+        ];
+        let revoke_form = [("token", "tat_made-up")];
+        let requests = [
+            Client::new()
+                .post(server.url("/api/platform/oauth/token"))
+                .form(&token_form),
+            Client::new()
+                .post(server.url("/api/platform/oauth/revoke"))
+                .form(&revoke_form),
+            // Another scheme is no client authentication either.
+            Client::new()
+                .post(server.url("/api/platform/oauth/revoke"))
+                .bearer_auth("tat_made-up")
+                .form(&revoke_form),
+            Client::new()
+                .post(server.url("/api/platform/oauth/token"))
+                .json(
+                    &serde_json::json!({"grant_type": "refresh_token", "refresh_token": "trt_x"}),
+                ),
+        ];
+        for request in requests {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(
+                response.headers()["www-authenticate"],
+                r#"Basic realm="tributary", charset="UTF-8""#
+            );
+            assert_eq!(response.headers()["cache-control"], "no-store");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "invalid_client", "{body}");
+        }
+        // Wrong Basic credentials at the revocation endpoint: the same.
+        let mut impostor = server.app_a.clone();
+        impostor.secret = Some("tcs_wrongwrongwrongwrongwrongwrongwrongwrongwro".into());
+        let response = Client::new()
+            .post(server.url("/api/platform/oauth/revoke"))
+            .basic_auth(impostor.client_id(), Some(impostor.secret()))
+            .form(&revoke_form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert!(response.headers().contains_key("www-authenticate"));
+        server
+    })
+    .await;
+}
