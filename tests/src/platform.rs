@@ -193,11 +193,30 @@ pub fn start_platform_with_signup(
     pages_server(database, Vec::new(), |parts| parts, signup)
 }
 
+/// As [`start_platform_with_pages`], its configuration (no public URL
+/// yet) changed by `configure` first.
+pub fn start_platform_configured(
+    database: TestDatabase,
+    configure: impl FnOnce(&mut tributary_http::Config),
+) -> (PlatformServer, DevOutbox) {
+    configured_pages_server(database, Vec::new(), |parts| parts, Signup::Open, configure)
+}
+
 fn pages_server(
     database: TestDatabase,
     connectors: Vec<Arc<dyn Connector>>,
     customize: impl FnOnce(Parts) -> Parts,
     signup: Signup,
+) -> (PlatformServer, DevOutbox) {
+    configured_pages_server(database, connectors, customize, signup, |_| {})
+}
+
+fn configured_pages_server(
+    database: TestDatabase,
+    connectors: Vec<Arc<dyn Connector>>,
+    customize: impl FnOnce(Parts) -> Parts,
+    signup: Signup,
+    configure: impl FnOnce(&mut tributary_http::Config),
 ) -> (PlatformServer, DevOutbox) {
     let clock = clock();
     let apps = seed_apps(&database, clock.as_ref(), BillingModel::User);
@@ -216,6 +235,7 @@ fn pages_server(
     };
     let mut config = crate::test_config(&database, None);
     config.developer_signup = signup;
+    configure(&mut config);
     (
         serve(database, clock, config, customize(parts), apps),
         outbox,

@@ -231,6 +231,7 @@ async fn denying_consent_redirects_with_access_denied_and_issues_no_code() {
         let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
         assert_eq!(query["error"], "access_denied");
         assert_eq!(query["state"], "st-123");
+        assert_eq!(query["iss"], server.base_url, "RFC 9207");
         assert!(!query.contains_key("code"));
         assert_eq!(
             row_count(server.database.db(), "oauth_codes"),
@@ -265,7 +266,9 @@ async fn unknown_clients_and_unregistered_redirect_uris_get_a_page_never_a_redir
         let back = browser.get(&authorize_path(public, &public.redirect_uris[0], "st-9", "p@example.com")).await;
         assert_eq!(back.status, StatusCode::FOUND);
         assert!(back.location.starts_with("https://app-p.example/callback?error=invalid_request"), "{}", back.location);
-        assert!(back.location.ends_with("&state=st-9"), "{}", back.location);
+        let query: std::collections::HashMap<_, _> = url::Url::parse(&back.location).unwrap().query_pairs().into_owned().collect();
+        assert_eq!(query["state"], "st-9", "{}", back.location);
+        assert_eq!(query["iss"], server.base_url, "RFC 9207: {}", back.location);
         server
     })
     .await;
@@ -869,6 +872,78 @@ async fn the_demo_callback_redeems_the_demo_apps_codes_once_and_no_one_elses() {
             .await;
         assert_eq!(declined.status, StatusCode::BAD_REQUEST);
         declined.assert_shows("access_denied");
+        server
+    })
+    .await;
+}
+
+/// The Content-Security-Policy a page was answered with.
+async fn policy_of(browser: &Browser, path: &str) -> String {
+    let response = browser
+        .client
+        .get(format!("{}{path}", browser.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "{path}");
+    response.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[actix_web::test]
+async fn a_code_comes_back_with_the_metadatas_issuer_and_pages_allow_only_the_forms_they_need() {
+    on_every_backend(|server, outbox| async move {
+        let metadata =
+            json_answer(Client::new().get(server.url("/.well-known/oauth-authorization-server")))
+                .await;
+        assert_eq!(
+            metadata["authorization_response_iss_parameter_supported"],
+            true
+        );
+        let browser = Browser::new(&server);
+        let app = &server.app_a;
+        let banks = sign_in(&browser, &outbox, app, "iss@example.com").await;
+
+        // Sign-in and the banks: forms stay here, no images.
+        let strict = policy_of(&browser, "/connect/banks").await;
+        assert!(strict.contains("form-action 'self'"), "{strict}");
+        assert!(
+            !strict.contains("form-action 'self' "),
+            "nothing beside 'self': {strict}"
+        );
+        assert!(!strict.contains("img-src"), "{strict}");
+        assert!(
+            policy_of(&browser, "/connect/banks/sandbox")
+                .await
+                .ends_with("form-action 'self'")
+        );
+
+        // Consent ends in the redirect to the app: its origin, exactly.
+        connect_sandbox(&browser, &banks, "user_good").await;
+        let consent_policy = policy_of(&browser, "/connect/consent").await;
+        assert!(
+            consent_policy.ends_with("form-action 'self' https://app-a.example"),
+            "{consent_policy}"
+        );
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        assert_eq!(back.status, StatusCode::FOUND);
+        let query: std::collections::HashMap<_, _> = url::Url::parse(&back.location)
+            .unwrap()
+            .query_pairs()
+            .into_owned()
+            .collect();
+        assert_eq!(
+            query["iss"], metadata["issuer"],
+            "RFC 9207: {}",
+            back.location
+        );
+        assert_eq!(query["state"], "st-123");
+        exchange(&server, app, &back.location).await;
         server
     })
     .await;

@@ -261,6 +261,23 @@ async fn an_enable_banking_bank_is_found_consented_to_and_returns_with_its_code(
         found.assert_shows("Nordea");
         found.assert_shows("name=\"institution_id\" value=\"FI/Nordea\"");
         assert!(!found.body.contains("S-Pankki"), "searched by name");
+        // The page loads the logos of the banks it shows, from where they
+        // are, and its form may lead on to the bank.
+        let policy = browser
+            .client
+            .get(server.url("/connect/banks/enablebanking?country=fi&q=nord"))
+            .send()
+            .await
+            .unwrap()
+            .headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(policy.contains("; form-action 'self' https:"), "{policy}");
+        assert!(
+            policy.ends_with("; img-src https://enablebanking.com"),
+            "{policy}"
+        );
 
         // Picking the bank sends the person to the bank's page…
         let to_bank = browser

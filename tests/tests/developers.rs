@@ -12,7 +12,7 @@
 use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
 use tributary_auth::developers::Signup;
-use tributary_e2e::browser::{Browser, Page, approved_redirect, code_in};
+use tributary_e2e::browser::{Browser, Page, approved_redirect, authorize_path, code_in};
 use tributary_e2e::harness::with_pages as on_every_backend;
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_signup};
 use tributary_notify::mail::DevOutbox;
@@ -464,6 +464,79 @@ async fn with_sign_up_closed_only_added_developers_get_a_code() {
         .unwrap();
         let home = sign_in(&browser, &outbox, "added@example.com").await;
         home.assert_shows("added@example.com");
+        server.stop().await;
+    }
+}
+
+/// The statuses of `times` code requests for `email` at the developer
+/// sign-in, each from a fresh signed-out page of `browser`.
+async fn developer_code_requests(browser: &Browser, email: &str, times: usize) -> Vec<StatusCode> {
+    let mut statuses = Vec::new();
+    for _ in 0..times {
+        let signed_out = browser.get("/developers").await;
+        let answer = browser
+            .submit(&signed_out, "/developers/sign-in", &[("email", email)])
+            .await;
+        statuses.push(answer.status);
+    }
+    statuses
+}
+
+#[actix_web::test]
+async fn sign_in_limits_do_not_tell_who_is_a_developer_and_app_pages_cannot_lock_the_dashboard() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let (server, outbox) = start_platform_with_signup(database, Signup::Closed);
+        for email in ["dev@example.com", "both@example.com"] {
+            tributary_storage::developers::add(
+                &mut server.database.db().conn().unwrap(),
+                email,
+                chrono::Utc::now().naive_utc(),
+            )
+            .unwrap();
+        }
+        // Six requests: the same answers for a developer and for nobody.
+        let browser = Browser::new(&server);
+        let mut expected = vec![StatusCode::OK; 5];
+        expected.push(StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            developer_code_requests(&browser, "dev@example.com", 6).await,
+            expected
+        );
+        assert_eq!(
+            developer_code_requests(&browser, "ghost@example.com", 6).await,
+            expected
+        );
+        assert!(
+            outbox.last_to("ghost@example.com").is_none(),
+            "nothing mailed to nobody"
+        );
+
+        // Five codes asked for through an app's authorization page use up
+        // that surface's budget for the address, not the dashboard's.
+        let stranger = Browser::new(&server);
+        let app = &server.app_a;
+        let mut statuses = Vec::new();
+        for _ in 0..6 {
+            let sign_in = stranger
+                .get(&authorize_path(
+                    app,
+                    &app.redirect_uris[0],
+                    "st",
+                    "both@example.com",
+                ))
+                .await;
+            let sent = stranger
+                .submit(
+                    &sign_in,
+                    "/connect/sign-in",
+                    &[("email", "both@example.com")],
+                )
+                .await;
+            statuses.push(sent.status);
+        }
+        assert_eq!(statuses, expected);
+        sign_in(&Browser::new(&server), &outbox, "both@example.com").await;
         server.stop().await;
     }
 }

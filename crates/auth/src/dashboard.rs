@@ -9,7 +9,7 @@ use crate::{secret, signed_in};
 use chrono::{Duration, NaiveDateTime};
 use tributary_domain::ids::UserId;
 use tributary_storage::dashboard::{self as store, DashboardSessionRecord};
-use tributary_storage::sign_in_codes::CodeBinding;
+use tributary_storage::sign_in_codes::{CodeBinding, SignInSurface};
 use tributary_storage::{AnyConnection, StorageError, users};
 
 pub const LOGIN_LINK_PREFIX: &str = "tdl_";
@@ -92,8 +92,10 @@ fn browser_binding(browser_token: &str) -> Option<CodeBinding> {
 
 /// A sign-in code for the dashboard user `email` (already normalised),
 /// bound to this browser, within the send limits; `None` when no Personal
-/// user has that address. The caller mails the code and answers both cases
-/// alike, so the form does not tell who has an account here.
+/// user has that address. The request counts against the limits either
+/// way (a code nobody is sent is stored, and opens nothing), and the caller
+/// answers both cases alike, so neither the form nor its limits tell who
+/// has an account here.
 pub fn issue_code(
     conn: &mut AnyConnection,
     browser_token: &str,
@@ -102,10 +104,8 @@ pub fn issue_code(
     now: NaiveDateTime,
 ) -> Result<Option<String>, SignInError> {
     let binding = browser_binding(browser_token).ok_or(SignInError::NoCode)?;
-    if users::find_personal_user(conn, email)?.is_none() {
-        return Ok(None);
-    }
-    sign_in::issue(conn, &binding, email, ip, now).map(Some)
+    let code = sign_in::issue(conn, SignInSurface::Dashboard, &binding, email, ip, now)?;
+    Ok(users::find_personal_user(conn, email)?.map(|_| code))
 }
 
 /// Checks a code typed in this browser (every check counts as an
@@ -192,9 +192,15 @@ mod tests {
                 .unwrap()
                 .expect("a code for a user");
             assert!(
-                issue_code(conn, &asked, "nobody@example.com", "10.0.0.1", at(0))
-                    .unwrap()
-                    .is_none(),
+                issue_code(
+                    conn,
+                    &new_browser_token(),
+                    "nobody@example.com",
+                    "10.0.0.1",
+                    at(0)
+                )
+                .unwrap()
+                .is_none(),
                 "no code for an address without a user"
             );
             assert!(matches!(

@@ -11,6 +11,7 @@ use chrono::NaiveDateTime;
 use tributary_domain::ids::DeveloperId;
 use tributary_storage::AnyConnection;
 use tributary_storage::developers::{self as store, DeveloperSessionRecord};
+use tributary_storage::sign_in_codes::SignInSurface;
 
 pub const SESSION_PREFIX: &str = "tvs_";
 /// A signed-out browser's token, in its sign-in cookie.
@@ -38,9 +39,10 @@ pub fn new_browser_token() -> String {
     secret::generate(BROWSER_PREFIX)
 }
 
-/// E-mails a code to `email` (normalized) for the browser holding
+/// A code to mail to `email` (normalized) for the browser holding
 /// `browser_token`; `None` (and no mail) when sign-up is closed and the
-/// address is not a developer's.
+/// address is not a developer's. The request counts against the send
+/// limits either way, so they do not tell who is a developer.
 pub fn issue_code(
     conn: &mut AnyConnection,
     browser_token: &str,
@@ -51,10 +53,9 @@ pub fn issue_code(
 ) -> Result<Option<String>, SignInError> {
     let binding =
         signed_in::code_binding(browser_token, BROWSER_PREFIX).ok_or(SignInError::NoCode)?;
-    if signup == Signup::Closed && store::find_by_email(conn, email)?.is_none() {
-        return Ok(None);
-    }
-    sign_in::issue(conn, &binding, email, ip, now).map(Some)
+    let code = sign_in::issue(conn, SignInSurface::Developers, &binding, email, ip, now)?;
+    let may_sign_in = signup == Signup::Open || store::find_by_email(conn, email)?.is_some();
+    Ok(may_sign_in.then_some(code))
 }
 
 /// Checks a typed code for the browser holding `browser_token`; the

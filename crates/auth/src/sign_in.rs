@@ -1,23 +1,36 @@
 //! Sign-in by a one-time code sent by e-mail: 6 digits, valid 10 minutes, at
-//! most 5 attempts, a new code voiding the previous one, and sends limited
-//! per address and per IP. Codes are stored only as a SHA-256 bound to the
-//! browser session they were sent to, so a code works only there.
+//! most 5 attempts, a new code voiding the previous one. Codes are stored
+//! only as a SHA-256 bound to the browser session they were sent to, so a
+//! code works only there.
+//!
+//! Sends are limited per surface (the Platform's authorization pages, the
+//! Personal dashboard, the developer dashboard) and per requesting IP
+//! address: an address gets at most [`MAX_SENDS_PER_ADDRESS`] codes an hour
+//! asked for from one IP, and one IP may ask for [`MAX_SENDS_PER_IP`]. So
+//! a stranger spends only their own budgets, never the person's on another
+//! network or on another surface. A surface that mails only some addresses
+//! (the dashboards) still counts every request, and answers alike: the
+//! limits do not tell who has an account (docs/platform.md, "Sign-in
+//! codes").
 
 use crate::secret;
 use chrono::{Duration, NaiveDateTime};
 use rand::RngExt as _;
 use subtle::ConstantTimeEq;
-use tributary_storage::sign_in_codes::{self as codes, CodeBinding, NewSignInCode};
+use tributary_storage::sign_in_codes::{
+    self as codes, CodeBinding, NewSignInCode, SendsCounted, SignInSurface,
+};
 use tributary_storage::{AnyConnection, StorageError};
 
 pub const CODE_TTL: Duration = Duration::minutes(10);
 pub const MAX_ATTEMPTS: i32 = 5;
 /// The window the send limits count over.
 pub const SEND_WINDOW: Duration = Duration::hours(1);
-/// Codes one address may receive per window: enough for typos and a lost
-/// mail, too few to flood an inbox.
+/// Codes one address may be sent per window and surface from one IP:
+/// enough for typos and a lost mail, too few to flood an inbox from there.
 pub const MAX_SENDS_PER_ADDRESS: i64 = 5;
-/// Codes one IP may request per window (an office shares one address).
+/// Codes one IP may ask for per window and surface, for any addresses (an
+/// office shares one address).
 pub const MAX_SENDS_PER_IP: i64 = 30;
 
 #[derive(Debug, thiserror::Error)]
@@ -47,18 +60,23 @@ fn code_hash(binding: &CodeBinding, code: &str) -> String {
     }
 }
 
-/// A new code for `email`, bound to where it was asked for, when the send
-/// limits allow; returns the code to mail.
+/// A new code for `email`, asked for through `surface` from `ip` and bound
+/// to where it was asked for, when the send limits allow; returns the code
+/// to mail. The caller decides whether to mail it: the request counts
+/// either way.
 pub fn issue(
     conn: &mut AnyConnection,
+    surface: SignInSurface,
     binding: &CodeBinding,
     email: &str,
     ip: &str,
     now: NaiveDateTime,
 ) -> Result<String, SignInError> {
-    let (to_address, from_ip) =
-        codes::sign_in_codes_sent_since(conn, email, ip, now - SEND_WINDOW)?;
-    if to_address >= MAX_SENDS_PER_ADDRESS {
+    let SendsCounted {
+        to_address_from_ip,
+        from_ip,
+    } = codes::sign_in_codes_sent_since(conn, surface, email, ip, now - SEND_WINDOW)?;
+    if to_address_from_ip >= MAX_SENDS_PER_ADDRESS {
         return Err(SignInError::AddressRateLimited);
     }
     if from_ip >= MAX_SENDS_PER_IP {
@@ -68,6 +86,7 @@ pub fn issue(
     codes::insert_sign_in_code(
         conn,
         &NewSignInCode {
+            surface,
             binding,
             email,
             ip,

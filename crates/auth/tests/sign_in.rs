@@ -10,14 +10,27 @@ use tributary_auth::web_session::{self, AuthorizationRequest};
 use tributary_domain::model::BillingModel;
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, NewApp};
-use tributary_storage::sign_in_codes::CodeBinding;
+use tributary_storage::sign_in_codes::{CodeBinding, SignInSurface};
 use tributary_storage::testing::on_every_backend;
+
+const AUTHORIZE: SignInSurface = SignInSurface::Authorize;
 
 fn noon() -> NaiveDateTime {
     NaiveDate::from_ymd_opt(2026, 11, 21)
         .unwrap()
         .and_hms_opt(12, 0, 0)
         .unwrap()
+}
+
+/// A code for `email` asked for through `surface` from `ip` at noon.
+fn send(
+    conn: &mut AnyConnection,
+    surface: SignInSurface,
+    binding: &CodeBinding,
+    email: &str,
+    ip: &str,
+) -> Result<String, SignInError> {
+    sign_in::issue(conn, surface, binding, email, ip, noon())
 }
 
 /// A new app and an authorization session of it: (cookie token, what its
@@ -58,8 +71,7 @@ fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
         let mut conn = db.conn().unwrap();
         let (_, first) = session(&mut conn);
         let (_, second) = session(&mut conn);
-        let code =
-            sign_in::issue(&mut conn, &first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        let code = send(&mut conn, AUTHORIZE, &first, "ana@example.com", "10.0.0.1").unwrap();
         assert_eq!(code.len(), 6);
         assert!(code.chars().all(|c| c.is_ascii_digit()));
 
@@ -79,8 +91,7 @@ fn a_code_signs_in_once_within_ten_minutes_in_its_own_session() {
         ));
 
         // Ten minutes later a code no longer works.
-        let late =
-            sign_in::issue(&mut conn, &first, "ana@example.com", "10.0.0.1", noon()).unwrap();
+        let late = send(&mut conn, AUTHORIZE, &first, "ana@example.com", "10.0.0.1").unwrap();
         assert!(matches!(
             sign_in::verify(&mut conn, &first, &late, noon() + Duration::minutes(10)),
             Err(SignInError::Expired)
@@ -93,7 +104,7 @@ fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
-        let code = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let code = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
         let wrong = if code == "000000" { "000001" } else { "000000" };
         for remaining in (1..=4).rev() {
             match sign_in::verify(&mut conn, &id, wrong, noon()) {
@@ -110,8 +121,8 @@ fn five_wrong_attempts_void_the_code_and_a_new_code_voids_the_old_one() {
             Err(SignInError::TooManyAttempts)
         ));
 
-        let old = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
-        let new = sign_in::issue(&mut conn, &id, "bo@example.com", "10.0.0.2", noon()).unwrap();
+        let old = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
+        let new = send(&mut conn, AUTHORIZE, &id, "bo@example.com", "10.0.0.2").unwrap();
         if old != new {
             assert!(
                 sign_in::verify(&mut conn, &id, &old, noon()).is_err(),
@@ -131,29 +142,119 @@ fn sends_are_limited_per_address_and_per_ip_for_an_hour() {
         let mut conn = db.conn().unwrap();
         let (_, id) = session(&mut conn);
         for _ in 0..MAX_SENDS_PER_ADDRESS {
-            sign_in::issue(&mut conn, &id, "cy@example.com", "10.0.0.3", noon()).unwrap();
+            send(&mut conn, AUTHORIZE, &id, "cy@example.com", "10.0.0.3").unwrap();
         }
         assert!(matches!(
-            sign_in::issue(&mut conn, &id, "cy@example.com", "10.0.0.4", noon()),
+            send(&mut conn, AUTHORIZE, &id, "cy@example.com", "10.0.0.3"),
             Err(SignInError::AddressRateLimited)
         ));
         // An hour later the address may receive codes again.
         sign_in::issue(
             &mut conn,
+            AUTHORIZE,
             &id,
             "cy@example.com",
-            "10.0.0.4",
+            "10.0.0.3",
             noon() + Duration::hours(1),
         )
         .unwrap();
 
         let ip = "192.0.2.7";
         for n in 0..MAX_SENDS_PER_IP {
-            sign_in::issue(&mut conn, &id, &format!("user{n}@example.com"), ip, noon()).unwrap();
+            send(
+                &mut conn,
+                AUTHORIZE,
+                &id,
+                &format!("user{n}@example.com"),
+                ip,
+            )
+            .unwrap();
         }
         assert!(matches!(
-            sign_in::issue(&mut conn, &id, "fresh@example.com", ip, noon()),
+            send(&mut conn, AUTHORIZE, &id, "fresh@example.com", ip),
             Err(SignInError::IpRateLimited)
+        ));
+    });
+}
+
+#[test]
+fn a_stranger_spends_only_their_own_budgets_never_the_persons() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (_, id) = session(&mut conn);
+        let browser = CodeBinding::Browser("a browser's hash".to_owned());
+        let (stranger, person) = ("198.51.100.66", "203.0.113.5");
+        // The stranger uses up the address's budget on every surface, and
+        // their own address's.
+        for surface in [
+            SignInSurface::Authorize,
+            SignInSurface::Dashboard,
+            SignInSurface::Developers,
+        ] {
+            for _ in 0..MAX_SENDS_PER_ADDRESS {
+                send(&mut conn, surface, &id, "dee@example.com", stranger).unwrap();
+            }
+            assert!(matches!(
+                send(&mut conn, surface, &id, "dee@example.com", stranger),
+                Err(SignInError::AddressRateLimited)
+            ));
+        }
+        for n in MAX_SENDS_PER_ADDRESS..MAX_SENDS_PER_IP {
+            send(
+                &mut conn,
+                AUTHORIZE,
+                &id,
+                &format!("other{n}@example.com"),
+                stranger,
+            )
+            .unwrap();
+        }
+        assert!(matches!(
+            send(&mut conn, AUTHORIZE, &id, "new@example.com", stranger),
+            Err(SignInError::IpRateLimited)
+        ));
+        // The person, from their own network, still gets codes everywhere.
+        for surface in [
+            SignInSurface::Authorize,
+            SignInSurface::Dashboard,
+            SignInSurface::Developers,
+        ] {
+            send(&mut conn, surface, &browser, "dee@example.com", person).unwrap();
+        }
+    });
+}
+
+#[test]
+fn each_surface_has_budgets_of_its_own() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        let (_, id) = session(&mut conn);
+        let browser = CodeBinding::Browser("the person's browser".to_owned());
+        let ip = "203.0.113.9";
+        // Five codes through apps' authorization pages from the person's
+        // own network leave the dashboard's budget whole.
+        for _ in 0..MAX_SENDS_PER_ADDRESS {
+            send(&mut conn, AUTHORIZE, &id, "eve@example.com", ip).unwrap();
+        }
+        for _ in 0..MAX_SENDS_PER_ADDRESS {
+            send(
+                &mut conn,
+                SignInSurface::Dashboard,
+                &browser,
+                "eve@example.com",
+                ip,
+            )
+            .unwrap();
+        }
+        assert!(matches!(
+            send(
+                &mut conn,
+                SignInSurface::Dashboard,
+                &browser,
+                "eve@example.com",
+                ip
+            ),
+            Err(SignInError::AddressRateLimited)
         ));
     });
 }
@@ -192,7 +293,7 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
     on_every_backend(|db| {
         let mut conn = db.conn().unwrap();
         let (old_token, old_id) = session(&mut conn);
-        sign_in::issue(&mut conn, &old_id, "old@example.com", "10.0.0.9", noon()).unwrap();
+        send(&mut conn, AUTHORIZE, &old_id, "old@example.com", "10.0.0.9").unwrap();
         // A day and a bit later another session starts.
         let later = noon() + Duration::hours(25);
         let app_id = web_session::find(&mut conn, &old_token, noon())
@@ -217,14 +318,15 @@ fn starting_a_session_purges_ended_sessions_and_day_old_codes() {
             "the ended session is gone"
         );
         // The code went with it (as counted by the send limit over any window).
-        let (to_address, _) = tributary_storage::sign_in_codes::sign_in_codes_sent_since(
+        let counted = tributary_storage::sign_in_codes::sign_in_codes_sent_since(
             &mut conn,
+            AUTHORIZE,
             "old@example.com",
-            "x",
+            "10.0.0.9",
             noon() - Duration::hours(1),
         )
         .unwrap();
-        assert_eq!(to_address, 0);
+        assert_eq!((counted.to_address_from_ip, counted.from_ip), (0, 0));
     });
 }
 
@@ -259,5 +361,70 @@ fn one_ip_address_may_start_only_so_many_authorizations_an_hour() {
         ));
         start(&mut conn, "10.9.9.10", noon()).unwrap();
         start(&mut conn, "10.9.9.9", noon() + Duration::hours(1)).unwrap();
+    });
+}
+
+#[test]
+fn the_dashboards_limits_do_not_tell_who_has_an_account() {
+    on_every_backend(|db| {
+        let mut conn = db.conn().unwrap();
+        tributary_storage::users::create_personal_user(&mut conn, "has@example.com", noon())
+            .unwrap();
+        tributary_storage::developers::add(&mut conn, "has@example.com", noon()).unwrap();
+        // What six requests from one IP answer: a code (or none) five
+        // times, then the address's limit; the same with or without an
+        // account.
+        let answers =
+            |conn: &mut AnyConnection, email: &str, ip: &str| -> Vec<Result<bool, String>> {
+                (0..=MAX_SENDS_PER_ADDRESS)
+                    .flat_map(|_| {
+                        let dashboard = tributary_auth::dashboard::issue_code(
+                            conn,
+                            &tributary_auth::dashboard::new_browser_token(),
+                            email,
+                            ip,
+                            noon(),
+                        );
+                        let developers = tributary_auth::developers::issue_code(
+                            conn,
+                            &tributary_auth::developers::new_browser_token(),
+                            email,
+                            ip,
+                            tributary_auth::developers::Signup::Closed,
+                            noon(),
+                        );
+                        [dashboard, developers]
+                    })
+                    .map(|answer| {
+                        answer
+                            .map(|code| code.is_some())
+                            .map_err(|err| err.to_string())
+                    })
+                    .collect()
+            };
+        let existing = answers(&mut conn, "has@example.com", "10.1.1.1");
+        let nobody = answers(&mut conn, "nobody@example.com", "10.1.1.1");
+        let limited = SignInError::AddressRateLimited.to_string();
+        assert_eq!(
+            existing
+                .iter()
+                .filter(|a| **a == Err(limited.clone()))
+                .count(),
+            2
+        );
+        assert_eq!(
+            existing.iter().map(Result::is_ok).collect::<Vec<_>>(),
+            nobody.iter().map(Result::is_ok).collect::<Vec<_>>(),
+            "the same limits: {existing:?} / {nobody:?}"
+        );
+        assert_eq!(
+            existing.iter().filter(|a| **a == Ok(true)).count(),
+            10,
+            "mailed to the account"
+        );
+        assert!(
+            nobody.iter().all(|a| *a != Ok(true)),
+            "nothing mailed to nobody"
+        );
     });
 }

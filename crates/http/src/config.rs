@@ -26,7 +26,7 @@ Configuration (environment variables):
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
   TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
-  TRIBUTARY_PUBLIC_URL      how users reach this server, for the links it hands out [default: the request's Host]
+  TRIBUTARY_PUBLIC_URL      how users reach this server, for every URL it hands out; set it on any server others reach [default: the request's Host]
   TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
   TRIBUTARY_ENABLEBANKING_APP_ID, TRIBUTARY_ENABLEBANKING_KEY_FILE  enable Enable Banking: the application's id and its RSA private key (a PEM file)
   TRIBUTARY_ENABLEBANKING_URL  its API root [default: https://api.enablebanking.com]
@@ -39,7 +39,7 @@ Configuration (environment variables):
   TRIBUTARY_AKAHU_URL       its API root [default: https://api.akahu.io/v1]
   TRIBUTARY_AKAHU_OAUTH_URL  its sign-in page [default: https://oauth.akahu.nz]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
-  TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry [default: off]
+  TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry, and URLs from its forwarded host and scheme [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
   TRIBUTARY_MAIL_FROM       sender of mail [default: Tributary <no-reply@localhost>]
   TRIBUTARY_PAYMENTS        checkout for apps whose users pay: stripe, or test (test cards; never where real users pay) [default: none]

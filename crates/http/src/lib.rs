@@ -17,6 +17,7 @@ pub mod imports;
 pub mod malformed;
 pub mod metrics;
 pub mod openapi;
+mod origin;
 pub mod platform;
 pub mod provider_calls;
 pub mod request_id;

@@ -198,6 +198,25 @@ impl BindAll for &str {
     }
 }
 
+/// Why a server reachable from other machines should know its public
+/// address: without `TRIBUTARY_PUBLIC_URL`, the links it hands out and its
+/// OAuth metadata are read from each request's Host header (and so cannot
+/// be cached), which is only right on a machine of one's own.
+/// docs/operations.md, "Public address".
+fn public_url_warning(public_url: Option<&str>, addrs: &[SocketAddr]) -> Option<String> {
+    let exposed: Vec<String> = addrs
+        .iter()
+        .filter(|addr| !addr.ip().is_loopback())
+        .map(ToString::to_string)
+        .collect();
+    (public_url.is_none() && !exposed.is_empty()).then(|| {
+        format!(
+            "TRIBUTARY_PUBLIC_URL is not set and this server listens on {} beyond loopback: links, return addresses and the OAuth metadata are built from each request's Host header, and the metadata may not be cached. Set TRIBUTARY_PUBLIC_URL to the address users reach it at.",
+            exposed.join(", ")
+        )
+    })
+}
+
 /// The address a user on this machine would type: an unspecified bind
 /// address (0.0.0.0, ::) becomes loopback.
 pub fn local_url(addr: SocketAddr) -> String {
@@ -548,6 +567,9 @@ impl Application {
             .first()
             .map(|addr| local_url(*addr))
             .unwrap_or_default();
+        if let Some(warning) = public_url_warning(config.public_url.as_deref(), &addrs) {
+            log::warn!("{warning}");
+        }
         let mut greeting = vec![format!(
             "Tributary {} listening on {url} (database {})",
             interface.name(),
@@ -720,6 +742,22 @@ pub async fn main(interface: Interface) -> std::process::ExitCode {
 mod tests {
     use super::*;
     use tributary_domain::model::Provider;
+
+    #[test]
+    fn an_unset_public_url_is_warned_of_only_beyond_loopback() {
+        let addr = |text: &str| text.parse::<SocketAddr>().unwrap();
+        let loopback = [addr("127.0.0.1:8080"), addr("[::1]:8080")];
+        assert_eq!(public_url_warning(None, &loopback), None);
+        let everywhere = [addr("0.0.0.0:8080")];
+        let warning = public_url_warning(None, &everywhere).expect("a warning");
+        assert!(warning.contains("0.0.0.0:8080"), "{warning}");
+        assert!(warning.contains("TRIBUTARY_PUBLIC_URL"), "{warning}");
+        assert_eq!(
+            public_url_warning(Some("https://money.example"), &everywhere),
+            None
+        );
+        assert!(public_url_warning(None, &[addr("192.0.2.4:80")]).is_some());
+    }
 
     #[test]
     fn gocardless_connector_is_registered_only_when_configured() {

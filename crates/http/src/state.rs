@@ -80,16 +80,33 @@ impl AppState {
         self
     }
 
-    /// The absolute URL of `path` on this server, as users reach it: from
-    /// `TRIBUTARY_PUBLIC_URL`, else from the request's scheme and Host.
-    pub fn absolute_url(&self, req: &actix_web::HttpRequest, path: &str) -> String {
+    /// The address users reach this server at, without a trailing slash:
+    /// `TRIBUTARY_PUBLIC_URL`, else as the request reached it (forwarding
+    /// headers only behind a proxy: [`crate::origin`]).
+    pub fn base_url(&self, req: &actix_web::HttpRequest) -> String {
         match &self.public_url {
-            Some(base) => format!("{base}{path}"),
-            None => {
-                let info = req.connection_info();
-                format!("{}://{}{path}", info.scheme(), info.host())
-            }
+            Some(base) => base.clone(),
+            None => crate::origin::request_origin(req, self.behind_proxy),
         }
+    }
+
+    /// The absolute URL of `path` on this server, as users reach it
+    /// ([`Self::base_url`]). Every absolute URL the server hands out is
+    /// made here.
+    pub fn absolute_url(&self, req: &actix_web::HttpRequest, path: &str) -> String {
+        format!("{}{path}", self.base_url(req))
+    }
+
+    /// The `host[:port]` users reach this server at ([`Self::base_url`]).
+    pub fn public_host(&self, req: &actix_web::HttpRequest) -> String {
+        crate::origin::host_of(&self.base_url(req)).to_owned()
+    }
+
+    /// Whether the absolute URLs this server hands out are the operator's
+    /// (`TRIBUTARY_PUBLIC_URL`) rather than read from each request: only
+    /// then may a shared cache keep an answer holding them.
+    pub fn has_public_url(&self) -> bool {
+        self.public_url.is_some()
     }
 
     /// The client's IP address, for per-IP limits: the peer, or behind a

@@ -293,6 +293,7 @@ diesel::table! {
         used_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
         browser_hash -> Nullable<Text>,
+        surface -> Text,
     }
 }
 

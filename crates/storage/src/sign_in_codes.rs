@@ -36,8 +36,31 @@ pub enum CodeBinding {
     Browser(String),
 }
 
+/// Where a person asked for a code. Each surface has send budgets of its
+/// own, so sends through one never use up another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignInSurface {
+    /// The Platform's authorization (and portal) pages, any app's.
+    Authorize,
+    /// The Personal dashboard.
+    Dashboard,
+    /// The developer dashboard of platform-api.
+    Developers,
+}
+
+impl SignInSurface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignInSurface::Authorize => "authorize",
+            SignInSurface::Dashboard => "dashboard",
+            SignInSurface::Developers => "developers",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct NewSignInCode<'a> {
+    pub surface: SignInSurface,
     pub binding: &'a CodeBinding,
     pub email: &'a str,
     pub ip: &'a str,
@@ -57,6 +80,7 @@ pub fn insert_sign_in_code(conn: &mut AnyConnection, new: &NewSignInCode<'_>) ->
                 CodeBinding::WebSession(_) => None,
                 CodeBinding::Browser(hash) => Some(hash),
             }),
+            sign_in_codes::surface.eq(new.surface.as_str()),
             sign_in_codes::email.eq(new.email),
             sign_in_codes::ip.eq(new.ip),
             sign_in_codes::code_hash.eq(new.code_hash),
@@ -119,24 +143,37 @@ pub fn mark_sign_in_code_used(
     Ok(updated == 1)
 }
 
-/// Codes sent after `since` to `email`, and from `ip`.
+/// What a surface's sends since some time count against its budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendsCounted {
+    /// Codes for this address asked for from this IP.
+    pub to_address_from_ip: i64,
+    /// Codes asked for from this IP, for any address.
+    pub from_ip: i64,
+}
+
+/// The codes asked for through `surface` after `since`: for `email` from
+/// `ip`, and from `ip` for any address.
 pub fn sign_in_codes_sent_since(
     conn: &mut AnyConnection,
+    surface: SignInSurface,
     email: &str,
     ip: &str,
     since: NaiveDateTime,
-) -> StorageResult<(i64, i64)> {
-    let to_email = sign_in_codes::table
-        .filter(sign_in_codes::email.eq(email))
-        .filter(sign_in_codes::created_at.gt(since))
-        .count()
-        .get_result(conn)?;
-    let from_ip = sign_in_codes::table
-        .filter(sign_in_codes::ip.eq(ip))
-        .filter(sign_in_codes::created_at.gt(since))
-        .count()
-        .get_result(conn)?;
-    Ok((to_email, from_ip))
+) -> StorageResult<SendsCounted> {
+    let from_ip = || {
+        sign_in_codes::table
+            .filter(sign_in_codes::surface.eq(surface.as_str()))
+            .filter(sign_in_codes::ip.eq(ip))
+            .filter(sign_in_codes::created_at.gt(since))
+    };
+    Ok(SendsCounted {
+        to_address_from_ip: from_ip()
+            .filter(sign_in_codes::email.eq(email))
+            .count()
+            .get_result(conn)?,
+        from_ip: from_ip().count().get_result(conn)?,
+    })
 }
 
 /// Deletes codes created before `before`; returns how many went.

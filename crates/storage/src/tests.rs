@@ -1351,6 +1351,7 @@ fn a_developer_lists_searches_and_deletes_only_their_own_apps_users() {
         crate::sign_in_codes::insert_sign_in_code(
             conn,
             &crate::sign_in_codes::NewSignInCode {
+                surface: crate::sign_in_codes::SignInSurface::Dashboard,
                 binding: &crate::sign_in_codes::CodeBinding::Browser("browser-hash".to_owned()),
                 email: "first@example.com",
                 ip: "10.0.0.1",

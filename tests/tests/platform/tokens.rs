@@ -616,3 +616,156 @@ async fn authorization_server_metadata_follows_rfc_8414_and_its_endpoints_work()
     })
     .await;
 }
+
+/// `GET path` on `base` with forged forwarding headers: (Cache-Control, JSON).
+async fn get_forged(base: &str, path: &str) -> (String, Value) {
+    let response = Client::new()
+        .get(format!("{base}{path}"))
+        .header("x-forwarded-host", "evil.example")
+        .header("x-forwarded-proto", "https")
+        .header("forwarded", "host=evil.example;proto=https")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let cache = response.headers()["cache-control"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (cache, response.json().await.unwrap())
+}
+
+#[actix_web::test]
+async fn with_a_public_url_the_metadata_is_the_operators_and_may_be_cached() {
+    on_every_backend(|server| async move {
+        let (cache, metadata) =
+            get_forged(&server.base_url, "/.well-known/oauth-authorization-server").await;
+        assert_eq!(cache, "public, max-age=3600");
+        let public = tributary_e2e::platform::PUBLIC_URL;
+        assert_eq!(metadata["issuer"], public);
+        assert_eq!(
+            metadata["token_endpoint"],
+            format!("{public}/api/platform/oauth/token")
+        );
+        assert_eq!(
+            metadata["authorization_response_iss_parameter_supported"],
+            true
+        );
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn without_a_proxy_forwarding_headers_reach_no_url_and_the_metadata_is_not_cached() {
+    for database in tributary_storage::testing::TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let (server, _) = tributary_e2e::platform::start_platform_configured(database, |_| {});
+        let (cache, metadata) =
+            get_forged(&server.base_url, "/.well-known/oauth-authorization-server").await;
+        assert_eq!(
+            cache, "private, no-store",
+            "read from the request: no cache keeps it"
+        );
+        assert_eq!(metadata["issuer"], server.base_url.as_str());
+        for member in [
+            "authorization_endpoint",
+            "token_endpoint",
+            "revocation_endpoint",
+        ] {
+            let url = metadata[member].as_str().unwrap();
+            assert!(
+                url.starts_with(&format!("{}/api/platform/oauth/", server.base_url)),
+                "{member}: {url}"
+            );
+        }
+        // Links handed out follow the same rule: the portal link.
+        let (_, _, access, _) = user_with_bank(&server, "links@example.com").await;
+        let portal = json_answer(
+            Client::new()
+                .post(server.url("/api/platform/v1/portal_sessions"))
+                .bearer_auth(&access)
+                .header("x-forwarded-host", "evil.example")
+                .header("forwarded", "host=evil.example"),
+        )
+        .await;
+        let link = portal["url"].as_str().unwrap();
+        assert!(
+            link.starts_with(&format!("{}/portal/", server.base_url)),
+            "{link}"
+        );
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn behind_a_proxy_the_forwarded_address_is_used_and_still_not_cached() {
+    for database in tributary_storage::testing::TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let (server, _) = tributary_e2e::platform::start_platform_configured(database, |config| {
+            config.behind_proxy = true;
+        });
+        let (cache, metadata) =
+            get_forged(&server.base_url, "/.well-known/oauth-authorization-server").await;
+        assert_eq!(cache, "private, no-store");
+        assert_eq!(
+            metadata["issuer"], "https://evil.example",
+            "what the proxy forwarded"
+        );
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn no_client_authentication_is_401_invalid_client_at_the_token_and_revocation_endpoints() {
+    on_every_backend(|server| async move {
+        let token_form = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "trt_made-up"),
+        ];
+        let revoke_form = [("token", "tat_made-up")];
+        let requests = [
+            Client::new()
+                .post(server.url("/api/platform/oauth/token"))
+                .form(&token_form),
+            Client::new()
+                .post(server.url("/api/platform/oauth/revoke"))
+                .form(&revoke_form),
+            // Another scheme is no client authentication either.
+            Client::new()
+                .post(server.url("/api/platform/oauth/revoke"))
+                .bearer_auth("tat_made-up")
+                .form(&revoke_form),
+            Client::new()
+                .post(server.url("/api/platform/oauth/token"))
+                .json(
+                    &serde_json::json!({"grant_type": "refresh_token", "refresh_token": "trt_x"}),
+                ),
+        ];
+        for request in requests {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+            assert_eq!(
+                response.headers()["www-authenticate"],
+                r#"Basic realm="tributary", charset="UTF-8""#
+            );
+            assert_eq!(response.headers()["cache-control"], "no-store");
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "invalid_client", "{body}");
+        }
+        // Wrong Basic credentials at the revocation endpoint: the same.
+        let mut impostor = server.app_a.clone();
+        impostor.secret = Some("tcs_wrongwrongwrongwrongwrongwrongwrongwrongwro".into());
+        let response = Client::new()
+            .post(server.url("/api/platform/oauth/revoke"))
+            .basic_auth(impostor.client_id(), Some(impostor.secret()))
+            .form(&revoke_form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert!(response.headers().contains_key("www-authenticate"));
+        server
+    })
+    .await;
+}

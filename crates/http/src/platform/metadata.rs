@@ -1,8 +1,11 @@
 //! RFC 8414 OAuth 2.0 Authorization Server Metadata, at
 //! `/.well-known/oauth-authorization-server`, so that standard client
 //! libraries configure themselves. The issuer is the server's origin
-//! (`TRIBUTARY_PUBLIC_URL`, else the request's scheme and host), so the
-//! well-known path has no suffix (RFC 8414 §3).
+//! (`TRIBUTARY_PUBLIC_URL`, else the request's scheme and host:
+//! [`AppState::base_url`]), so the well-known path has no suffix (RFC 8414
+//! §3). An issuer read from the request is that request's alone: such an
+//! answer is never kept by a shared cache, so a forged `Host` cannot put
+//! another server's endpoints in what others read.
 
 use crate::state::AppState;
 use actix_web::http::header;
@@ -28,6 +31,25 @@ pub(crate) struct Metadata {
     revocation_endpoint_auth_methods_supported: [&'static str; 3],
     #[schema(value_type = Vec<String>)]
     code_challenge_methods_supported: [&'static str; 1],
+    /// RFC 9207: every authorization response carries `iss`, this issuer.
+    authorization_response_iss_parameter_supported: bool,
+}
+
+/// The authorization server's issuer identifier (RFC 8414 §2), as the
+/// metadata and the `iss` of authorization responses (RFC 9207) name it.
+pub(crate) fn issuer(state: &AppState, req: &HttpRequest) -> String {
+    state.base_url(req)
+}
+
+/// How long the metadata may be kept, and by whom: an hour by anyone when
+/// its URLs are the operator's `TRIBUTARY_PUBLIC_URL`; otherwise they came
+/// from the request, and no cache keeps them.
+fn cache_control(state: &AppState) -> &'static str {
+    if state.has_public_url() {
+        "public, max-age=3600"
+    } else {
+        "private, no-store"
+    }
 }
 
 #[utoipa::path(
@@ -45,9 +67,9 @@ pub(super) async fn metadata(req: HttpRequest, state: web::Data<AppState>) -> Ht
     // confidential ones with their secret in the Basic header or the body.
     let auth_methods = ["client_secret_basic", "client_secret_post", "none"];
     HttpResponse::Ok()
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .insert_header((header::CACHE_CONTROL, cache_control(&state)))
         .json(Metadata {
-            issuer: url(""),
+            issuer: issuer(&state, &req),
             authorization_endpoint: url("/api/platform/oauth/authorize"),
             token_endpoint: url("/api/platform/oauth/token"),
             revocation_endpoint: url("/api/platform/oauth/revoke"),
@@ -57,5 +79,6 @@ pub(super) async fn metadata(req: HttpRequest, state: web::Data<AppState>) -> Ht
             token_endpoint_auth_methods_supported: auth_methods,
             revocation_endpoint_auth_methods_supported: auth_methods,
             code_challenge_methods_supported: ["S256"],
+            authorization_response_iss_parameter_supported: true,
         })
 }

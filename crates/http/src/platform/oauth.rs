@@ -140,7 +140,10 @@ fn parameters(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>,
         .map_err(|err| OAuthError::InvalidRequest(format!("the form body does not parse: {err}")))
 }
 
-/// Client credentials from the Basic header or the body (not both).
+/// Client credentials from the Basic header or the body (not both). Every
+/// `invalid_client` is answered 401 with `WWW-Authenticate: Basic`: RFC
+/// 6749 §5.2 requires it when the client tried Basic and allows it
+/// otherwise, and RFC 9110 §15.5.2 wants the header on every 401.
 fn client_credentials(
     req: &HttpRequest,
     params: &HashMap<String, String>,
@@ -165,11 +168,14 @@ fn client_credentials(
         Some(Err(())) => Err(OAuthError::InvalidClient(
             "the Basic credentials do not decode".into(),
         )),
+        // No client authentication at all is `invalid_client` (RFC 6749
+        // §5.2, RFC 7009 §2.2.1), answered 401 with the scheme to use.
         None => {
-            let id = params
-                .get("client_id")
-                .cloned()
-                .ok_or_else(|| OAuthError::InvalidRequest("client_id is required".into()))?;
+            let id = params.get("client_id").cloned().ok_or_else(|| {
+                OAuthError::InvalidClient(
+                    "client authentication is required: send the client id and secret in the Basic header or as client_id and client_secret (a public client: client_id)".into(),
+                )
+            })?;
             Ok((id, params.get("client_secret").cloned()))
         }
     }
@@ -290,7 +296,7 @@ fn grant(
     responses(
         (status = 200, description = "A token pair.", body = TokenResponse),
         (status = 400, description = "`invalid_request`, `invalid_grant`, `unsupported_grant_type`.", body = ErrorBody),
-        (status = 401, description = "`invalid_client`.", body = ErrorBody),
+        (status = 401, description = "`invalid_client`: no client credentials, or wrong ones (with `WWW-Authenticate: Basic`).", body = ErrorBody),
         (status = 503, description = "`server_error`: try again after `Retry-After`.", body = ErrorBody),
     )
 )]
@@ -329,7 +335,7 @@ pub(super) async fn token(
     responses(
         (status = 200, description = "Revoked, or was not valid."),
         (status = 400, description = "`invalid_request`.", body = ErrorBody),
-        (status = 401, description = "`invalid_client`.", body = ErrorBody),
+        (status = 401, description = "`invalid_client`: no client credentials, or wrong ones (with `WWW-Authenticate: Basic`).", body = ErrorBody),
         (status = 503, description = "`server_error`.", body = ErrorBody),
     )
 )]

@@ -224,7 +224,7 @@ async fn accounts(
     let parsed = AccountsQuery::parse(req.query_string(), now);
     let root = root_url(&state, &req);
     let origin = Origin {
-        host: req.connection_info().host().to_owned(),
+        host: state.public_host(&req),
         root_url: root,
     };
     let daily_requests = state.simplefin_daily_requests;

@@ -6,6 +6,7 @@
 
 use super::page::{PageError, found, see_other};
 use super::session::{cookie, with_conn};
+use crate::platform::metadata::issuer;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -13,26 +14,36 @@ use std::collections::HashMap;
 use tributary_auth::oauth::{self, OAuthStore as _};
 use tributary_auth::web_session::{self, AuthorizationRequest, StartError};
 
-/// `redirect_uri` with `pairs` added to its query (what it had is kept).
-pub(super) fn redirect_with(redirect_uri: &str, pairs: &[(&str, &str)]) -> String {
-    match url::Url::parse(redirect_uri) {
+/// An authorization response (RFC 6749 §4.1.2 and §4.1.2.1): back to the
+/// app's `redirect_uri` with `pairs` added to its query (what it had is
+/// kept) and `iss`, this server's issuer (RFC 9207), so that a client
+/// talking to several authorization servers knows which one answered.
+pub(super) fn back_to_the_app(
+    redirect_uri: &str,
+    issuer: &str,
+    pairs: &[(&str, &str)],
+) -> HttpResponse {
+    let location = match url::Url::parse(redirect_uri) {
         Ok(mut url) => {
             {
                 let mut query = url.query_pairs_mut();
                 for (name, value) in pairs {
                     query.append_pair(name, value);
                 }
+                query.append_pair("iss", issuer);
             }
             url.into()
         }
         // Registered URIs are validated absolute URLs; this is unreachable
         // for them, and never used for anything else.
         Err(_) => redirect_uri.to_owned(),
-    }
+    };
+    found(&location)
 }
 
 fn error_redirect(
     redirect_uri: &str,
+    issuer: &str,
     state: Option<&str>,
     error: &str,
     description: &str,
@@ -41,7 +52,7 @@ fn error_redirect(
     if let Some(state) = state {
         pairs.push(("state", state));
     }
-    found(&redirect_with(redirect_uri, &pairs))
+    back_to_the_app(redirect_uri, issuer, &pairs)
 }
 
 #[utoipa::path(
@@ -50,7 +61,7 @@ fn error_redirect(
     operation_id = "authorize",
     tag = "OAuth",
     summary = "Start the authorization flow (a browser page)",
-    description = "Send the user's browser here. They sign in by e-mailed code, connect a bank and consent; the browser then returns to `redirect_uri` with `code` and `state` (or `error`). A link that cannot be trusted to redirect (unknown client, unregistered `redirect_uri`) answers an HTML page saying so.",
+    description = "Send the user's browser here. They sign in by e-mailed code, connect a bank and consent; the browser then returns to `redirect_uri` with `code` and `state` (or `error`), and `iss`, the issuer of the metadata (RFC 9207): check it before redeeming the code. A link that cannot be trusted to redirect (unknown client, unregistered `redirect_uri`) answers an HTML page saying so.",
     security(()),
     params(
         ("response_type" = String, Query, description = "`code`."),
@@ -63,7 +74,7 @@ fn error_redirect(
     ),
     responses(
         (status = 303, description = "On to sign-in, a Tributary page (`Location`)."),
-        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`, `unsupported_response_type`, ...) and `state`, as RFC 6749 §4.1.2.1 says."),
+        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`, `unsupported_response_type`, ...), `state` and `iss` (RFC 9207), as RFC 6749 §4.1.2.1 says."),
         (status = 400, description = "An HTML page: the link is missing `client_id` or `redirect_uri`, or they do not match a registered app, so it cannot be trusted to redirect.", content_type = "text/html", body = String),
     )
 )]
@@ -117,9 +128,11 @@ pub(super) async fn start(
     .await?;
 
     let client_state = param("state");
+    let issuer = issuer(&state, &req);
     if let Some(kind) = param("response_type").filter(|t| *t != "code") {
         return Ok(error_redirect(
             &redirect_uri,
+            &issuer,
             client_state,
             "unsupported_response_type",
             &format!("response_type `{kind}` is not supported: use code"),
@@ -128,6 +141,7 @@ pub(super) async fn start(
     let Some(client_state) = client_state else {
         return Ok(error_redirect(
             &redirect_uri,
+            &issuer,
             None,
             "invalid_request",
             "state is required",
@@ -138,6 +152,7 @@ pub(super) async fn start(
         (None, Some(_)) => {
             return Ok(error_redirect(
                 &redirect_uri,
+                &issuer,
                 Some(client_state),
                 "invalid_request",
                 "code_challenge_method was sent without code_challenge",
@@ -150,6 +165,7 @@ pub(super) async fn start(
         Err(err) => {
             return Ok(error_redirect(
                 &redirect_uri,
+                &issuer,
                 Some(client_state),
                 err.code(),
                 &err.to_string(),

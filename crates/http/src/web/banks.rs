@@ -25,47 +25,58 @@ pub(super) struct Bank {
     pub key: &'static str,
     pub name: &'static str,
     pub description: &'static str,
+    /// Whether connecting may send the person on to another site (their
+    /// bank, the aggregator's own pages) straight from the form's post.
+    pub hands_off: bool,
 }
 
 pub(super) const SANDBOX: Bank = Bank {
     key: "sandbox",
     name: sandbox::INSTITUTION_NAME,
     description: "A test bank with realistic accounts and transactions. Username user_good, any password.",
+    hands_off: false,
 };
 pub(super) const SIMPLEFIN: Bank = Bank {
     key: "simplefin",
     name: "SimpleFIN Bridge",
     description: "US and Canadian banks through SimpleFIN: paste a setup token from the bridge.",
+    hands_off: false,
 };
 pub(super) const GOCARDLESS: Bank = Bank {
     key: "gocardless",
     name: "GoCardless Bank Account Data",
     description: "European banks (PSD2): sign in at your bank and come back here.",
+    hands_off: true,
 };
 pub(super) const ENABLEBANKING: Bank = Bank {
     key: "enablebanking",
     name: "Enable Banking",
     description: "Banks in the EU and EEA (PSD2): find your bank, consent at your bank and come back here.",
+    hands_off: true,
 };
 pub(super) const PLAID: Bank = Bank {
     key: "plaid",
     name: "Plaid",
     description: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
+    hands_off: true,
 };
 pub(super) const SNAPTRADE: Bank = Bank {
     key: "snaptrade",
     name: "SnapTrade",
     description: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
+    hands_off: true,
 };
 pub(super) const AKAHU: Bank = Bank {
     key: "akahu",
     name: "Akahu",
     description: "New Zealand banks through Akahu: paste your personal app's tokens from my.akahu.nz.",
+    hands_off: true,
 };
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
     description: "camt.052/053/054, MT940/MT942, OFX/QFX or CSV from your bank's website.",
+    hands_off: false,
 };
 
 pub(super) fn engine(state: &AppState) -> Result<Engine, PageError> {

@@ -3,6 +3,7 @@
 //! was paid before recording the subscription on the user. Also the test
 //! processor's own card page.
 
+use super::csp::Policy;
 use super::page::{PageError, render_with, see_other};
 use super::session::{self, CsrfForm, Session, with_conn};
 use super::sign_in::{NextStep, next_step};
@@ -61,7 +62,7 @@ fn checkout_page(
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, PageError> {
-    render_with(
+    let page = render_with(
         status,
         &CheckoutPage {
             title: "Subscribe",
@@ -69,7 +70,9 @@ fn checkout_page(
             csrf: &session.csrf(),
             error,
         },
-    )
+    )?;
+    // Subscribing redirects to the payment processor's checkout page.
+    Ok(Policy::strict().form_action_to_any_https_site().apply(page))
 }
 
 fn payment_trouble(err: &PaymentError) -> String {

@@ -3,6 +3,7 @@
 //! upload), then the first sync in the background.
 
 use super::banks::{Bank, UPLOAD, engine, find_bank, holdings};
+use super::csp::Policy;
 use super::page::{PageError, render, render_with, see_other};
 use super::session::with_conn;
 use super::visitor::{Header, Visitor, connecting};
@@ -61,19 +62,38 @@ pub(super) fn bank_form(
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, PageError> {
-    render_with(
-        status,
-        &BankFormPage {
-            title: bank.name,
-            header: visitor.header(),
-            csrf: &visitor.csrf(),
-            bank,
-            action,
-            prefill,
-            error,
-            picker: None,
-        },
-    )
+    BankFormPage {
+        title: bank.name,
+        header: visitor.header(),
+        csrf: &visitor.csrf(),
+        bank,
+        action,
+        prefill,
+        error,
+        picker: None,
+    }
+    .answer(status)
+}
+
+impl BankFormPage<'_> {
+    /// The page, with a policy allowing what it needs: the post of a bank
+    /// that hands the person off redirects to another site, and the
+    /// picker shows the banks' logos.
+    fn answer(&self, status: StatusCode) -> Result<HttpResponse, PageError> {
+        let mut policy = Policy::strict();
+        if self.bank.hands_off {
+            policy = policy.form_action_to_any_https_site();
+        }
+        if let Some(picker) = &self.picker {
+            policy = policy.images_from(
+                picker
+                    .institutions
+                    .iter()
+                    .filter_map(|i| i.logo_url.as_deref()),
+            );
+        }
+        Ok(policy.apply(render_with(status, self)?))
+    }
 }
 
 fn limit_reached(visitor: &impl Visitor) -> PageError {
@@ -135,7 +155,7 @@ pub(super) async fn form<V: Visitor>(
     } else {
         (Vec::new(), None)
     };
-    render(&BankFormPage {
+    BankFormPage {
         title: bank.name,
         header: visitor.header(),
         csrf: &visitor.csrf(),
@@ -149,7 +169,8 @@ pub(super) async fn form<V: Visitor>(
             query,
             institutions,
         }),
-    })
+    }
+    .answer(StatusCode::OK)
 }
 
 #[derive(Deserialize)]

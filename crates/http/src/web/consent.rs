@@ -3,9 +3,10 @@
 //! denying sends it back with `error=access_denied`. Either way the browser
 //! session ends here.
 
-use super::authorize::redirect_with;
+use super::authorize::back_to_the_app;
 use super::banks::user_lines;
-use super::page::{PageError, found, render, see_other};
+use super::csp::Policy;
+use super::page::{PageError, render, see_other};
 use super::session::{self, Session, removal, with_conn};
 use super::sign_in::{NextStep, next_step};
 use crate::state::AppState;
@@ -59,13 +60,16 @@ pub(super) async fn page(
     if connections.iter().all(|c| c.accounts.is_empty()) {
         return Ok(see_other("/connect/banks"));
     }
-    render(&ConsentPage {
+    let page = render(&ConsentPage {
         title: "Share your data",
         app_name: &session.app.name,
         csrf: &session.csrf(),
         email: &user.email,
         connections,
-    })
+    })?;
+    // Allow and Deny both end in a redirect to the app's redirect_uri.
+    let redirect_uri = session.record.redirect_uri.as_deref().unwrap_or_default();
+    Ok(Policy::strict().form_action_to(redirect_uri).apply(page))
 }
 
 pub(super) async fn decide(
@@ -128,7 +132,8 @@ pub(super) async fn decide(
     if let Some(client_state) = &client_state {
         pairs.push(("state", client_state.as_str()));
     }
-    let mut response = found(&redirect_with(&redirect_uri, &pairs));
+    let issuer = crate::platform::metadata::issuer(&state, &req);
+    let mut response = back_to_the_app(&redirect_uri, &issuer, &pairs);
     response
         .add_removal_cookie(&removal(&state))
         .map_err(PageError::internal)?;

@@ -17,6 +17,7 @@ mod code_sign_in;
 mod connect;
 mod connections;
 mod consent;
+mod csp;
 pub mod dashboard;
 mod demo_callback;
 pub mod developers;
@@ -34,12 +35,6 @@ use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 
 pub use session::SESSION_COOKIE;
-
-/// `form-action` is left out on purpose: browsers apply it to the redirect
-/// that follows a form post, and consent redirects to the app's own site.
-/// Scripts only from this server's own files (`/static/progress.js`, which
-/// reads the progress page again: `connect-src 'self'`); nothing inline.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' https: data:; base-uri 'none'; frame-ancestors 'none'";
 
 /// A form that does not parse (a field missing or malformed) is answered
 /// with a page naming the field, like every other refusal.
@@ -60,7 +55,8 @@ fn query_config() -> web::QueryConfig {
 
 fn security_headers() -> DefaultHeaders {
     DefaultHeaders::new()
-        .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
+        // A page that needs more sets its own ([`csp`]); this one is kept.
+        .add(("Content-Security-Policy", csp::Policy::strict().value()))
         .add(("X-Frame-Options", "DENY"))
         .add(("X-Content-Type-Options", "nosniff"))
         // Page URLs (the portal link) never leak to other sites.

@@ -15,7 +15,7 @@ use tributary_domain::email::normalize_email;
 use tributary_domain::model::BillingModel;
 use tributary_notify::mail::Mail;
 use tributary_storage::apps::{self, NewAppUser};
-use tributary_storage::sign_in_codes::{CodeBinding, latest_sign_in_code};
+use tributary_storage::sign_in_codes::{CodeBinding, SignInSurface, latest_sign_in_code};
 
 #[derive(Template)]
 #[template(path = "sign_in.html")]
@@ -134,7 +134,7 @@ pub(super) async fn send_code(
     );
     let address = email.clone();
     let issued = with_conn(&state, move |conn| {
-        match sign_in::issue(conn, &binding, &address, &ip, now) {
+        match sign_in::issue(conn, SignInSurface::Authorize, &binding, &address, &ip, now) {
             Ok(code) => Ok(Ok(code)),
             Err(SignInError::Storage(err)) => Err(err.into()),
             Err(refused) => Ok(Err(refused.to_string())),

@@ -460,6 +460,37 @@ mod tests {
     }
 
     #[test]
+    fn text_beside_an_entity_keeps_its_spaces_and_only_the_ends_are_trimmed() {
+        let document = br#"<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02">
+  <BkToCstmrStmt>
+    <GrpHdr><CreDtTm>2026-03-02T08:00:00</CreDtTm></GrpHdr>
+    <Stmt>
+      <Acct><Id><IBAN>DE02120300000000202051</IBAN></Id><Ccy>EUR</Ccy></Acct>
+      <Ntry>
+        <Amt Ccy="EUR">12.50</Amt>
+        <CdtDbtInd>DBIT</CdtDbtInd>
+        <BookgDt><Dt>2026-03-01</Dt></BookgDt>
+        <NtryDtls><TxDtls>
+          <RltdPties><Cdtr><Nm>
+            &lt;x&gt; y
+          </Nm></Cdtr></RltdPties>
+          <RmtInf><Ustrd>  Marks &amp; Spencer &#8211; caf&#233; bar  </Ustrd></RmtInf>
+        </TxDtls></NtryDtls>
+      </Ntry>
+    </Stmt>
+  </BkToCstmrStmt>
+</Document>"#;
+        let statements = parse(document).unwrap();
+        let entry = &statements[0].transactions[0];
+        assert_eq!(entry.merchant.as_deref(), Some("<x> y"));
+        assert_eq!(
+            entry.description.as_deref(),
+            Some("Marks & Spencer \u{2013} café bar")
+        );
+    }
+
+    #[test]
     fn broken_input_is_an_error_not_a_panic() {
         for input in [&b""[..], b"<Document>", b"\xff\xfe\x00garbage", b"<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"><BkToCstmrStmt><Stmt><Acct/></Stmt></BkToCstmrStmt></Document>"] {
             assert!(parse(input).is_err());

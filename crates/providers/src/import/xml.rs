@@ -65,6 +65,14 @@ fn element(start: &BytesStart<'_>, position: u64) -> Result<Element, String> {
     Ok(element)
 }
 
+/// Removes leading and trailing whitespace without a new allocation.
+fn trim_in_place(text: &mut String) {
+    let end = text.trim_end().len();
+    text.truncate(end);
+    let start = text.len() - text.trim_start().len();
+    text.drain(..start);
+}
+
 /// Decodes a document to text by its XML declaration's encoding (UTF-8 when
 /// it declares none).
 pub fn decode(bytes: &[u8]) -> String {
@@ -84,9 +92,14 @@ pub fn decode(bytes: &[u8]) -> String {
 
 /// Parses a whole document; an error says where (byte offset) and why.
 /// Elements may nest at most [`super::MAX_NESTING`] levels.
+///
+/// An element's text is kept as written, except for whitespace at its
+/// start and end (the indentation around child elements). quick-xml
+/// reports an entity reference as an event of its own, between two text
+/// events, so the text is trimmed once the element ends, never per event:
+/// `A &amp; B` stays `A & B`.
 pub fn parse(text: &str) -> Result<Element, String> {
     let mut reader = Reader::from_str(text);
-    reader.config_mut().trim_text(true);
     let mut stack: Vec<Element> = vec![Element::default()];
     loop {
         let position = reader.buffer_position();
@@ -108,10 +121,11 @@ pub fn parse(text: &str) -> Result<Element, String> {
                     .push(done);
             }
             Event::End(_) => {
-                let done = stack
+                let mut done = stack
                     .pop()
                     .filter(|_| !stack.is_empty())
                     .ok_or_else(|| fail(&"an end tag closes nothing"))?;
+                trim_in_place(&mut done.text);
                 stack
                     .last_mut()
                     .ok_or_else(|| fail(&"unbalanced tags"))?
