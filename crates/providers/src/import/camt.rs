@@ -2,7 +2,7 @@
 //! (intraday report; its entries become pending) and camt.054 (debit/credit
 //! notification), versions .001.01 to .001.08, several statements per file.
 
-use super::xml::{self, Element};
+use super::xml::{self, Element, Reading};
 use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use tributary_domain::model::AccountKind;
@@ -43,7 +43,7 @@ fn signed_amount(parent: &Element, place: &str) -> Result<(Decimal, String), Str
 
 /// The counterparty's name: the creditor of money going out, the debtor of
 /// money coming in (versions 8+ wrap it in <Pty>).
-fn counterparty(entry: &Element, outgoing: bool) -> Option<String> {
+fn counterparty(entry: &Element, outgoing: bool, reading: Reading) -> Option<String> {
     let details = entry.at("NtryDtls/TxDtls")?;
     let party = if outgoing {
         "RltdPties/Cdtr"
@@ -51,18 +51,18 @@ fn counterparty(entry: &Element, outgoing: bool) -> Option<String> {
         "RltdPties/Dbtr"
     };
     details
-        .text_at(&format!("{party}/Nm"))
-        .or_else(|| details.text_at(&format!("{party}/Pty/Nm")))
+        .read_at(&format!("{party}/Nm"), reading)
+        .or_else(|| details.read_at(&format!("{party}/Pty/Nm"), reading))
         .map(str::to_owned)
 }
 
-fn description(entry: &Element) -> Option<String> {
+fn description(entry: &Element, reading: Reading) -> Option<String> {
     let details = entry.at("NtryDtls/TxDtls");
     let unstructured: Vec<&str> = details
         .and_then(|d| d.child("RmtInf"))
         .map(|r| {
             r.children("Ustrd")
-                .map(|u| u.text.trim())
+                .map(|u| u.read(reading).trim())
                 .filter(|t| !t.is_empty())
                 .collect()
         })
@@ -71,8 +71,8 @@ fn description(entry: &Element) -> Option<String> {
         return Some(unstructured.join(" "));
     }
     details
-        .and_then(|d| d.text_at("AddtlTxInf"))
-        .or_else(|| entry.text_at("AddtlNtryInf"))
+        .and_then(|d| d.read_at("AddtlTxInf", reading))
+        .or_else(|| entry.read_at("AddtlNtryInf", reading))
         .map(str::to_owned)
 }
 
@@ -236,8 +236,17 @@ fn statement(
                 day
             }
         };
-        let description = description(entry).or_else(|| code_label(entry));
-        let merchant = counterparty(entry, amount.is_sign_negative());
+        // Ids are hashed from the text as earlier versions read it, so they
+        // stay (xml::Element::identity_text).
+        let [
+            (description, merchant),
+            (identity_description, identity_merchant),
+        ] = [Reading::AsWritten, Reading::Identity].map(|reading| {
+            (
+                description(entry, reading).or_else(|| code_label(entry)),
+                counterparty(entry, amount.is_sign_negative(), reading),
+            )
+        });
         // Only the entry's own AcctSvcrRef is unique per account (ISO 20022:
         // "unambiguously identify the entry"); NtryRef and the transaction
         // references are not, so they only add to the text.
@@ -246,11 +255,11 @@ fn statement(
             date: booked,
             amount,
             text: identity_text(&[
-                entry.text_at("NtryRef"),
-                entry.text_at("NtryDtls/TxDtls/Refs/AcctSvcrRef"),
-                entry.text_at("NtryDtls/TxDtls/Refs/EndToEndId"),
-                description.as_deref(),
-                merchant.as_deref(),
+                entry.read_at("NtryRef", Reading::Identity),
+                entry.read_at("NtryDtls/TxDtls/Refs/AcctSvcrRef", Reading::Identity),
+                entry.read_at("NtryDtls/TxDtls/Refs/EndToEndId", Reading::Identity),
+                identity_description.as_deref(),
+                identity_merchant.as_deref(),
             ]),
         });
         parsed.push(SnapshotTransaction {
@@ -488,6 +497,36 @@ mod tests {
             entry.description.as_deref(),
             Some("Marks & Spencer \u{2013} café bar")
         );
+    }
+
+    #[test]
+    fn an_entry_keeps_the_id_earlier_versions_gave_it() {
+        // Earlier versions read `Marks &amp; Spencer` as `Marks&Spencer`:
+        // the id (no AcctSvcrRef, so a hash of the text) must be the one
+        // they gave, or a re-import would add the entry again.
+        let document = |text: &str| {
+            format!(
+                r#"<?xml version="1.0" encoding="UTF-8"?>
+<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.02">
+  <BkToCstmrStmt><GrpHdr><CreDtTm>2026-03-02T08:00:00</CreDtTm></GrpHdr>
+    <Stmt><Acct><Id><IBAN>DE02120300000000202051</IBAN></Id><Ccy>EUR</Ccy></Acct>
+      <Ntry><Amt Ccy="EUR">12.50</Amt><CdtDbtInd>DBIT</CdtDbtInd>
+        <BookgDt><Dt>2026-03-01</Dt></BookgDt>
+        <NtryDtls><TxDtls><RmtInf><Ustrd>{text}</Ustrd></RmtInf></TxDtls></NtryDtls>
+      </Ntry></Stmt></BkToCstmrStmt></Document>"#
+            )
+        };
+        let read = |text: &str| {
+            let statements = parse(document(text).as_bytes()).unwrap();
+            let entry = statements[0].transactions[0].clone();
+            (entry.provider_id, entry.description)
+        };
+        let (id, description) = read("Marks &amp; Spencer");
+        let (earlier_id, _) = read("Marks&amp;Spencer");
+        assert_eq!(description.as_deref(), Some("Marks & Spencer"));
+        assert_eq!(id, earlier_id);
+        let (other_id, _) = read("Marks &amp; Sparks");
+        assert_ne!(id, other_id, "another text is another entry");
     }
 
     #[test]

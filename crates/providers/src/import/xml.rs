@@ -10,7 +10,23 @@ pub struct Element {
     pub name: String,
     pub attributes: Vec<(String, String)>,
     pub text: String,
+    /// The text as readers before 2026-11-25 read it: each piece between
+    /// two entity references trimmed (`A &amp; B` read `A&B`). Statement
+    /// entries without a unique reference are identified by a hash of their
+    /// text; hashing this reading keeps their ids those of earlier imports,
+    /// so importing a file again after the fix adds nothing
+    /// (docs/imports.md).
+    pub identity_text: String,
     pub children: Vec<Element>,
+}
+
+/// Which reading of an element's text to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// As written: what is shown and stored.
+    AsWritten,
+    /// [`Element::identity_text`]: what entry ids are hashed from.
+    Identity,
 }
 
 impl Element {
@@ -30,9 +46,21 @@ impl Element {
 
     /// The trimmed text at a path, if present and not empty.
     pub fn text_at(&self, path: &str) -> Option<&str> {
+        self.read_at(path, Reading::AsWritten)
+    }
+
+    /// The text at `path` in `reading`, trimmed; `None` when empty.
+    pub fn read_at(&self, path: &str, reading: Reading) -> Option<&str> {
         self.at(path)
-            .map(|e| e.text.trim())
+            .map(|e| e.read(reading).trim())
             .filter(|t| !t.is_empty())
+    }
+
+    pub fn read(&self, reading: Reading) -> &str {
+        match reading {
+            Reading::AsWritten => &self.text,
+            Reading::Identity => &self.identity_text,
+        }
     }
 
     pub fn attribute(&self, name: &str) -> Option<&str> {
@@ -134,7 +162,11 @@ pub fn parse(text: &str) -> Result<Element, String> {
             }
             Event::Text(text) => {
                 if let Some(current) = stack.last_mut() {
-                    current.text.push_str(&text.xml10_content());
+                    let content = text.xml10_content();
+                    current.text.push_str(&content);
+                    current
+                        .identity_text
+                        .push_str(content.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n')));
                 }
             }
             Event::GeneralRef(reference) => {
@@ -147,11 +179,14 @@ pub fn parse(text: &str) -> Result<Element, String> {
                 };
                 if let Some(current) = stack.last_mut() {
                     current.text.push_str(&resolved);
+                    current.identity_text.push_str(&resolved);
                 }
             }
             Event::CData(data) => {
                 if let Some(current) = stack.last_mut() {
-                    current.text.push_str(&data.xml10_content());
+                    let content = data.xml10_content();
+                    current.text.push_str(&content);
+                    current.identity_text.push_str(&content);
                 }
             }
             Event::Eof => break,
