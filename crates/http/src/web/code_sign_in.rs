@@ -217,7 +217,7 @@ pub(in crate::web) async fn send_code<S: CodeSignIn>(
         Ok(None) => verify_page::<S>(&token, &email, None, StatusCode::OK),
         Ok(Some(code)) => {
             let mail = Mail::sign_in_code(&email, &code, S::PURPOSE);
-            if !deliver(state.mailer.clone(), mail).await? {
+            if !deliver(state.mailer.clone(), mail).await {
                 return sign_in_page::<S>(
                     &token,
                     &email,

@@ -153,7 +153,7 @@ pub(super) async fn send_code(
         }
     };
     let mail = Mail::sign_in_code(&email, &code, &session.app.name);
-    if !deliver(state.mailer.clone(), mail).await? {
+    if !deliver(state.mailer.clone(), mail).await {
         return sign_in_page(
             &session,
             &email,
