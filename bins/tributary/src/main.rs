@@ -5,6 +5,7 @@ mod apps;
 mod commands;
 mod developers;
 mod simplefin;
+mod terminal;
 mod webhooks;
 
 use clap::{Args, Parser, Subcommand};
@@ -96,7 +97,9 @@ enum AppsCommand {
     /// Create an app; prints its client id and (unless public) its secret,
     /// once.
     Create {
-        #[arg(long)]
+        /// A name to recognise the app by (no control or bidirectional
+        /// formatting characters).
+        #[arg(long, value_parser = terminal::name)]
         name: String,
         /// A redirect URI the authorization flow may return to (repeat for
         /// several); https, or http on localhost.
@@ -223,7 +226,7 @@ enum KeysCommand {
         #[arg(long)]
         user: String,
         /// A name to recognise the key by.
-        #[arg(long, default_value = "default")]
+        #[arg(long, default_value = "default", value_parser = terminal::name)]
         name: String,
         /// Restrict the key to this account id (repeat for several).
         #[arg(long = "account", value_name = "ID")]
@@ -250,7 +253,7 @@ enum SimplefinCommand {
         #[arg(long)]
         user: String,
         /// A name to recognise the app by.
-        #[arg(long, default_value = "SimpleFIN app")]
+        #[arg(long, default_value = "SimpleFIN app", value_parser = terminal::name)]
         name: String,
         /// Let the app read only this account id (repeat for several).
         #[arg(long = "account", value_name = "ID")]

@@ -58,14 +58,34 @@ fn query_config() -> web::QueryConfig {
     })
 }
 
+/// The headers on every page's answer.
+const SECURITY_HEADERS: [(&str, &str); 5] = [
+    ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    // Page URLs (the portal link) never leak to other sites.
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-store"),
+];
+
 fn security_headers() -> DefaultHeaders {
-    DefaultHeaders::new()
-        .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
-        .add(("X-Frame-Options", "DENY"))
-        .add(("X-Content-Type-Options", "nosniff"))
-        // Page URLs (the portal link) never leak to other sites.
-        .add(("Referrer-Policy", "no-referrer"))
-        .add(("Cache-Control", "no-store"))
+    SECURITY_HEADERS
+        .into_iter()
+        .fold(DefaultHeaders::new(), DefaultHeaders::add)
+}
+
+/// The error page for a request refused before any page's route ran
+/// (`crate::control_characters`), with the pages' security headers.
+pub(crate) fn refusal_page(message: String) -> HttpResponse {
+    use actix_web::ResponseError as _;
+    use actix_web::http::header::TryIntoHeaderPair as _;
+    let mut response = page::PageError::bad_request(message).error_response();
+    for pair in SECURITY_HEADERS {
+        if let Ok((name, value)) = pair.try_into_pair() {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
 }
 
 /// The authorization endpoint, `/oauth/authorize` under `/api/platform`:
