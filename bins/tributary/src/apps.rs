@@ -24,6 +24,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             billing,
             max_accounts,
         } => {
+            let name = crate::terminal::name(&name)?;
             for uri in &redirect_uris {
                 validate_redirect_uri(uri).map_err(anyhow::Error::msg)?;
             }

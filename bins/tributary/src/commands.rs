@@ -307,9 +307,10 @@ fn create_key(
     name: &str,
     accounts: &[AccountId],
 ) -> anyhow::Result<()> {
+    let name = crate::terminal::name(name)?;
     let user = find_user(db, email)?;
     let scope = (!accounts.is_empty()).then_some(accounts);
-    let issued = api_keys::issue(&mut *db.conn()?, user.id, name, scope, clock.now())?;
+    let issued = api_keys::issue(&mut *db.conn()?, user.id, &name, scope, clock.now())?;
     println!(
         "Created API key {} \"{}\" for {}.",
         issued.record.id,

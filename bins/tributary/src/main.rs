@@ -99,7 +99,7 @@ enum AppsCommand {
     Create {
         /// A name to recognise the app by (no control or bidirectional
         /// formatting characters).
-        #[arg(long, value_parser = terminal::name)]
+        #[arg(long)]
         name: String,
         /// A redirect URI the authorization flow may return to (repeat for
         /// several); https, or http on localhost.
@@ -226,7 +226,7 @@ enum KeysCommand {
         #[arg(long)]
         user: String,
         /// A name to recognise the key by.
-        #[arg(long, default_value = "default", value_parser = terminal::name)]
+        #[arg(long, default_value = "default")]
         name: String,
         /// Restrict the key to this account id (repeat for several).
         #[arg(long = "account", value_name = "ID")]
@@ -253,7 +253,7 @@ enum SimplefinCommand {
         #[arg(long)]
         user: String,
         /// A name to recognise the app by.
-        #[arg(long, default_value = "SimpleFIN app", value_parser = terminal::name)]
+        #[arg(long, default_value = "SimpleFIN app")]
         name: String,
         /// Let the app read only this account id (repeat for several).
         #[arg(long = "account", value_name = "ID")]
@@ -414,7 +414,10 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("tributary: {err:#}");
+            // An error may quote what a user typed or a bank sent.
+            let said = format!("{err:#}");
+            let lines: Vec<_> = said.lines().map(terminal::shown).collect();
+            eprintln!("tributary: {}", lines.join("\n"));
             ExitCode::FAILURE
         }
     }

@@ -18,6 +18,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             accounts,
             url,
         } => {
+            let name = crate::terminal::name(&name)?;
             let user = find_user(db, &user)?;
             let base = public_base(&url)?;
             let scope = (!accounts.is_empty()).then_some(accounts.as_slice());

@@ -29,12 +29,12 @@ pub fn shown(text: &str) -> Cow<'_, str> {
     )
 }
 
-/// clap's parser for `--name`: the rule every surface that sets a name
-/// follows.
-pub fn name(raw: &str) -> Result<String, String> {
+/// `--name`, checked by the rule every surface that sets a name follows.
+/// (Not a clap value parser: clap's refusal would print the name raw.)
+pub fn name(raw: &str) -> anyhow::Result<String> {
     check_name(raw, MAX_NAME_CHARS)
         .map(str::to_owned)
-        .map_err(|why| why.to_string())
+        .map_err(|why| anyhow::anyhow!("--name: {why}"))
 }
 
 #[cfg(test)]
@@ -53,8 +53,12 @@ mod tests {
 
     #[test]
     fn names_follow_the_shared_rule() {
-        assert_eq!(name(" laptop ").as_deref(), Ok("laptop"));
-        assert!(name("evil\u{1b}[2J").unwrap_err().contains("U+001B"));
+        assert_eq!(name(" laptop ").unwrap(), "laptop");
+        let refused = name("evil\u{1b}[2J").unwrap_err().to_string();
+        assert!(
+            refused.starts_with("--name: ") && refused.contains("U+001B"),
+            "{refused}"
+        );
         assert!(name("").is_err());
     }
 }

@@ -94,8 +94,11 @@ impl ScopedForm {
     /// shows as what it is (`tributary_domain::text::check_name`); `what`
     /// names the thing in the refusal ("key").
     pub fn checked_name(&self, what: &str) -> Result<&str, PageError> {
-        check_name(&self.name, MAX_NAME_CHARS)
-            .map_err(|why| PageError::bad_request(format!("Name of the {what}: {why}.")))
+        check_name(&self.name, MAX_NAME_CHARS).map_err(|why| {
+            PageError::bad_request(format!(
+                "Name: {why}, so you can tell the {what} apart later."
+            ))
+        })
     }
 }
 

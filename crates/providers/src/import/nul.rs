@@ -75,7 +75,6 @@ fn strip_json(value: &mut serde_json::Value, strip: &mut impl FnMut(&mut String)
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::import::{Format, parse};
 
     /// A CSV file with NUL in a description and the account's name reads,
