@@ -9,6 +9,7 @@
 //! document or the other way round.
 
 pub(crate) mod responses;
+mod text_rule;
 
 use crate::routes::Operation;
 use crate::server::Interface;
@@ -145,31 +146,8 @@ pub fn document(interface: Interface) -> OpenApi {
             }
         }
     }
-    for operation in crate::routes::operations_in(&mut doc.paths) {
-        may_refuse_control_characters(operation);
-    }
+    text_rule::describe(&mut doc);
     doc
-}
-
-/// Any request may be refused for a control character
-/// (`crate::control_characters`): an operation that documents no 400
-/// gets the shared answer; one that does says it is among its codes.
-fn may_refuse_control_characters(operation: &mut utoipa::openapi::path::Operation) {
-    use utoipa::openapi::{Ref, RefOr};
-    match operation.responses.responses.get_mut("400") {
-        None => {
-            operation.responses.responses.insert(
-                "400".to_owned(),
-                RefOr::Ref(Ref::from_response_name("ControlCharacter")),
-            );
-        }
-        Some(RefOr::T(response)) if !response.description.contains("CONTROL_CHARACTER") => {
-            response
-                .description
-                .push_str(" `CONTROL_CHARACTER`: a parameter or field holds a control character.");
-        }
-        Some(_) => {}
-    }
 }
 
 /// Every operation `interface` routes, under the root it is mounted at.
