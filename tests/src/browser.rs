@@ -346,3 +346,27 @@ pub async fn approved_redirect(
     assert_eq!(back.status, StatusCode::FOUND, "{}", back.body);
     back.location
 }
+
+/// Signs `email` in to the developer dashboard with the mailed code; the
+/// page it lands on (the apps).
+pub async fn developer_sign_in(browser: &Browser, outbox: &DevOutbox, email: &str) -> Page {
+    let signed_out = browser.get("/developers").await;
+    assert_eq!(signed_out.status, StatusCode::OK);
+    signed_out.assert_shows("Send me a code");
+    let verify = browser
+        .submit(&signed_out, "/developers/sign-in", &[("email", email)])
+        .await;
+    assert_eq!(verify.status, StatusCode::OK, "{}", verify.body);
+    let code = code_in(outbox, email);
+    let home = browser
+        .submit(&verify, "/developers/sign-in/code", &[("code", &code)])
+        .await;
+    assert_eq!(
+        (home.status, home.location.as_str()),
+        (StatusCode::OK, "/developers"),
+        "{}",
+        home.body
+    );
+    home.assert_shows("Create an app");
+    home
+}

@@ -9,6 +9,7 @@ pub mod browser;
 pub mod enablebanking;
 pub mod fakes;
 pub mod harness;
+pub mod openapi;
 pub mod plaid;
 pub mod platform;
 pub mod providers;

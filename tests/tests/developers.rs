@@ -12,36 +12,11 @@
 use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
 use tributary_auth::developers::Signup;
-use tributary_e2e::browser::{Browser, Page, approved_redirect, authorize_path, code_in};
+use tributary_e2e::browser::{Browser, Page, approved_redirect, authorize_path, developer_sign_in};
 use tributary_e2e::harness::with_pages as on_every_backend;
 use tributary_e2e::platform::{PlatformServer, TestApp, start_platform_with_signup};
-use tributary_notify::mail::DevOutbox;
 use tributary_storage::apps;
 use tributary_storage::testing::{TestDatabase, dump, dump_rows};
-
-/// Signs `email` in to the developer dashboard with the mailed code; the
-/// page it lands on (the apps).
-async fn sign_in(browser: &Browser, outbox: &DevOutbox, email: &str) -> Page {
-    let signed_out = browser.get("/developers").await;
-    assert_eq!(signed_out.status, StatusCode::OK);
-    signed_out.assert_shows("Send me a code");
-    let verify = browser
-        .submit(&signed_out, "/developers/sign-in", &[("email", email)])
-        .await;
-    assert_eq!(verify.status, StatusCode::OK, "{}", verify.body);
-    let code = code_in(outbox, email);
-    let home = browser
-        .submit(&verify, "/developers/sign-in/code", &[("code", &code)])
-        .await;
-    assert_eq!(
-        (home.status, home.location.as_str()),
-        (StatusCode::OK, "/developers"),
-        "{}",
-        home.body
-    );
-    home.assert_shows("Create an app");
-    home
-}
 
 /// The value of the read-only field `id` on `page`.
 fn field(page: &Page, id: &str) -> Option<String> {
@@ -145,7 +120,7 @@ fn test_app(server: &PlatformServer, client_id: &str, secret: &str, uri: &str) -
 async fn a_developer_creates_an_app_rotates_its_secret_and_sees_and_erases_its_users() {
     on_every_backend(|server, outbox| async move {
         let browser = Browser::new(&server);
-        let home = sign_in(&browser, &outbox, "ada@example.com").await;
+        let home = developer_sign_in(&browser, &outbox, "ada@example.com").await;
         home.assert_shows("No apps yet");
 
         // A refused form names the field and keeps what was typed.
@@ -342,7 +317,7 @@ async fn a_developer_creates_an_app_rotates_its_secret_and_sees_and_erases_its_u
 async fn a_developer_cannot_see_or_change_another_developers_apps_or_users() {
     on_every_backend(|server, outbox| async move {
         let ada = Browser::new(&server);
-        let home = sign_in(&ada, &outbox, "ada@example.com").await;
+        let home = developer_sign_in(&ada, &outbox, "ada@example.com").await;
         let app = create_app(&ada, &home, "Ada's budget", "https://ada.example/callback").await;
         let secret = app.secret.clone().unwrap();
         let oauth_app = test_app(
@@ -367,7 +342,7 @@ async fn a_developer_cannot_see_or_change_another_developers_apps_or_users() {
             listed.body[start..].split('"').next().unwrap().to_owned()
         };
         let bob = Browser::new(&server);
-        let bobs_home = sign_in(&bob, &outbox, "bob@example.com").await;
+        let bobs_home = developer_sign_in(&bob, &outbox, "bob@example.com").await;
         let before = dump_rows(server.database.db());
         assert!(!bobs_home.body.contains(&app.client_id));
         assert!(!bobs_home.body.contains("Ada&#39;s budget"));
@@ -462,7 +437,7 @@ async fn with_sign_up_closed_only_added_developers_get_a_code() {
             chrono::Utc::now().naive_utc(),
         )
         .unwrap();
-        let home = sign_in(&browser, &outbox, "added@example.com").await;
+        let home = developer_sign_in(&browser, &outbox, "added@example.com").await;
         home.assert_shows("added@example.com");
         server.stop().await;
     }
@@ -536,7 +511,7 @@ async fn sign_in_limits_do_not_tell_who_is_a_developer_and_app_pages_cannot_lock
             statuses.push(sent.status);
         }
         assert_eq!(statuses, expected);
-        sign_in(&Browser::new(&server), &outbox, "both@example.com").await;
+        developer_sign_in(&Browser::new(&server), &outbox, "both@example.com").await;
         server.stop().await;
     }
 }

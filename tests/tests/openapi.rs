@@ -12,8 +12,8 @@ use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
-use tributary_e2e::TestServer;
-use tributary_e2e::platform::{PlatformServer, start_platform};
+use tributary_e2e::openapi::{Caller, operations, personal_caller, platform_caller};
+use tributary_e2e::platform::start_platform;
 use tributary_storage::testing::TestDatabase;
 
 /// The tools' versions this test was written against.
@@ -29,34 +29,6 @@ fn tools() -> PathBuf {
         "import schemathesis, openapi_spec_validator",
         &[&[SCHEMATHESIS, SPEC_VALIDATOR]],
     )
-}
-
-/// Credentials and ids that let a request reach each operation's logic.
-struct Caller {
-    base: String,
-    document_path: &'static str,
-    headers: Vec<(String, String)>,
-    /// Header for the operations that take the app's credentials.
-    app_basic: Option<(String, String)>,
-    account_id: String,
-    connection_id: String,
-    user_id: String,
-}
-
-async fn document(caller: &Caller) -> Value {
-    let response = Client::new()
-        .get(format!("{}{}", caller.base, caller.document_path))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert!(
-        response.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("application/json")
-    );
-    response.json().await.unwrap()
 }
 
 /// The document passes openapi-spec-validator (OpenAPI 3.1 and JSON
@@ -86,51 +58,31 @@ async fn assert_every_operation_is_routed(caller: &Caller, document: &Value) {
         .build()
         .unwrap();
     let mut sent = 0;
-    for (path, item) in document["paths"].as_object().unwrap() {
-        for (method, operation) in item.as_object().unwrap() {
-            let Ok(method) = method.to_uppercase().parse::<Method>() else {
-                continue;
-            };
-            let url = format!(
-                "{}{}",
-                caller.base,
-                path.replace("{accountId}", &caller.account_id)
-                    .replace("{connectionId}", &caller.connection_id)
-                    .replace("{user_id}", &caller.user_id)
-            );
-            let app_operation = operation["security"]
-                .as_array()
-                .is_some_and(|s| s.iter().any(|r| r.get("appBasic").is_some()));
-            let mut request = client.request(method.clone(), &url);
-            match (&caller.app_basic, app_operation) {
-                (Some((id, secret)), true) => request = request.basic_auth(id, Some(secret)),
-                _ => {
-                    for (name, value) in &caller.headers {
-                        request = request.header(name, value);
-                    }
-                }
-            }
-            if method == Method::POST || method == Method::PUT {
-                request = request.json(&serde_json::json!({}));
-            }
-            let response = request.send().await.unwrap();
-            let status = response.status();
-            let body = response.text().await.unwrap_or_default();
-            assert_ne!(
-                status,
-                StatusCode::METHOD_NOT_ALLOWED,
-                "{method} {path}: {body}"
-            );
-            assert!(
-                !(status == StatusCode::NOT_FOUND && body.contains("\"NOT_FOUND\"")),
-                "{method} {path} is documented but not routed"
-            );
-            assert!(
-                operation["responses"].get(status.as_str()).is_some(),
-                "{method} {path} answered {status}, which its document does not list: {body}"
-            );
-            sent += 1;
+    for (path, method, operation) in operations(document) {
+        let mut request = caller.authorized(
+            client.request(method.clone(), caller.url(&path)),
+            &operation,
+        );
+        if method == Method::POST || method == Method::PUT {
+            request = request.json(&serde_json::json!({}));
         }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        assert_ne!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}: {body}"
+        );
+        assert!(
+            !(status == StatusCode::NOT_FOUND && body.contains("\"NOT_FOUND\"")),
+            "{method} {path} is documented but not routed"
+        );
+        assert!(
+            operation["responses"].get(status.as_str()).is_some(),
+            "{method} {path} answered {status}, which its document does not list: {body}"
+        );
+        sent += 1;
     }
     assert!(sent >= 10, "only {sent} operations");
 }
@@ -218,49 +170,13 @@ fn run_schemathesis(
     }
 }
 
-fn personal_caller(server: &TestServer) -> Caller {
-    Caller {
-        base: server.base_url.clone(),
-        document_path: "/api/v1/openapi.json",
-        headers: vec![("x-api-key".into(), server.world.alice_key.clone())],
-        app_basic: None,
-        account_id: server.world.alice_imported.to_string(),
-        connection_id: server.world.alice_sandbox_connection.to_string(),
-        user_id: String::new(),
-    }
-}
-
-/// A user of app A with a statement imported, and a bearer token for them.
-async fn platform_caller(server: &PlatformServer) -> Caller {
-    let (token, user_id) =
-        tributary_e2e::platform::user_with_statement(server, "fuzz@example.com").await;
-    let connections = server
-        .bearer_json(Method::GET, "/api/platform/v1/connections", &token)
-        .await;
-    let accounts = server
-        .bearer_json(Method::GET, "/api/platform/v1/accounts", &token)
-        .await;
-    Caller {
-        base: server.base_url.clone(),
-        document_path: "/api/platform/openapi.json",
-        headers: vec![("Authorization".into(), format!("Bearer {token}"))],
-        app_basic: Some((
-            server.app_a.client_id().to_owned(),
-            server.app_a.secret().to_owned(),
-        )),
-        account_id: accounts["accounts"][0]["id"].to_string(),
-        connection_id: connections["connections"][0]["id"].to_string(),
-        user_id,
-    }
-}
-
 #[actix_web::test]
 async fn both_documents_validate_and_list_exactly_what_the_servers_route() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
         let personal = tributary_e2e::start(database);
         let caller = personal_caller(&personal);
-        let doc = document(&caller).await;
+        let doc = caller.document().await;
         assert_valid(&doc);
         assert_every_operation_is_routed(&caller, &doc).await;
         assert!(doc["components"]["securitySchemes"]["apiKey"].is_object());
@@ -270,7 +186,7 @@ async fn both_documents_validate_and_list_exactly_what_the_servers_route() {
         eprintln!("-- on {:?}", database.backend());
         let platform = start_platform(database);
         let caller = platform_caller(&platform).await;
-        let doc = document(&caller).await;
+        let doc = caller.document().await;
         assert_valid(&doc);
         assert_every_operation_is_routed(&caller, &doc).await;
         for scheme in ["bearer", "appBasic", "oauth2"] {
@@ -298,7 +214,7 @@ async fn schemathesis_finds_nothing_on_either_interface() {
 async fn the_reference_page_shows_every_operation_and_its_curl_lines_work() {
     let server = tributary_e2e::start(TestDatabase::sqlite());
     let caller = personal_caller(&server);
-    let doc = document(&caller).await;
+    let doc = caller.document().await;
     let page = Client::new()
         .get(server.url("/api/v1/docs"))
         .send()

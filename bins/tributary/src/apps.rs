@@ -1,5 +1,6 @@
 //! `tributary apps`: Platform apps and their redirect URIs.
 
+use crate::terminal::shown;
 use crate::{AppsCommand, RedirectUrisCommand};
 use anyhow::{Context as _, bail};
 use tributary_auth::oauth::{new_client_id, new_client_secret, validate_redirect_uri};
@@ -23,6 +24,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             billing,
             max_accounts,
         } => {
+            let name = crate::terminal::name(&name)?;
             for uri in &redirect_uris {
                 validate_redirect_uri(uri).map_err(anyhow::Error::msg)?;
             }
@@ -46,7 +48,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             )?;
             println!(
                 "Created app \"{}\" ({}, users paid by the {}).",
-                app.name,
+                shown(&app.name),
                 if app.is_public {
                     "public"
                 } else {
@@ -68,7 +70,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
                 "CLIENT ID", "NAME", "TYPE", "BILLING", "MAX"
             );
             for app in apps::list_apps(conn)? {
-                let uris = apps::redirect_uris(conn, app.id)?.join(" ");
+                let uris = shown(&apps::redirect_uris(conn, app.id)?.join(" ")).into_owned();
                 let max = app
                     .default_max_accounts
                     .map_or_else(|| "-".to_owned(), |n| n.to_string());
@@ -79,7 +81,11 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
                 };
                 println!(
                     "{:<28}  {:<24}  {:<12}  {:<10}  {:>5}  {uris}",
-                    app.client_id, app.name, kind, app.billing_model, max
+                    app.client_id,
+                    shown(&app.name),
+                    kind,
+                    app.billing_model,
+                    max
                 );
             }
         }
@@ -99,9 +105,9 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             validate_redirect_uri(&uri).map_err(anyhow::Error::msg)?;
             let app = find(conn, &client_id)?;
             match apps::add_redirect_uri(conn, app.id, &uri, now) {
-                Ok(()) => println!("Added {uri} to {client_id}."),
+                Ok(()) => println!("Added {} to {client_id}.", shown(&uri)),
                 Err(StorageError::Conflict(_)) => {
-                    println!("{uri} was already registered for {client_id}.")
+                    println!("{} was already registered for {client_id}.", shown(&uri))
                 }
                 Err(err) => return Err(err.into()),
             }
@@ -111,7 +117,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: AppsCommand) -> anyhow::Re
             if !apps::remove_redirect_uri(conn, app.id, &uri)? {
                 bail!("{uri} is not registered for {client_id}");
             }
-            println!("Removed {uri} from {client_id}.");
+            println!("Removed {} from {client_id}.", shown(&uri));
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! What each subcommand does. Output is for people: plain lines and tables.
 
+use crate::terminal::shown;
 use crate::{
     Cli, Command, ConnectCommand, ConnectionsCommand, KeysCommand, SecretsCommand, SyncArgs,
     UsersCommand,
@@ -244,7 +245,7 @@ fn create_user(db: &Database, clock: &dyn Clock, email: &str) -> anyhow::Result<
     let email = normalize_email(email)?;
     match users::create_personal_user(&mut *db.conn()?, &email, clock.now().naive_utc()) {
         Ok(user) => {
-            println!("Created user {} (id {}).", user.email, user.id);
+            println!("Created user {} (id {}).", shown(&user.email), user.id);
             Ok(())
         }
         Err(StorageError::Conflict(_)) => bail!("user {email} already exists"),
@@ -271,7 +272,7 @@ fn login_link(db: &Database, clock: &dyn Clock, email: &str, url: &str) -> anyho
     )?;
     println!(
         "Sign-in link for {} (works once, for {} minutes):",
-        user.email,
+        shown(&user.email),
         tributary_auth::dashboard::LOGIN_LINK_TTL.num_minutes()
     );
     println!(
@@ -291,7 +292,7 @@ fn list_users(db: &Database) -> anyhow::Result<()> {
         println!(
             "{:>6}  {:<40}  {:<8}  {}",
             user.id,
-            user.email,
+            shown(&user.email),
             app,
             user.created_at.format("%Y-%m-%d %H:%M")
         );
@@ -306,12 +307,15 @@ fn create_key(
     name: &str,
     accounts: &[AccountId],
 ) -> anyhow::Result<()> {
+    let name = crate::terminal::name(name)?;
     let user = find_user(db, email)?;
     let scope = (!accounts.is_empty()).then_some(accounts);
-    let issued = api_keys::issue(&mut *db.conn()?, user.id, name, scope, clock.now())?;
+    let issued = api_keys::issue(&mut *db.conn()?, user.id, &name, scope, clock.now())?;
     println!(
         "Created API key {} \"{}\" for {}.",
-        issued.record.id, issued.record.name, user.email
+        issued.record.id,
+        shown(&issued.record.name),
+        shown(&user.email)
     );
     if let Some(scope) = scope {
         println!("It can read only accounts {scope:?}.");
@@ -333,7 +337,7 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
         println!(
             "{:>6}  {:<20}  {:<16}  {:<16}  {:<16}  {accounts}",
             key.id,
-            key.name,
+            shown(&key.name),
             when(Some(key.created_at)),
             when(key.last_used_at),
             when(key.revoked_at)
@@ -362,14 +366,16 @@ fn revoke_key(db: &Database, clock: &dyn Clock, id: ApiKeyId) -> anyhow::Result<
                 .unwrap_or_default();
             println!(
                 "API key {} \"{}\" was already revoked ({since}); nothing changed.",
-                key.id, key.name
+                key.id,
+                shown(&key.name)
             );
             Ok(())
         }
         Ok(key_store::Revocation { key, .. }) => {
             println!(
                 "API key {} \"{}\" is revoked; requests with it now answer 401.",
-                key.id, key.name
+                key.id,
+                shown(&key.name)
             );
             Ok(())
         }
@@ -388,7 +394,7 @@ fn disconnect(db: &Database, clock: &dyn Clock, id: ConnectionId) -> anyhow::Res
     tributary_providers::sync::disconnect(conn, &connection, clock.now().naive_utc())?;
     println!(
         "Connection {id} ({}) is disconnected: it is no longer synced, and its accounts and transactions stay.",
-        connection.institution_name
+        shown(&connection.institution_name)
     );
     Ok(())
 }
@@ -410,7 +416,9 @@ fn connect(
     };
     println!(
         "Connected {} to {} (connection {}).",
-        user.email, connection.institution_name, connection.id
+        shown(&user.email),
+        shown(&connection.institution_name),
+        connection.id
     );
     // A second connection to the same bank is allowed (two logins at one
     // bank) but is more often a command run twice: say so.
@@ -427,8 +435,8 @@ fn connect(
     if !twins.is_empty() {
         println!(
             "Note: {} already has a connection to {} (connection {}); this one is separate and syncs the same accounts again.",
-            user.email,
-            connection.institution_name,
+            shown(&user.email),
+            shown(&connection.institution_name),
             twins.join(", ")
         );
     }
@@ -474,7 +482,9 @@ fn connect_by_link(
         .unwrap_or("(the provider gave no link)");
     println!(
         "Created connection {} to {} for {}.",
-        connection.id, connection.institution_name, user.email
+        connection.id,
+        shown(&connection.institution_name),
+        shown(&user.email)
     );
     println!("The user must open this link and authorise their bank:\n{link}");
     match provider {
@@ -536,10 +546,10 @@ fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
     for bank in institutions {
         println!(
             "{:<40}  {:<12}  {:>5}  {}",
-            bank.id,
-            bank.bic.unwrap_or_default(),
+            shown(&bank.id),
+            shown(&bank.bic.unwrap_or_default()),
             bank.transaction_total_days.unwrap_or_default(),
-            bank.name
+            shown(&bank.name)
         );
     }
     Ok(())
@@ -612,7 +622,7 @@ fn import(
                     summary.unchanged
                 );
                 for note in &summary.notes {
-                    println!("  note: {note}");
+                    println!("  note: {}", shown(note));
                 }
                 total.statements += summary.statements;
                 total.added += summary.added;
@@ -620,7 +630,11 @@ fn import(
                 total.unchanged += summary.unchanged;
             }
             Err(err) => {
-                eprintln!("{}: {err} (nothing of this file was stored)", file.display());
+                eprintln!(
+                    "{}: {} (nothing of this file was stored)",
+                    file.display(),
+                    shown(&err)
+                );
                 failed += 1;
             }
         });
@@ -735,10 +749,10 @@ fn list_connections(db: &Database, email: Option<&str>) -> anyhow::Result<()> {
             c.id,
             c.user_id,
             c.provider,
-            c.institution_name,
+            shown(&c.institution_name),
             c.status,
             last,
-            c.status_reason.unwrap_or_default()
+            shown(&c.status_reason.unwrap_or_default())
         );
     }
     Ok(())
@@ -822,8 +836,9 @@ fn report(
                 )
             });
             println!(
-                "Connection {connection_id}: failed, now {}: {error}{retry}",
-                error.connection_status()
+                "Connection {connection_id}: failed, now {}: {}{retry}",
+                error.connection_status(),
+                shown(&error.to_string())
             );
             bail!("connection {connection_id} failed to sync")
         }
@@ -840,7 +855,10 @@ fn report(
             bail!("connection {connection_id}: sync taken over")
         }
         Ok(SyncOutcome::GaveUp { reason, .. }) => {
-            println!("Connection {connection_id}: failed, now ERROR: {reason}");
+            println!(
+                "Connection {connection_id}: failed, now ERROR: {}",
+                shown(&reason.to_string())
+            );
             bail!("connection {connection_id} failed to sync")
         }
         // Not printed here: the caller says it (once).

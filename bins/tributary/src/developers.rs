@@ -1,6 +1,7 @@
 //! `tributary developers`: who may sign in to the developer dashboard.
 
 use crate::DevelopersCommand;
+use crate::terminal::shown;
 use tributary_domain::clock::Clock;
 use tributary_domain::email::normalize_email;
 use tributary_storage::Database;
@@ -15,10 +16,10 @@ pub fn run(db: &Database, clock: &dyn Clock, command: DevelopersCommand) -> anyh
             if made {
                 println!(
                     "Added developer {}: they sign in at /developers on platform-api with a code mailed to that address.",
-                    developer.email
+                    shown(&developer.email)
                 );
             } else {
-                println!("{} is already a developer.", developer.email);
+                println!("{} is already a developer.", shown(&developer.email));
             }
         }
         DevelopersCommand::List => {
@@ -30,7 +31,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: DevelopersCommand) -> anyh
                 let apps = developers::apps_of(conn, developer.id)?.len();
                 println!(
                     "{:<40}  {:>4}  {:<16}  {}",
-                    developer.email,
+                    shown(&developer.email),
                     apps,
                     developer.created_at.format("%Y-%m-%d %H:%M"),
                     developer.last_signed_in_at.map_or_else(

@@ -5,6 +5,7 @@ mod apps;
 mod commands;
 mod developers;
 mod simplefin;
+mod terminal;
 mod webhooks;
 
 use clap::{Args, Parser, Subcommand};
@@ -96,6 +97,8 @@ enum AppsCommand {
     /// Create an app; prints its client id and (unless public) its secret,
     /// once.
     Create {
+        /// A name to recognise the app by (no control or bidirectional
+        /// formatting characters).
         #[arg(long)]
         name: String,
         /// A redirect URI the authorization flow may return to (repeat for
@@ -411,7 +414,10 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("tributary: {err:#}");
+            // An error may quote what a user typed or a bank sent.
+            let said = format!("{err:#}");
+            let lines: Vec<_> = said.lines().map(terminal::shown).collect();
+            eprintln!("tributary: {}", lines.join("\n"));
             ExitCode::FAILURE
         }
     }

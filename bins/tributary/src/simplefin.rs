@@ -3,6 +3,7 @@
 
 use crate::SimplefinCommand;
 use crate::commands::{find_user, public_base, when};
+use crate::terminal::shown;
 use anyhow::bail;
 use tributary_auth::simplefin::{self as access, SETUP_TOKEN_LIFETIME};
 use tributary_domain::clock::Clock;
@@ -17,6 +18,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             accounts,
             url,
         } => {
+            let name = crate::terminal::name(&name)?;
             let user = find_user(db, &user)?;
             let base = public_base(&url)?;
             let scope = (!accounts.is_empty()).then_some(accounts.as_slice());
@@ -31,7 +33,9 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             )?;
             println!(
                 "Created SimpleFIN destination {} \"{}\" for {}.",
-                issued.record.id, issued.record.name, user.email
+                issued.record.id,
+                shown(&issued.record.name),
+                shown(&user.email)
             );
             if let Some(scope) = scope {
                 println!("It can read only accounts {scope:?}.");
@@ -54,7 +58,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
                 println!(
                     "{:>6}  {:<20}  {:<16}  {:<16}  {:<16}  {:<16}  {accounts}",
                     destination.id,
-                    destination.name,
+                    shown(&destination.name),
                     when(Some(destination.created_at)),
                     when(destination.claimed_at),
                     when(destination.last_used_at),
@@ -67,12 +71,13 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             match store::revoke(&mut *db.conn()?, id, clock.now().naive_utc()) {
                 Ok((destination, true)) => println!(
                     "SimpleFIN destination {} \"{}\" is revoked; its app's requests now answer 403.",
-                    destination.id, destination.name
+                    destination.id,
+                    shown(&destination.name)
                 ),
                 Ok((destination, false)) => println!(
                     "SimpleFIN destination {} \"{}\" was already revoked ({}); nothing changed.",
                     destination.id,
-                    destination.name,
+                    shown(&destination.name),
                     when(destination.revoked_at)
                 ),
                 Err(StorageError::NotFound) => bail!("no SimpleFIN destination with id {id}"),

@@ -1,6 +1,7 @@
 //! `tributary webhooks`: webhook endpoints of a Personal user or a Platform
 //! app, as the API manages them (docs/changes.md#webhooks).
 
+use crate::terminal::shown;
 use crate::{WebhookOwnerArgs, WebhooksCommand};
 use anyhow::{Context as _, bail};
 use tributary_domain::clock::Clock;
@@ -81,7 +82,7 @@ pub fn run(
                     "{:>5}  {:<8}  {:<50}  {}",
                     endpoint.id,
                     if endpoint.enabled { "yes" } else { "no" },
-                    endpoint.url,
+                    shown(&endpoint.url),
                     events.join(" ")
                 );
             }

@@ -192,3 +192,123 @@ fn a_daily_camt_series_imports_whole_one_file_at_a_time_in_any_order_or_all_at_o
         assert_eq!(one, stored(&database, "all@example.com"));
     }
 }
+
+/// A name that would drive a terminal: red text, a cleared screen, and a
+/// right-to-left override that shows `gpj.exe` as `exe.jpg`.
+const HOSTILE_NAME: &str = "evil\u{1b}[31m\u{1b}[2J\r\u{202e}gpj.exe";
+
+/// Whether `text` holds a character the CLI must never print raw.
+fn drives_a_terminal(text: &str) -> bool {
+    text.chars()
+        .any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+}
+
+#[test]
+fn names_with_control_or_bidi_characters_are_refused_and_old_ones_are_listed_escaped() {
+    use tributary_domain::model::BillingModel;
+    use tributary_storage::{apps, users};
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        assert!(tributary(&url, &["users", "create", "names@example.com"]).0);
+        for (args, refused) in [
+            (
+                vec!["keys", "create", "--user", "names@example.com", "--name"],
+                "U+001B",
+            ),
+            (
+                vec![
+                    "simplefin",
+                    "create",
+                    "--user",
+                    "names@example.com",
+                    "--name",
+                ],
+                "U+001B",
+            ),
+            (
+                vec![
+                    "apps",
+                    "create",
+                    "--redirect-uri",
+                    "https://app.example/cb",
+                    "--name",
+                ],
+                "U+001B",
+            ),
+        ] {
+            let mut args = args;
+            args.push(HOSTILE_NAME);
+            let (made, out, err) = tributary(&url, &args);
+            assert!(!made, "{args:?}: {out}");
+            assert!(err.contains("--name") && err.contains(refused), "{err}");
+            assert!(
+                !drives_a_terminal(&out) && !drives_a_terminal(&err),
+                "{err:?}"
+            );
+        }
+        let (made, _, err) = tributary(
+            &url,
+            &[
+                "keys",
+                "create",
+                "--user",
+                "names@example.com",
+                "--name",
+                "abc\u{202e}gpj.exe",
+            ],
+        );
+        assert!(!made && err.contains("U+202E"), "{err}");
+
+        // Names stored before the rule (or by another tool) are listed
+        // escaped, one line each.
+        {
+            let conn = &mut *database.db().conn().unwrap();
+            let user = users::find_personal_user(conn, "names@example.com")
+                .unwrap()
+                .unwrap();
+            let now = chrono::Utc::now();
+            tributary_auth::api_keys::issue(conn, user.id, HOSTILE_NAME, None, now).unwrap();
+            tributary_auth::simplefin::create(
+                conn,
+                user.id,
+                HOSTILE_NAME,
+                None,
+                "http://127.0.0.1:8080/simplefin/claim",
+                now,
+            )
+            .unwrap();
+            apps::create_app(
+                conn,
+                &apps::NewApp {
+                    client_id: "app_hostile",
+                    name: HOSTILE_NAME,
+                    client_secret_hash: None,
+                    billing_model: BillingModel::Integrator,
+                    default_max_accounts: None,
+                    redirect_uris: &["https://app.example/cb".to_owned()],
+                    now: now.naive_utc(),
+                },
+            )
+            .unwrap();
+        }
+        for args in [
+            vec!["keys", "list", "--user", "names@example.com"],
+            vec!["simplefin", "list", "--user", "names@example.com"],
+            vec!["apps", "list"],
+        ] {
+            let (listed, out, err) = tributary(&url, &args);
+            assert!(listed, "{args:?}: {err}");
+            assert!(!drives_a_terminal(&out), "{args:?}: {out:?}");
+            assert!(
+                out.contains("evil\\u{1b}[31m\\u{1b}[2J\\u{d}\\u{202e}gpj.exe"),
+                "{args:?}: {out}"
+            );
+            assert_eq!(
+                out.lines().count(),
+                2,
+                "{args:?}: a header and one row: {out}"
+            );
+        }
+    }
+}

@@ -20,5 +20,6 @@ pub mod secrets;
 pub mod snapshot;
 pub mod status;
 pub mod summary;
+pub mod text;
 
 pub use money::Decimal;

@@ -5,6 +5,7 @@
 //! and the place in it, and nothing is stored.
 
 use crate::auth::{self, Credential};
+use crate::control_characters::{Refusal, check_field};
 use crate::data::with_conn;
 use crate::error::{ApiError, Envelope};
 use crate::openapi::responses;
@@ -64,6 +65,8 @@ pub(crate) struct Upload {
 pub(crate) enum UploadError {
     TooLarge,
     Unreadable(String),
+    /// A plain field holds a control character (`crate::control_characters`).
+    ControlCharacter(Refusal),
 }
 
 /// Reads a multipart body of at most [`MAX_UPLOAD_BYTES`].
@@ -99,9 +102,9 @@ pub(crate) async fn read_upload(payload: &mut Multipart) -> Result<Upload, Uploa
             Some(name) if !name.is_empty() => upload.files.push((name, bytes)),
             Some(_) => {}
             None => {
-                upload
-                    .fields
-                    .insert(field_name, String::from_utf8_lossy(&bytes).into_owned());
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                check_field(&text, &field_name).map_err(UploadError::ControlCharacter)?;
+                upload.fields.insert(field_name, text);
             }
         }
     }
@@ -170,7 +173,7 @@ pub(crate) struct ImportForm {
     request_body(content = ImportForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "What the import changed, and what the readers noticed.", body = ImportAnswer),
-        (status = 400, description = "`INVALID_UPLOAD`, `FILE_UNREADABLE` (names the file and the place), `INVALID_PARAMETER`.", body = Envelope),
+        (status = 400, description = "`INVALID_UPLOAD`, `FILE_UNREADABLE` (names the file and the place), `INVALID_PARAMETER`, `CONTROL_CHARACTER`.", body = Envelope),
         (status = 401, response = responses::Unauthorized),
         (status = 403, description = "`KEY_RESTRICTED`: a key limited to some accounts cannot import.", body = Envelope),
         (status = 409, description = "`ACCOUNT_LIMIT_REACHED` (Platform): the import would pass the user's account limit; nothing is stored.", body = Envelope),
@@ -206,6 +209,9 @@ async fn upload<C: Credential>(
     let Upload { files, fields } = read_upload(&mut payload).await.map_err(|err| match err {
         UploadError::TooLarge => too_large(),
         UploadError::Unreadable(why) => ApiError::bad_request("INVALID_UPLOAD", why),
+        UploadError::ControlCharacter(refusal) => {
+            ApiError::bad_request("CONTROL_CHARACTER", refusal.to_string())
+        }
     })?;
     // A CSV layout Tributary does not know is described by a profile, the
     // JSON `tributary import --profile` reads, sent as a `profile` part.

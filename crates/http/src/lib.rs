@@ -7,6 +7,7 @@ pub mod auth;
 pub mod conditional;
 pub mod config;
 pub mod connections;
+pub mod control_characters;
 pub mod data;
 pub mod demo;
 pub mod error;

@@ -152,10 +152,15 @@ impl Operation {
         self.kind = Kind::Page;
         self
     }
+
+    /// Whether this operation is a browser page.
+    pub fn is_page(&self) -> bool {
+        self.kind == Kind::Page
+    }
 }
 
 /// Every operation `paths` describes, to annotate.
-fn operations_in(
+pub(crate) fn operations_in(
     paths: &mut utoipa::openapi::path::Paths,
 ) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
     paths.paths.values_mut().flat_map(|item| {

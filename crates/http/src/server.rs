@@ -3,7 +3,9 @@
 
 use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
-use crate::{access_log, demo, error, malformed, metrics, request_id, routes as route};
+use crate::{
+    access_log, control_characters, demo, error, malformed, metrics, request_id, routes as route,
+};
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
 use anyhow::Context as _;
@@ -125,6 +127,7 @@ pub fn bind(
                     .app_data(data.clone())
                     .configure(configure.clone())
                     .default_service(web::to(error::no_route))
+                    .wrap(from_fn(control_characters::refuse))
                     .wrap(from_fn(error::envelope_framework_errors))
                     .wrap(from_fn(request_id::middleware))
                     .wrap(access_log::logger())

@@ -9,6 +9,7 @@
 //! document or the other way round.
 
 pub(crate) mod responses;
+mod text_rule;
 
 use crate::routes::Operation;
 use crate::server::Interface;
@@ -40,6 +41,7 @@ pub const OAUTH: &str = "oauth2";
             responses::AppUnauthorized,
             responses::Unavailable,
             responses::NotModified,
+            responses::ControlCharacter,
         ),
     ),
     tags(
@@ -144,6 +146,7 @@ pub fn document(interface: Interface) -> OpenApi {
             }
         }
     }
+    text_rule::describe(&mut doc);
     doc
 }
 

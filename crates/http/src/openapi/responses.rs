@@ -23,6 +23,12 @@ pub struct AppUnauthorized<'a>(Envelope<'a>);
 #[derive(ToResponse)]
 pub struct Unavailable<'a>(Envelope<'a>);
 
+/// `CONTROL_CHARACTER`: the path, a parameter, the Basic credentials or a
+/// body field holds a control character (docs/errors.md). Any operation
+/// may answer it; see `document`.
+#[derive(ToResponse)]
+pub struct ControlCharacter<'a>(Envelope<'a>);
+
 /// Not modified: `If-None-Match` named the current `ETag`; no body.
 #[derive(ToResponse)]
 pub struct NotModified;

@@ -104,6 +104,12 @@ impl ResponseError for TokenError {
     }
 }
 
+/// RFC 6749's `invalid_request`, for a request refused before the endpoint
+/// runs (`crate::control_characters`).
+pub(crate) fn invalid_request(description: String) -> HttpResponse {
+    TokenError::OAuth(OAuthError::InvalidRequest(description)).error_response()
+}
+
 /// The request's parameters, from a form-encoded or JSON body.
 fn parameters(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
     let content_type = req

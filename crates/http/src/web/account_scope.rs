@@ -8,11 +8,9 @@
 use super::banks::kind_in_words;
 use super::page::PageError;
 use tributary_domain::ids::AccountId;
+use tributary_domain::text::{MAX_NAME_CHARS, check_name};
 use tributary_storage::StorageError;
 use tributary_storage::read::AccountView;
-
-/// The longest name a destination's form takes.
-const NAME_MAX_CHARS: usize = 100;
 
 /// One account a person may tick on the form.
 pub(super) struct AccountChoice {
@@ -92,15 +90,15 @@ impl ScopedForm {
         })
     }
 
-    /// The name, when it is one a person can tell apart later; `what` names
-    /// the thing in the refusal ("key").
+    /// The name, when it is one a person can tell apart later and that
+    /// shows as what it is (`tributary_domain::text::check_name`); `what`
+    /// names the thing in the refusal ("key").
     pub fn checked_name(&self, what: &str) -> Result<&str, PageError> {
-        if self.name.is_empty() || self.name.chars().count() > NAME_MAX_CHARS {
-            return Err(PageError::bad_request(format!(
-                "Name: give the {what} a name of 1 to {NAME_MAX_CHARS} characters, so you can tell it apart later."
-            )));
-        }
-        Ok(&self.name)
+        check_name(&self.name, MAX_NAME_CHARS).map_err(|why| {
+            PageError::bad_request(format!(
+                "Name: {why}, so you can tell the {what} apart later."
+            ))
+        })
     }
 }
 

@@ -514,6 +514,7 @@ pub(super) async fn upload<V: Visitor>(
             "Send fewer files at a time (at most 20 MiB together).",
         ),
         UploadError::Unreadable(why) => PageError::bad_request(why),
+        UploadError::ControlCharacter(refusal) => PageError::bad_request(refusal.to_string()),
     })?;
     visitor.check_csrf(
         upload

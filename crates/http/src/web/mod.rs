@@ -53,15 +53,38 @@ fn query_config() -> web::QueryConfig {
     })
 }
 
+/// The headers on every page's answer besides its policy ([`csp`]).
+const SECURITY_HEADERS: [(&str, &str); 4] = [
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+    // Page URLs (the portal link) never leak to other sites.
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-store"),
+];
+
 fn security_headers() -> DefaultHeaders {
-    DefaultHeaders::new()
-        // A page that needs more sets its own ([`csp`]); this one is kept.
-        .add(("Content-Security-Policy", csp::Policy::strict().value()))
-        .add(("X-Frame-Options", "DENY"))
-        .add(("X-Content-Type-Options", "nosniff"))
-        // Page URLs (the portal link) never leak to other sites.
-        .add(("Referrer-Policy", "no-referrer"))
-        .add(("Cache-Control", "no-store"))
+    // A page that needs more sets its own policy ([`csp`]); this one is kept.
+    SECURITY_HEADERS.into_iter().fold(
+        DefaultHeaders::new().add(("Content-Security-Policy", csp::Policy::strict().value())),
+        DefaultHeaders::add,
+    )
+}
+
+/// The error page for a request refused before any page's route ran
+/// (`crate::control_characters`), with the pages' security headers.
+pub(crate) fn refusal_page(message: String) -> HttpResponse {
+    use actix_web::ResponseError as _;
+    use actix_web::http::header::TryIntoHeaderPair as _;
+    let mut response = page::PageError::bad_request(message).error_response();
+    let policy = csp::Policy::strict().value();
+    let headers =
+        std::iter::once(("Content-Security-Policy", policy.as_str())).chain(SECURITY_HEADERS);
+    for pair in headers {
+        if let Ok((name, value)) = pair.try_into_pair() {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
 }
 
 /// The authorization endpoint, `/oauth/authorize` under `/api/platform`:

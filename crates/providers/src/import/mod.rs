@@ -8,6 +8,7 @@ pub mod csv;
 #[cfg(any(test, feature = "testing"))]
 pub mod hostile;
 pub mod mt940;
+mod nul;
 pub mod ofx;
 #[cfg(any(test, feature = "testing"))]
 pub mod samples;
@@ -249,7 +250,11 @@ pub fn parse_with_profile(
     if statements.is_empty() {
         return Err(ImportError::NothingToImport);
     }
-    Ok(statements.into_iter().map(check_arithmetic).collect())
+    Ok(statements
+        .into_iter()
+        .map(nul::without_nul)
+        .map(check_arithmetic)
+        .collect())
 }
 
 /// Notes a statement whose entries do not take its opening balance to its

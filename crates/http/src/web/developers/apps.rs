@@ -16,11 +16,10 @@ use serde::Deserialize;
 use tributary_auth::oauth::{new_client_id, new_client_secret, validate_redirect_uri};
 use tributary_domain::ids::AppId;
 use tributary_domain::model::BillingModel;
+use tributary_domain::text::{MAX_NAME_CHARS, check_name};
 use tributary_storage::apps::{self, AppRecord, NewApp, RedirectUriAdded, RedirectUriRemoved};
 use tributary_storage::developers;
 
-/// The longest app name the form takes.
-const MAX_NAME: usize = 100;
 /// Redirect URIs one app may register from the dashboard.
 const MAX_REDIRECT_URIS: usize = 20;
 
@@ -114,12 +113,7 @@ struct CheckedApp {
 impl NewAppForm {
     /// The app the form describes, or a refusal naming the field.
     fn check(&self) -> Result<CheckedApp, String> {
-        let name = self.name.trim();
-        if name.is_empty() || name.chars().count() > MAX_NAME {
-            return Err(format!(
-                "Name: give the app a name of 1 to {MAX_NAME} characters."
-            ));
-        }
+        let name = check_name(&self.name, MAX_NAME_CHARS).map_err(|why| format!("Name: {why}."))?;
         let redirect_uris: Vec<String> = self
             .redirect_uris
             .lines()
