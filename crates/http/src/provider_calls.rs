@@ -66,8 +66,11 @@ impl ProviderCalls {
             .name("provider-call".into())
             .spawn(move || {
                 let held: (UserSlot, OwnedSemaphorePermit) = (user_slot, permit);
-                let _ = sender.send(call());
+                let result = call();
+                // Given back before the answer, so that whoever reads it
+                // may start another call at once.
                 drop(held);
+                let _ = sender.send(result);
             })
             .map_err(|err| CallError::Failed(err.to_string()))?;
         receiver
@@ -128,28 +131,27 @@ mod tests {
         let (alice, bob) = (UserId::new(1), UserId::new(2));
         let (release, hold) = mpsc::channel::<()>();
         let hold = Arc::new(Mutex::new(hold));
+        let (started, mut running) = tokio::sync::mpsc::unbounded_channel();
         let mut waiting = Vec::new();
         for _ in 0..PER_USER {
-            let calls = calls.clone();
-            let hold = hold.clone();
+            let (calls, hold, started) = (calls.clone(), hold.clone(), started.clone());
             waiting.push(actix_web::rt::spawn(async move {
                 calls
                     .run(alice, move || {
+                        let _ = started.send(());
                         let _ = hold.lock().map(|h| h.recv());
                     })
                     .await
             }));
         }
-        // Both of alice's calls are running (or about to): a third is refused.
-        let third = loop {
-            match calls.run(alice, || ()).await {
-                Err(CallError::Busy(busy)) => break busy,
-                // One of the first two had not taken its place yet.
-                Ok(()) => actix_web::rt::task::yield_now().await,
-                Err(other) => panic!("{other}"),
-            }
-        };
-        assert_eq!(third, Busy::User);
+        for _ in 0..PER_USER {
+            running.recv().await.expect("a call started");
+        }
+        // Both of alice's calls are running: a third is refused at once.
+        assert!(matches!(
+            calls.run(alice, || ()).await,
+            Err(CallError::Busy(Busy::User))
+        ));
         // Bob is not held up by alice.
         assert_eq!(calls.run(bob, || 7).await.ok(), Some(7));
         for _ in 0..PER_USER {

@@ -565,7 +565,19 @@ impl Database {
             AnyConnection::Postgresql(c) => c.run_pending_migrations(POSTGRES_MIGRATIONS),
         }
         .map_err(|err| StorageError::Migration(err.to_string()))?;
-        Ok(applied.iter().map(ToString::to_string).collect())
+        let applied: Vec<String> = applied.iter().map(ToString::to_string).collect();
+        // A migration SQL cannot do: respelling e-mail addresses by Rust's rules.
+        if applied.iter().any(|v| v == crate::respell::MIGRATION) {
+            let done = crate::respell::respell_emails(&mut conn)?;
+            if done.changed + done.left > 0 {
+                log::warn!(
+                    "e-mail addresses respelled (IDNA, NFC): {} changed, {} left as they were (their new spelling is another account's, or no address)",
+                    done.changed,
+                    done.left
+                );
+            }
+        }
+        Ok(applied)
     }
 
     pub fn has_pending_migrations(&self) -> StorageResult<bool> {
@@ -587,6 +599,31 @@ impl Database {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_respelling_migration_is_one_of_both_backends() {
+        use diesel::migration::MigrationSource;
+        let sqlite: Vec<String> =
+            MigrationSource::<diesel::sqlite::Sqlite>::migrations(&SQLITE_MIGRATIONS)
+                .expect("sqlite migrations")
+                .iter()
+                .map(|m| m.name().version().to_string())
+                .collect();
+        let postgres: Vec<String> =
+            MigrationSource::<diesel::pg::Pg>::migrations(&POSTGRES_MIGRATIONS)
+                .expect("postgres migrations")
+                .iter()
+                .map(|m| m.name().version().to_string())
+                .collect();
+        assert!(
+            sqlite.iter().any(|v| v == crate::respell::MIGRATION),
+            "{sqlite:?}"
+        );
+        assert!(
+            postgres.iter().any(|v| v == crate::respell::MIGRATION),
+            "{postgres:?}"
+        );
+    }
 
     #[test]
     fn backend_comes_from_the_scheme() {

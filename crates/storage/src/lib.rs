@@ -18,6 +18,7 @@ pub mod developers;
 pub mod notices;
 pub mod oauth;
 pub mod read;
+pub mod respell;
 pub mod sign_in_codes;
 pub mod simplefin;
 pub mod stats;

@@ -1,0 +1,2 @@
+-- Respelled addresses stay respelled: the new spelling is the same address.
+SELECT 1;
