@@ -72,6 +72,11 @@ pub struct CsvProfile {
     /// the amount is then unsigned and takes its sign from it.
     #[serde(default)]
     pub debit_credit: Option<Column>,
+    /// The `debit_credit` column's value that means money out, for values
+    /// Tributary does not know (`"debit_value": "A"`); any other value
+    /// then means money in.
+    #[serde(default)]
+    pub debit_value: Option<String>,
     /// Lines before the header (a bank's preamble); blank lines are not
     /// counted. Detected when absent.
     #[serde(default)]
@@ -163,11 +168,24 @@ const CURRENCY_NAMES: &[&str] = &[
 const DEBIT_CREDIT_NAMES: &[&str] = &[
     "transaction type",
     "debit/credit",
-    "soll/haben",
+    "credit/debit",
+    "debit credit indicator",
+    "credit debit indicator",
+    "cdtdbtind",
+    "creditdebet",
+    "credit/debet",
+    "debet/credit",
     "af bij",
     "af/bij",
+    "bij/af",
+    "soll/haben",
+    "s/h",
+    "d/c",
+    "c/d",
     "cd",
+    "dc",
     "dr/cr",
+    "cr/dr",
 ];
 const DESCRIPTION_NAMES: &[&str] = &[
     "description",
@@ -271,6 +289,7 @@ impl CsvProfile {
             currency: unit,
             currency_column: find(CURRENCY_NAMES),
             debit_credit: find(DEBIT_CREDIT_NAMES),
+            debit_value: None,
             skip_rows: None,
         })
     }
@@ -355,14 +374,80 @@ fn symbol_currency(text: &str) -> Option<&'static str> {
 /// money in (`Some(false)`), or neither.
 fn is_debit(text: &str) -> Option<bool> {
     match text.trim().to_lowercase().as_str() {
-        "debit" | "dr" | "d" | "db" | "soll" | "s" | "af" | "débit" | "cargo" | "dare" => {
-            Some(true)
-        }
-        "credit" | "cr" | "c" | "haben" | "h" | "bij" | "crédit" | "abono" | "avere" => {
+        // ISO 20022's DBIT/CRDT, Dutch debet, German Soll/Haben (S/H),
+        // Dutch Af/Bij, French, Spanish and Italian words.
+        "debit" | "dr" | "d" | "db" | "dbit" | "debet" | "soll" | "s" | "af" | "débit"
+        | "cargo" | "dare" => Some(true),
+        "credit" | "cr" | "c" | "crdt" | "haben" | "h" | "bij" | "crédit" | "abono" | "avere" => {
             Some(false)
         }
         _ => None,
     }
+}
+
+/// How many distinct values a column may hold, and how long each, to look
+/// like a debit/credit indicator.
+const INDICATOR_VALUES: usize = 2;
+const INDICATOR_LENGTH: usize = 4;
+
+/// Where a detected layout's amounts take their sign from, when its header
+/// names no debit/credit column: a column whose every value is one the
+/// reader knows as debit or credit (`Type`: `debit`/`credit`). A column
+/// that only looks like one (two distinct short values) the reader cannot
+/// place, beside amounts that are never negative, refuses the file: its
+/// amounts would otherwise import unsigned.
+fn find_indicator(
+    header: &[String],
+    data: &[(usize, &Vec<String>)],
+    taken: &[usize],
+    amounts_never_negative: bool,
+) -> Result<Option<usize>, String> {
+    let width = data.iter().map(|(_, row)| row.len()).max().unwrap_or(0);
+    let values = |i: usize| {
+        let mut seen: Vec<String> = data
+            .iter()
+            .filter_map(|(_, row)| row.get(i))
+            .map(|c| c.trim().to_owned())
+            .filter(|c| !c.is_empty())
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen
+    };
+    let free = (0..width).filter(|i| !taken.contains(i));
+    for i in free.clone() {
+        let seen = values(i);
+        if !seen.is_empty()
+            && seen.len() <= INDICATOR_VALUES
+            && seen.iter().all(|v| is_debit(v).is_some())
+        {
+            return Ok(Some(i));
+        }
+    }
+    if !amounts_never_negative {
+        return Ok(None);
+    }
+    for i in free {
+        let seen = values(i);
+        if seen.len() == INDICATOR_VALUES
+            && seen.iter().all(|v| v.chars().count() <= INDICATOR_LENGTH)
+        {
+            let name = header.get(i).map_or_else(
+                || format!("{}", i + 1),
+                |h| format!("{} ({})", i + 1, h.trim()),
+            );
+            return Err(format!(
+                "column {name} looks like a debit/credit indicator (its values are `{}` and `{}`) that Tributary does not know, and no amount is negative: the amounts would import without their sign. Pass a CSV profile naming it, e.g. {{\"debit_credit\": \"{}\", \"debit_value\": \"{}\"}} with the value that means money out (docs/imports.md#csv-profiles)",
+                seen[0],
+                seen[1],
+                header
+                    .get(i)
+                    .map_or_else(|| i.to_string(), |h| h.trim().to_owned()),
+                seen[0],
+            ));
+        }
+    }
+    Ok(None)
 }
 
 /// How many leading rows are a preamble: the first row (of the first 20)
@@ -424,6 +509,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         }
     }
     let cells: Vec<Vec<String>> = rows.iter().map(|(_, row)| row.clone()).collect();
+    let detected = profile.is_none();
     let (skip, profile) = match profile {
         Some(profile) => (profile.skip_rows.unwrap_or(0), profile.clone()),
         None => detect_header(&cells).ok_or(CsvError::UnknownLayout)?,
@@ -453,7 +539,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         index(&profile.payee, "payee")?,
         index(&profile.id, "id")?,
     );
-    let (currency_col, debit_credit_col) = (
+    let (currency_col, mut debit_credit_col) = (
         index(&profile.currency_column, "currency")?,
         index(&profile.debit_credit, "debit/credit")?,
     );
@@ -465,6 +551,31 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         .filter(|(_, row)| header != Some(row.as_slice()))
         .map(|(line, row)| (*line, row))
         .collect();
+    // A detected layout with one amount column and no debit/credit column
+    // by name may still carry the sign in a column of its own.
+    if detected
+        && debit_credit_col.is_none()
+        && let Some(amount_i) = amount_col
+    {
+        let never_negative = data.iter().all(|(_, row)| {
+            row.get(amount_i)
+                .and_then(|c| amount(c.trim(), profile.decimal_comma))
+                .is_none_or(|v| !v.is_sign_negative())
+        });
+        let taken: Vec<usize> = [
+            Some(date_col),
+            amount_col,
+            description_col,
+            payee_col,
+            id_col,
+            currency_col,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        debit_credit_col =
+            find_indicator(header.unwrap_or_default(), &data, &taken, never_negative)?;
+    }
     let column_name = |i: usize| {
         header.and_then(|h| h.get(i)).map_or_else(
             || format!("{}", i + 1),
@@ -523,7 +634,15 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             }
             _ => unreachable!("checked above: an amount column or both debit and credit"),
         };
-        let value = match debit_credit_col.and_then(|i| is_debit(&cell(row, i))) {
+        let indicator = debit_credit_col.map(|i| cell(row, i));
+        let says_debit = match (&indicator, &profile.debit_value) {
+            (Some(value), Some(debit)) if !value.is_empty() => {
+                Some(value.eq_ignore_ascii_case(debit.trim()))
+            }
+            (Some(value), _) => is_debit(value),
+            (None, _) => None,
+        };
+        let value = match says_debit {
             Some(true) => -value.abs(),
             Some(false) => value.abs(),
             None if profile.money_out_positive && amount_col.is_some() => -value,
@@ -648,6 +767,75 @@ mod tests {
             t.iter().map(|t| t.amount.to_string()).collect::<Vec<_>>(),
             ["-60.00", "12.34"]
         );
+    }
+
+    /// (count, signed sum) of a file's transactions.
+    fn signed(text: &str, profile: Option<&CsvProfile>) -> (usize, String) {
+        let statements = parse(text.as_bytes(), profile).unwrap();
+        let t = &statements[0].transactions;
+        (
+            t.len(),
+            t.iter().map(|t| t.amount).sum::<Decimal>().to_string(),
+        )
+    }
+
+    #[test]
+    fn debit_credit_indicator_columns_sign_the_amounts() {
+        for (file, expected) in [
+            // Dutch: a column named CreditDebet, D and C.
+            (
+                "Datum;Naam;Bedrag;CreditDebet\n2026-01-05;Albert Heijn;12,50;D\n2026-01-06;Werkgever;2000,00;C\n2026-01-07;NS;3,20;D\n",
+                (3, "1984.30"),
+            ),
+            // Dutch: Af Bij, Af and Bij.
+            (
+                "Datum;Naam / Omschrijving;Af Bij;Bedrag (EUR)\n20260105;Jumbo;Af;7,25\n20260106;Huur;Bij;800,00\n",
+                (2, "792.75"),
+            ),
+            // German: S/H.
+            (
+                "Buchungstag;Verwendungszweck;Betrag;S/H\n05.01.2026;Miete;1.250,00;S\n06.01.2026;Gehalt;3.000,00;H\n",
+                (2, "1750.00"),
+            ),
+            // ISO 20022 words in a column named for them.
+            (
+                "Date,Description,Amount,CdtDbtInd\n2026-01-05,Card,40.00,DBIT\n2026-01-06,Refund,15.00,CRDT\n",
+                (2, "-25.00"),
+            ),
+            // A column of another name whose every value is debit or credit.
+            (
+                "Date,Description,Amount,Type\n2026-01-05,Coffee,3.50,debit\n2026-01-06,Salary,2500.00,credit\n",
+                (2, "2496.50"),
+            ),
+        ] {
+            assert_eq!(
+                signed(file, None),
+                (expected.0, expected.1.to_owned()),
+                "{file}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_indicator_the_reader_cannot_place_refuses_the_file_and_a_profile_places_it() {
+        let file = "Date,Description,Amount,Dir\n2026-01-05,Coffee,3.50,A\n2026-01-06,Salary,2500.00,B\n2026-01-07,Tea,2.00,A\n";
+        let err = parse(file.as_bytes(), None).unwrap_err();
+        assert!(
+            err.contains("column 4 (Dir)")
+                && err.contains("`A` and `B`")
+                && err.contains("debit_value"),
+            "{err}"
+        );
+        let profile: CsvProfile = serde_json::from_value(serde_json::json!({
+            "date": "Date", "amount": "Amount", "description": "Description",
+            "debit_credit": "Dir", "debit_value": "A"
+        }))
+        .unwrap();
+        assert_eq!(signed(file, Some(&profile)), (3, "2494.50".to_owned()));
+        // Two short values beside amounts that carry their sign are no
+        // indicator (a yes/no column, say).
+        let signed_file = "Date,Description,Amount,Recurring\n2026-01-05,Coffee,-3.50,N\n2026-01-06,Salary,2500.00,Y\n";
+        assert_eq!(signed(signed_file, None), (2, "2496.50".to_owned()));
     }
 
     #[test]
