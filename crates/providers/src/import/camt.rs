@@ -530,6 +530,31 @@ mod tests {
     }
 
     #[test]
+    fn a_document_without_its_namespace_is_detected_and_read() {
+        let document = br#"<?xml version="1.0" encoding="UTF-8"?>
+<Document>
+  <BkToCstmrDbtCdtNtfctn><GrpHdr><CreDtTm>2026-03-02T08:00:00</CreDtTm></GrpHdr>
+    <Ntfctn><Acct><Id><IBAN>CH9300762011623852957</IBAN></Id><Ccy>CHF</Ccy></Acct>
+      <Ntry><Amt Ccy="CHF">100.00</Amt><CdtDbtInd>CRDT</CdtDbtInd><Sts>BOOK</Sts>
+        <BookgDt><Dt>2026-03-01</Dt></BookgDt></Ntry>
+      <Ntry><Amt Ccy="CHF">30.25</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts>BOOK</Sts>
+        <BookgDt><Dt>2026-03-02</Dt></BookgDt></Ntry>
+    </Ntfctn></BkToCstmrDbtCdtNtfctn></Document>"#;
+        assert_eq!(
+            super::super::detect(document),
+            Some(super::super::Format::Camt)
+        );
+        let statements = parse(document).unwrap();
+        let t = &statements[0].transactions;
+        assert_eq!(statements[0].account_id, "CH9300762011623852957");
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t.iter().map(|t| t.amount).sum::<Decimal>().to_string(),
+            "69.75"
+        );
+    }
+
+    #[test]
     fn broken_input_is_an_error_not_a_panic() {
         for input in [&b""[..], b"<Document>", b"\xff\xfe\x00garbage", b"<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"><BkToCstmrStmt><Stmt><Acct/></Stmt></BkToCstmrStmt></Document>"] {
             assert!(parse(input).is_err());

@@ -72,11 +72,26 @@ fn sniff(bytes: &[u8]) -> Option<Format> {
     if head.contains("urn:iso:std:iso:20022:tech:xsd:camt.") {
         return Some(Format::Camt);
     }
+    // camt without its namespace: a <Document> holding one of the three
+    // messages' containers (the namespace is the schema's, not the data's).
+    if head.contains("<document")
+        && [
+            "<bktocstmrstmt",
+            "<bktocstmracctrpt",
+            "<bktocstmrdbtcdtntfctn",
+        ]
+        .iter()
+        .any(|container| head.contains(container))
+    {
+        return Some(Format::Camt);
+    }
     if head.contains("ofxheader") || head.contains("<ofx>") {
         return Some(Format::Ofx);
     }
     // MT940: a line starting with one of its field tags (possibly after a
-    // SWIFT `{4:` block opener); statement snippets may lack `:20:`.
+    // SWIFT `{4:` block opener, or lines joined with `@@`); statement
+    // snippets may lack `:20:`.
+    let head = mt940::unjoin_lines(&head);
     let starts = |tag: &str| {
         head.lines().any(|line| {
             let line = line.trim_start_matches(|c: char| c.is_control() || c.is_whitespace());

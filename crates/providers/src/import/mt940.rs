@@ -27,6 +27,21 @@ fn decode(bytes: &[u8]) -> String {
     }
 }
 
+/// Some banks and tools join a SWIFT message's lines with `@@` instead of
+/// line breaks (`:20:REF@@:25:NL91ABNA0417164300@@:28C:1@@…`). Where a
+/// field tag follows an `@@`, every `@@` is a line break; elsewhere the
+/// text is left as it is (`@@` inside a narrative of a normal file).
+pub(crate) fn unjoin_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    let joined = text
+        .match_indices("@@:")
+        .any(|(at, _)| tag_of(&text[at + 2..]).is_some_and(|(tag, _)| tag.len() >= 2));
+    if joined {
+        std::borrow::Cow::Owned(text.replace("@@", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// `:TAG:` at the start of a line: two digits and an optional letter.
 fn tag_of(line: &str) -> Option<(&str, &str)> {
     let rest = line.strip_prefix(':')?;
@@ -380,7 +395,7 @@ fn details(text: &str) -> (Option<String>, Option<String>) {
 
 pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
     let text = decode(bytes).replace("\r\n", "\n").replace('\r', "\n");
-    let messages = fields(&text);
+    let messages = fields(&unjoin_lines(&text));
     if messages.is_empty() {
         return Err("no MT940/MT942 field (:20:, :25:, :61:…) in the file".into());
     }
@@ -503,6 +518,37 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
 mod tests {
     use super::*;
     use tributary_storage::testing::testdata_bytes;
+
+    /// An MT942 interim report as some banks export it: every line joined
+    /// with `@@`, a narrative over two lines.
+    const JOINED_MT942: &str = ":20:MT942-0001@@:25:NL91ABNA0417164300@@:28C:7/1@@:34F:EURD0,00@@:13D:2601051200+0100@@:61:2601050105D12,50NMSCNONREF//B1@@:86:Albert Heijn 1234@@Amsterdam@@:61:2601050105C2000,00NTRFNONREF//B2@@:86:Salaris januari@@:90D:1EUR12,50@@:90C:1EUR2000,00@@-";
+
+    #[test]
+    fn lines_joined_with_at_signs_read_as_lines() {
+        assert_eq!(
+            super::super::detect(JOINED_MT942.as_bytes()),
+            Some(super::super::Format::Mt940)
+        );
+        let statements = parse(JOINED_MT942.as_bytes()).unwrap();
+        let t = &statements[0].transactions;
+        assert_eq!(statements[0].account_id, "NL91ABNA0417164300");
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t.iter().map(|t| t.amount).sum::<Decimal>().to_string(),
+            "1987.50"
+        );
+        assert!(
+            t[0].description
+                .as_deref()
+                .is_some_and(|d| d.contains("Albert Heijn 1234") && d.contains("Amsterdam")),
+            "{:?}",
+            t[0].description
+        );
+        // `@@` in a narrative of a file with line breaks stays text.
+        let plain = ":20:REF\n:25:NL91ABNA0417164300\n:28C:1\n:60F:C260104EUR0,00\n:61:2601050105D1,00NMSCNONREF\n:86:mail me @@ home\n:62F:D260105EUR1,00\n";
+        let t = &parse(plain.as_bytes()).unwrap()[0].transactions;
+        assert_eq!(t[0].description.as_deref(), Some("mail me @@ home"));
+    }
 
     fn files() -> Vec<String> {
         let mut files = tributary_storage::testing::testdata_files("mt940-wolph", &["sta", "txt"]);
