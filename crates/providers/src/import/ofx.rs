@@ -11,7 +11,7 @@ use super::xml::Element;
 use super::{EntryIdentity, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
@@ -328,25 +328,29 @@ fn account_kind(code: Option<&str>) -> AccountKind {
 }
 
 /// `STMTTRN` entries with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
-/// removes the corrected record, `REPLACE` puts this one in its place.
+/// removes the corrected record, `REPLACE` puts this one in its place. A
+/// record that names itself as the one it replaces is kept (once), with a
+/// note: dropping it as corrected would lose it.
 fn transactions(
     account: &str,
     entries: Vec<Entry>,
     currency: &str,
     place: &str,
-) -> Result<Vec<SnapshotTransaction>, String> {
+) -> Result<(Vec<SnapshotTransaction>, Vec<String>), String> {
     let mut records: Vec<SnapshotTransaction> = Vec::with_capacity(entries.len());
     let mut fitids: Vec<Option<String>> = Vec::with_capacity(entries.len());
     let mut identities = Vec::with_capacity(entries.len());
-    // FITIDs that a later record corrects (replaces or deletes).
-    let mut corrected: HashSet<String> = HashSet::new();
+    // FITIDs that a record corrects, and which record replaces them (none
+    // for a deletion).
+    let mut corrected: HashMap<String, Option<usize>> = HashMap::new();
+    let mut replacing_themselves = 0usize;
     for (n, entry) in entries.into_iter().enumerate() {
         let at = format!("{place}, transaction {}", n + 1);
-        if let Some(corrected_fitid) = entry.corrects {
-            corrected.insert(corrected_fitid);
-            if entry.deletes {
-                continue;
-            }
+        if entry.deletes
+            && let Some(corrected_fitid) = &entry.corrects
+        {
+            corrected.insert(corrected_fitid.clone(), None);
+            continue;
         }
         // A placeholder record with neither amount nor date is skipped.
         if entry.amount.is_none() && entry.posted.is_none() {
@@ -367,6 +371,12 @@ fn transactions(
             amount: value,
             text: identity_text(&[entry.name.as_deref(), entry.memo.as_deref()]),
         });
+        if let Some(corrected_fitid) = entry.corrects {
+            if entry.fitid.as_deref() == Some(corrected_fitid.as_str()) {
+                replacing_themselves += 1;
+            }
+            corrected.insert(corrected_fitid, Some(records.len()));
+        }
         fitids.push(entry.fitid);
         records.push(SnapshotTransaction {
             provider_id: String::new(),
@@ -385,13 +395,26 @@ fn transactions(
         record.provider_id = id;
     }
     if !corrected.is_empty() {
+        let mut index = 0;
         let mut fitids = fitids.into_iter();
         records.retain(|_| {
-            let fitid = fitids.next().flatten();
-            !fitid.is_some_and(|f| corrected.contains(&f))
+            let at = index;
+            index += 1;
+            fitids
+                .next()
+                .flatten()
+                .and_then(|f| corrected.get(&f))
+                .is_none_or(|replacement| *replacement == Some(at))
         });
     }
-    Ok(records)
+    let notes = if replacing_themselves > 0 {
+        vec![format!(
+            "{place}: {replacing_themselves} record(s) name their own FITID as the one they replace (CORRECTACTION REPLACE): each is kept, once, in place of any earlier record of that FITID"
+        )]
+    } else {
+        Vec::new()
+    };
+    Ok((records, notes))
 }
 
 fn balance(
@@ -455,6 +478,7 @@ fn cash_statement(
     // `entries` holds those of every BANKTRANLIST: some banks split a
     // statement into several.
     let ledger = statement.child("LEDGERBAL");
+    let (transactions, notes) = transactions(&account_key, entries, &currency, &place)?;
     Ok(Statement {
         account_id,
         account_name,
@@ -464,7 +488,7 @@ fn cash_statement(
             account_kind(account.text_at("ACCTTYPE"))
         },
         currency: currency.clone(),
-        transactions: transactions(&account_key, entries, &currency, &place)?,
+        transactions,
         opening_booked: None,
         opening_date: None,
         closing_booked: ledger
@@ -474,7 +498,7 @@ fn cash_statement(
         balance: balance(ledger, statement.child("AVAILBAL"), &currency, &place)?,
         holdings: None,
         servicer: None,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -529,7 +553,7 @@ fn investment_statement(
             }
         }
     }
-    let mut records = transactions(&account_id, cash, &currency, &place)?;
+    let (mut records, notes) = transactions(&account_id, cash, &currency, &place)?;
     let mut identities = Vec::new();
     let mut trade_records = Vec::new();
     for (n, trade) in trades.iter().enumerate() {
@@ -679,7 +703,7 @@ fn investment_statement(
         }),
         holdings: Some(holdings),
         servicer: None,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -816,6 +840,31 @@ mod tests {
         assert_eq!(
             statements[0].balance.as_ref().unwrap().current.to_string(),
             "100.00"
+        );
+    }
+
+    #[test]
+    fn a_record_replacing_itself_is_kept_once_with_a_note() {
+        let file = "OFXHEADER:100\nDATA:OFXSGML\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><BANKID>1<ACCTID>123456<ACCTTYPE>CHECKING</BANKACCTFROM><BANKTRANLIST>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240101<TRNAMT>-10.00<FITID>X<NAME>Shop</STMTTRN>\
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20240101<TRNAMT>-11.00<FITID>X<CORRECTFITID>X<CORRECTACTION>REPLACE<NAME>Shop</STMTTRN>\
+            <STMTTRN><TRNTYPE>CREDIT<DTPOSTED>20240102<TRNAMT>5.00<FITID>Y<CORRECTFITID>Y<CORRECTACTION>REPLACE<NAME>Refund</STMTTRN>\
+            </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
+        let statements = parse(file.as_bytes()).unwrap();
+        let kept: Vec<String> = statements[0]
+            .transactions
+            .iter()
+            .map(|t| t.amount.to_string())
+            .collect();
+        // X's replacement stands in for X; Y, which replaces only itself, stays.
+        assert_eq!(kept, ["-11.00", "5.00"]);
+        assert!(
+            statements[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("2 record(s) name their own FITID")),
+            "{:?}",
+            statements[0].notes
         );
     }
 
