@@ -534,3 +534,43 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
     })
     .await;
 }
+
+/// The protocol requires every account's balance and its date. An account
+/// no balance was stated for (a CSV statement) answers the sum of its
+/// posted transactions as of the newest one's day, never zero in 1970.
+#[actix_web::test]
+async fn an_account_without_a_stated_balance_answers_what_its_transactions_add_up_to() {
+    on_every_backend(|server| async move {
+        let csv = "Date,Description,Amount\n2026-01-05,Coffee,-3.50\n2026-01-06,Salary,2500.00\n2026-01-07,Rent,-800.25\n";
+        let form = reqwest::multipart::Form::new().part(
+            "files",
+            reqwest::multipart::Part::bytes(csv.as_bytes().to_vec()).file_name("export.csv"),
+        );
+        let imported = Client::new()
+            .post(server.url("/api/v1/imports"))
+            .header("x-api-key", &server.world.alice_key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(imported.status(), StatusCode::OK);
+        let (_, access_url) = claim(&setup_token(&server, None)).await;
+        let (status, set) = accounts(&access_url, "version=2").await;
+        assert_eq!(status, StatusCode::OK, "{set}");
+        let all = set["accounts"].as_array().unwrap();
+        let csv_account = all
+            .iter()
+            .find(|a| a["name"] == "Imported EUR account (CSV)")
+            .unwrap_or_else(|| panic!("the CSV account in {set}"));
+        assert_eq!(csv_account["balance"], "1696.25");
+        assert_eq!(csv_account["balance-date"], epoch("2026-01-07"));
+        for account in all {
+            assert!(
+                account["balance-date"].as_i64().unwrap() > epoch("2000-01-01"),
+                "{account}"
+            );
+        }
+        server
+    })
+    .await;
+}

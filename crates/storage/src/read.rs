@@ -327,6 +327,36 @@ pub fn latest_balance(
         .optional()?)
 }
 
+/// For an account no balance was ever stated for (a statement file
+/// without one, say): the sum of its posted transactions, as of the day of
+/// the newest; `None` when it has none. Read whole, since amounts are exact
+/// decimal text the database cannot add.
+pub fn balance_from_transactions(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    currency: &str,
+) -> StorageResult<Option<BalanceRecord>> {
+    let rows: Vec<(String, NaiveDate)> = transactions::table
+        .filter(transactions::account_id.eq(account_id.get()))
+        .filter(transactions::is_pending.eq(false))
+        .select((transactions::amount, transactions::booked_on))
+        .load(conn)?;
+    let Some(newest) = rows.iter().map(|(_, day)| *day).max() else {
+        return Ok(None);
+    };
+    let mut sum = Decimal::ZERO;
+    for (text, _) in &rows {
+        sum += parse_decimal(text)
+            .map_err(|err| StorageError::Corrupt(format!("amount `{text}`: {err}")))?;
+    }
+    Ok(Some(BalanceRecord {
+        amount: sum,
+        available: None,
+        currency: currency.to_owned(),
+        as_of: newest.and_time(chrono::NaiveTime::MIN),
+    }))
+}
+
 /// The newest balance a connection holds for the account it knows as
 /// `provider_account_id`, dated before `before` and no later than `until`
 /// (a statement's closing and opening dates): the closing balance a new

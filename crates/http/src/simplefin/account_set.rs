@@ -44,7 +44,8 @@ pub fn parse_account_id(text: &str) -> Option<AccountId> {
 #[derive(Debug)]
 pub struct AccountData {
     pub view: AccountView,
-    pub balance: Option<BalanceRecord>,
+    /// Stated, else derived (see `gather`): the protocol requires one.
+    pub balance: BalanceRecord,
     /// Oldest first, as the protocol orders them.
     pub transactions: Vec<TransactionRecord>,
     pub holdings: Vec<HoldingView>,
@@ -317,16 +318,11 @@ fn account(data: AccountData, query: &AccountsQuery, origin: &Origin) -> Account
         transactions,
         holdings,
     } = data;
-    let (balance_text, available, balance_date) = match &balance {
-        Some(b) => (
-            amount(b.amount),
-            amount(b.available.unwrap_or(b.amount)),
-            epoch_of(b.as_of),
-        ),
-        // Never synced: nothing is known, which the protocol can only say
-        // as a zero balance at the epoch.
-        None => (amount(Decimal::ZERO), amount(Decimal::ZERO), 0),
-    };
+    let (balance_text, available, balance_date) = (
+        amount(balance.amount),
+        amount(balance.available.unwrap_or(balance.amount)),
+        epoch_of(balance.as_of),
+    );
     let currency = view.currency.clone();
     let holdings = holdings.into_iter().map(|h| holding(view.id, h)).collect();
     Account {

@@ -251,7 +251,7 @@ async fn accounts(
         )? {
             return Err(budget_spent(now, daily_requests));
         }
-        let gathered = gather(conn, &viewer, &query)?;
+        let gathered = gather(conn, &viewer, &query, now.naive_utc())?;
         Ok((gathered, query))
     })
     .await?;
@@ -282,10 +282,16 @@ fn budget_spent(now: chrono::DateTime<chrono::Utc>, daily_requests: i32) -> Simp
 /// destination may see (narrowed to `account=` when given; ids it may not
 /// see are passed over as if they did not exist), their connections, and
 /// each account's balance, transactions and holdings.
+///
+/// The protocol requires a balance and its date. An account no balance was
+/// ever stated for answers the sum of its posted transactions as of the
+/// newest one's day, and one without any answers zero as of now: never a
+/// made-up 1970 date.
 fn gather(
     conn: &mut AnyConnection,
     viewer: &Viewer,
     query: &AccountsQuery,
+    now: chrono::NaiveDateTime,
 ) -> Result<Gathered, SimpleFinError> {
     conn.read_snapshot(|conn| {
         let mut accounts = read::list_accounts(conn, viewer)?;
@@ -307,7 +313,16 @@ fn gather(
         let accounts = accounts
             .into_iter()
             .map(|view| {
-                let balance = read::latest_balance(conn, view.id)?;
+                let balance = match read::latest_balance(conn, view.id)? {
+                    Some(stated) => stated,
+                    None => read::balance_from_transactions(conn, view.id, &view.currency)?
+                        .unwrap_or_else(|| read::BalanceRecord {
+                            amount: rust_decimal::Decimal::ZERO,
+                            available: None,
+                            currency: view.currency.clone(),
+                            as_of: now,
+                        }),
+                };
                 let mut transactions = if query.balances_only {
                     Vec::new()
                 } else {
