@@ -6,6 +6,7 @@
 //! target directory on first run; the Python side is
 //! `tests/simplefin_clients/drive.py`, which prints what each library
 //! parsed. The test fails, never skips, when they cannot be installed.
+//! A long history (400 days) is read as far back as asked, by both.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -192,6 +193,93 @@ async fn third_party_clients_claim_and_read_tributary() {
             assert_eq!(refused["error"], "SimpleFinAuthError", "{refused}");
             let refused = read(&python, &access_url, json!({})).await;
             assert_eq!(refused["status"], 403, "{refused}");
+            server
+        }
+    })
+    .await;
+}
+
+/// Days before the server's today of the long history's rows, and their
+/// amounts (unique in the world, so they are found in any account).
+const HISTORY: [(u64, &str); 4] = [
+    (399, "-399.39"),
+    (200, "-200.39"),
+    (95, "-95.39"),
+    (10, "-10.39"),
+];
+
+/// Imports alice's long history (a CSV statement) as of the server's clock.
+fn import_long_history(server: &TestServer) -> chrono::NaiveDate {
+    use tributary_domain::clock::Clock;
+    let now = server.clock.now();
+    let today = now.date_naive();
+    let rows: String = HISTORY
+        .iter()
+        .map(|(days, amount)| format!("{},Old rent,{amount}\n", today - chrono::Days::new(*days)))
+        .collect();
+    let csv = format!("Date,Description,Amount\n{rows}");
+    let statements = tributary_providers::import::parse(csv.as_bytes(), None).unwrap();
+    let conn = &mut *server.database.db().conn().unwrap();
+    let alice = tributary_storage::users::find_personal_user(conn, "alice@example.com")
+        .unwrap()
+        .unwrap()
+        .id;
+    tributary_providers::import::store(conn, alice, statements, now.naive_utc()).unwrap();
+    today
+}
+
+/// The long history's amounts a client read, in any account.
+fn history_read(read: &Value) -> Vec<String> {
+    let wanted: Vec<&str> = HISTORY.iter().map(|(_, amount)| *amount).collect();
+    let mut amounts: Vec<String> = read["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| transactions(a).iter())
+        .filter_map(|t| t["amount"].as_str())
+        .filter(|amount| wanted.contains(amount))
+        .map(str::to_owned)
+        .collect();
+    amounts.sort();
+    amounts
+}
+
+#[actix_web::test]
+async fn a_long_history_is_read_as_far_back_as_asked() {
+    let python = client_python();
+    on_every_backend(|server: TestServer| {
+        let python = python.clone();
+        async move {
+            let today = import_long_history(&server);
+            let since = |days: u64| {
+                (today - chrono::Days::new(days))
+                    .and_time(chrono::NaiveTime::MIN)
+                    .and_utc()
+                    .timestamp()
+            };
+            let token = setup_token(&server, None);
+            let claimed = drive(&python, &["claim", &token]).await;
+            let access_url = claimed["access_url"].as_str().unwrap().to_owned();
+            let everything = ["-10.39", "-200.39", "-399.39", "-95.39"];
+
+            // 400 days asked, 400 days answered, without a warning.
+            let start = since(400).to_string();
+            let all = drive(&python, &["read-all", &access_url, &start]).await;
+            assert_eq!(history_read(&all), everything, "{all}");
+            assert!(!all["errors"].to_string().contains("capped"), "{all}");
+            let all = read(&python, &access_url, json!({"start": since(400)})).await;
+            assert_eq!(history_read(&all), everything, "{all}");
+            assert_eq!(all["warnings"], json!([]), "{all}");
+            // A window starting 300 days back leaves out what is older.
+            let part = read(&python, &access_url, json!({"start": since(300)})).await;
+            assert_eq!(
+                history_read(&part),
+                ["-10.39", "-200.39", "-95.39"],
+                "{part}"
+            );
+            // Without start-date: the last 90 days, as the Bridge sends.
+            let recent = drive(&python, &["read-all", &access_url]).await;
+            assert_eq!(history_read(&recent), ["-10.39"], "{recent}");
             server
         }
     })

@@ -266,23 +266,17 @@ async fn a_setup_token_claims_once_and_its_access_url_reads_the_account_set() {
         assert_eq!(in_window.len(), 1, "{window}");
         assert_eq!(in_window[0]["posted"], epoch("2026-11-02"));
 
-        // Malformed parameters are named; a start too far back is capped.
+        // Malformed parameters are named; a start however far back is
+        // honoured (no cap is configured), without a warning.
         let (status, bad) = accounts(&access_url, "start-date=yesterday").await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(
             bad["errors"][0].as_str().unwrap().contains("start-date"),
             "{bad}"
         );
-        let (status, capped) = accounts(&access_url, "start-date=0&version=2").await;
+        let (status, uncapped) = accounts(&access_url, "start-date=0&version=2").await;
         assert_eq!(status, StatusCode::OK);
-        assert!(
-            capped["errlist"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["code"] == "gen.api"),
-            "{capped}"
-        );
+        assert!(!uncapped.to_string().contains("capped"), "{uncapped}");
 
         // Revoked: 403, and the data stays where it is.
         revoke_all(&server);
@@ -573,4 +567,47 @@ async fn an_account_without_a_stated_balance_answers_what_its_transactions_add_u
         server
     })
     .await;
+}
+
+#[actix_web::test]
+async fn the_operators_window_cap_moves_an_old_start_date_up_and_warns() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let server = tributary_e2e::start_configured(database, Vec::new(), |config| {
+            config.simplefin_max_window_days = Some(30);
+        });
+        let (_, access_url) = claim(&setup_token(&server, None)).await;
+        let giro = server.world.alice_imported;
+        // The imported account's rows are dated 2026-11-01 to 11-03; the
+        // server's today is within 30 days of them.
+        let (status, capped) = accounts(
+            &access_url,
+            &format!("start-date=0&version=2&account=ACT-{giro}"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{capped}");
+        let warning = capped["errlist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["code"] == "gen.api")
+            .unwrap_or_else(|| panic!("{capped}"));
+        let today = server.clock.now().date_naive();
+        let from = today - chrono::Days::new(30);
+        assert_eq!(
+            warning["msg"],
+            format!(
+                "Requested date range exceeds 30 days and was capped: transactions from {from} on."
+            ),
+            "{capped}"
+        );
+        assert!(
+            !account(&capped, giro)["transactions"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{capped}"
+        );
+        server.stop().await;
+    }
 }

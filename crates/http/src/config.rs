@@ -39,6 +39,7 @@ Configuration (environment variables):
   TRIBUTARY_AKAHU_URL       its API root [default: https://api.akahu.io/v1]
   TRIBUTARY_AKAHU_OAUTH_URL  its sign-in page [default: https://oauth.akahu.nz]
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
+  TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS  personal-api: how many days back one SimpleFIN request may reach; an older start-date is moved up, with a warning [default: none: as far as asked]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry, and URLs from its forwarded host and scheme [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
   TRIBUTARY_MAIL_FROM       sender of mail [default: Tributary <no-reply@localhost>]
@@ -107,6 +108,9 @@ pub struct Config {
     pub metrics: MetricsAccess,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// How many days back one SimpleFIN request may reach; `None`: as far
+    /// as the client asks (the owner's history is theirs).
+    pub simplefin_max_window_days: Option<u32>,
     /// Who may sign up to the developer dashboard (platform-api).
     pub developer_signup: tributary_auth::developers::Signup,
     /// Which private addresses requests users aim may reach (tests, home
@@ -119,6 +123,33 @@ impl Config {
     /// (docs/operations.md#outbound-requests).
     pub fn outbound_guard(&self) -> tributary_outbound::Guard {
         tributary_outbound::Guard::new(self.outbound_allow_private.clone())
+    }
+}
+
+/// A count from 1 to 100,000 in variable `name`, if set.
+fn count_in<T>(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    reason: &'static str,
+) -> Result<Option<T>, ConfigError>
+where
+    T: std::str::FromStr + PartialOrd + From<u8> + TryFrom<u32>,
+{
+    let Some(value) = lookup(name) else {
+        return Ok(None);
+    };
+    let range = T::from(1)..=T::try_from(100_000).map_err(|_| ConfigError::Invalid {
+        name,
+        value: value.clone(),
+        reason,
+    })?;
+    match value.trim().parse::<T>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(ConfigError::Invalid {
+            name,
+            value,
+            reason,
+        }),
     }
 }
 
@@ -645,19 +676,17 @@ impl Config {
             }
         };
         let metrics = MetricsAccess::from_lookup(&lookup)?;
-        let simplefin_daily_requests = match lookup("TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS") {
-            Some(value) => value
-                .trim()
-                .parse::<i32>()
-                .ok()
-                .filter(|n| (1..=100_000).contains(n))
-                .ok_or(ConfigError::Invalid {
-                    name: "TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS",
-                    value,
-                    reason: "expected a number of requests from 1 to 100000",
-                })?,
-            None => DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
-        };
+        let simplefin_daily_requests = count_in(
+            &lookup,
+            "TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS",
+            "expected a number of requests from 1 to 100000",
+        )?
+        .unwrap_or(DEFAULT_SIMPLEFIN_DAILY_REQUESTS);
+        let simplefin_max_window_days = count_in(
+            &lookup,
+            "TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS",
+            "expected a number of days from 1 to 100000",
+        )?;
         let developer_signup = match lookup("TRIBUTARY_DEVELOPER_SIGNUP")
             .map(|v| v.trim().to_ascii_lowercase())
             .as_deref()
@@ -677,6 +706,7 @@ impl Config {
             outbound_allow_private,
             developer_signup,
             simplefin_daily_requests,
+            simplefin_max_window_days,
             metrics,
             behind_proxy,
             smtp_url,
@@ -771,6 +801,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("TRIBUTARY_DB_POOL_SIZE"), "{err}");
+    }
+
+    #[test]
+    fn simplefin_counts_are_bounded_and_the_window_uncapped_by_default() {
+        let c = config(&[]).unwrap();
+        assert_eq!(
+            (c.simplefin_daily_requests, c.simplefin_max_window_days),
+            (24, None)
+        );
+        let c = config(&[
+            ("TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS", "100"),
+            ("TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS", " 400 "),
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.simplefin_daily_requests, c.simplefin_max_window_days),
+            (100, Some(400))
+        );
+        for bad in ["0", "-5", "100001", "a year"] {
+            let err = config(&[("TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with("TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS:") && err.contains(bad),
+                "{err}"
+            );
+        }
     }
 
     #[test]

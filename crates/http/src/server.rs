@@ -524,6 +524,7 @@ impl Application {
         let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
             .with_metrics(&config.metrics);
         state.simplefin_daily_requests = config.simplefin_daily_requests;
+        state.simplefin_max_window_days = config.simplefin_max_window_days;
         state.developer_signup = config.developer_signup;
         state.sealer = Some(sealer);
         state.outbound = parts.outbound.unwrap_or_else(|| config.outbound_guard());

@@ -27,6 +27,8 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// How far back one SimpleFIN request may reach (`None`: no cap).
+    pub simplefin_max_window_days: Option<u32>,
     /// Who may sign up to the developer dashboard.
     pub developer_signup: tributary_auth::developers::Signup,
     /// Seals webhook signing secrets; `None` where webhooks cannot be made.
@@ -53,6 +55,7 @@ impl AppState {
             behind_proxy: false,
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
             simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
+            simplefin_max_window_days: None,
             developer_signup: tributary_auth::developers::Signup::Closed,
             sealer: None,
             outbound: tributary_outbound::Guard::new(Default::default()),

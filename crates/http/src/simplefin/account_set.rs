@@ -220,12 +220,12 @@ impl AccountSet {
             .iter()
             .flat_map(|c| connection_problems(c, &gathered.accounts))
             .collect();
-        if let Some(from) = query.capped_from {
+        if let Some(capped) = query.capped {
             problems.push(ErrorItem::general(
                 ErrorCode::Api,
                 format!(
-                    "Requested date range exceeds {} days and was capped: transactions from {from} on.",
-                    super::query::MAX_WINDOW_DAYS
+                    "Requested date range exceeds {} days and was capped: transactions from {} on.",
+                    capped.max_window_days, capped.from
                 ),
             ));
         }

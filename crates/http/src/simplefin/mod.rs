@@ -221,7 +221,7 @@ async fn accounts(
         ));
     };
     let now = state.clock.now();
-    let parsed = AccountsQuery::parse(req.query_string(), now);
+    let parsed = AccountsQuery::parse(req.query_string(), now, state.simplefin_max_window_days);
     let root = root_url(&state, &req);
     let origin = Origin {
         host: state.public_host(&req),

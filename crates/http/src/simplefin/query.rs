@@ -16,9 +16,11 @@ pub enum Version {
     V2,
 }
 
-/// How far back one request may reach, like the SimpleFIN Bridge: an older
-/// `start-date` is moved up to this, with a warning.
-pub const MAX_WINDOW_DAYS: u64 = 90;
+/// How far back a request without `start-date` reaches, like the SimpleFIN
+/// Bridge. A `start-date` is honoured as asked: on a self-hosted server the
+/// owner's history is theirs, and most clients ignore the warning a cap
+/// would give. The operator may cap it (`TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS`).
+pub const DEFAULT_WINDOW_DAYS: u32 = 90;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountsQuery {
@@ -30,12 +32,25 @@ pub struct AccountsQuery {
     /// `account=` ids as sent; empty: every account.
     pub accounts: Vec<String>,
     pub balances_only: bool,
-    /// Set when `start-date` reached further back than the window.
-    pub capped_from: Option<NaiveDate>,
+    /// Set when `start-date` reached further back than the operator's cap.
+    pub capped: Option<Capped>,
+}
+
+/// A `start-date` moved up to the operator's cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capped {
+    pub from: NaiveDate,
+    pub max_window_days: u32,
 }
 
 impl AccountsQuery {
-    pub fn parse(query: &str, now: DateTime<Utc>) -> Result<Self, SimpleFinError> {
+    /// `max_window_days`: how far before its `end-date` (or today) a
+    /// request may reach; `None`: no cap.
+    pub fn parse(
+        query: &str,
+        now: DateTime<Utc>,
+        max_window_days: Option<u32>,
+    ) -> Result<Self, SimpleFinError> {
         let mut start = None;
         let mut end = None;
         let mut include_pending = false;
@@ -66,11 +81,26 @@ impl AccountsQuery {
         // End exclusive: the last date whose midnight is before it.
         let to = end.map(|end| (end - chrono::Duration::seconds(1)).date_naive());
         let reference = to.unwrap_or(now.date_naive());
-        let earliest = reference - Days::new(MAX_WINDOW_DAYS);
-        let (from, capped_from) = match from {
-            Some(from) if from < earliest => (earliest, Some(earliest)),
-            Some(from) => (from, None),
-            None => (earliest, None),
+        let days_back = |days: u32| {
+            reference
+                .checked_sub_days(Days::new(days.into()))
+                .unwrap_or(NaiveDate::MIN)
+        };
+        let default_days =
+            max_window_days.map_or(DEFAULT_WINDOW_DAYS, |cap| cap.min(DEFAULT_WINDOW_DAYS));
+        let (from, capped) = match (from, max_window_days) {
+            (None, _) => (days_back(default_days), None),
+            (Some(from), Some(cap)) if from < days_back(cap) => {
+                let earliest = days_back(cap);
+                (
+                    earliest,
+                    Some(Capped {
+                        from: earliest,
+                        max_window_days: cap,
+                    }),
+                )
+            }
+            (Some(from), _) => (from, None),
         };
         Ok(Self {
             version,
@@ -79,7 +109,7 @@ impl AccountsQuery {
             include_pending,
             accounts,
             balances_only,
-            capped_from,
+            capped,
         })
     }
 
@@ -154,6 +184,7 @@ mod tests {
                 epoch_of("2026-11-10T00:00:00Z")
             ),
             now(),
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -169,6 +200,7 @@ mod tests {
                 epoch_of("2026-11-10T00:00:01Z")
             ),
             now(),
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -182,23 +214,52 @@ mod tests {
         let q = AccountsQuery::parse(
             "pending=1&account=ACT-1&account=ACT-2&balances-only=1&version=2&x-later=ok",
             now(),
+            None,
         )
         .unwrap();
         assert!(q.include_pending && q.balances_only);
         assert_eq!(q.accounts, ["ACT-1", "ACT-2"]);
         assert_eq!(q.version, Version::V2);
-        let q = AccountsQuery::parse("", now()).unwrap();
+        let q = AccountsQuery::parse("", now(), None).unwrap();
         assert_eq!(q.version, Version::V1);
         assert!(!q.include_pending && !q.balances_only);
         assert_eq!(q.from, date("2026-08-26"));
-        assert_eq!(q.capped_from, None);
+        assert_eq!(q.capped, None);
     }
 
     #[test]
-    fn a_start_older_than_the_window_is_capped_not_refused() {
-        let q = AccountsQuery::parse("start-date=0", now()).unwrap();
-        assert_eq!(q.from, date("2026-08-26"));
-        assert_eq!(q.capped_from, Some(date("2026-08-26")));
+    fn a_start_date_is_honoured_as_asked_without_a_cap() {
+        let q = AccountsQuery::parse(
+            &format!("start-date={}", epoch_of("2025-10-21T00:00:00Z")),
+            now(),
+            None,
+        )
+        .unwrap();
+        assert_eq!((q.from, q.capped), (date("2025-10-21"), None));
+        // The epoch itself: everything, nothing capped.
+        let q = AccountsQuery::parse("start-date=0", now(), None).unwrap();
+        assert_eq!((q.from, q.capped), (date("1970-01-01"), None));
+    }
+
+    #[test]
+    fn the_operators_cap_moves_an_older_start_up_and_says_so() {
+        let q = AccountsQuery::parse("start-date=0", now(), Some(365)).unwrap();
+        let capped = Capped {
+            from: date("2025-11-24"),
+            max_window_days: 365,
+        };
+        assert_eq!((q.from, q.capped), (date("2025-11-24"), Some(capped)));
+        // Within the cap: as asked.
+        let q = AccountsQuery::parse(
+            &format!("start-date={}", epoch_of("2026-01-01T00:00:00Z")),
+            now(),
+            Some(365),
+        )
+        .unwrap();
+        assert_eq!((q.from, q.capped), (date("2026-01-01"), None));
+        // Without start-date a cap under 90 days is the default window.
+        let q = AccountsQuery::parse("", now(), Some(30)).unwrap();
+        assert_eq!((q.from, q.capped), (date("2026-10-25"), None));
     }
 
     #[test]
@@ -209,7 +270,7 @@ mod tests {
             ("pending=yes", "pending"),
             ("version=9", "version"),
         ] {
-            let err = AccountsQuery::parse(query, now()).unwrap_err();
+            let err = AccountsQuery::parse(query, now(), None).unwrap_err();
             assert!(err.message.contains(name), "{query}: {}", err.message);
         }
     }
