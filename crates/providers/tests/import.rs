@@ -124,7 +124,7 @@ fn a_file_that_does_not_read_changes_nothing() {
         )
         .unwrap_err();
         assert!(
-            matches!(&err, import::ImportError::Unreadable { format: Format::Camt, reason } if reason.contains("no statement")),
+            matches!(&err, import::ImportError::Unreadable { format: Format::Camt, reason } if reason.to_string().contains("no statement")),
             "{err}"
         );
         let truncated = import::parse(&good[..good.len() / 2], None).unwrap_err();

@@ -3,7 +3,7 @@
 //! notification), versions .001.01 to .001.08, several statements per file.
 
 use super::xml::{self, Element, Reading};
-use super::{EntryIdentity, Statement, entry_ids, identity_text};
+use super::{EntryIdentity, Place, ReadError, Reason, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -23,19 +23,25 @@ fn date(element: Option<&Element>) -> Option<NaiveDate> {
 }
 
 /// A signed amount from `<Amt Ccy="…">` and the sibling `<CdtDbtInd>`.
-fn signed_amount(parent: &Element, place: &str) -> Result<(Decimal, String), String> {
+fn signed_amount(parent: &Element, place: &Place) -> Result<(Decimal, String), ReadError> {
     let amount = parent
         .child("Amt")
-        .ok_or_else(|| format!("{place}: no <Amt>"))?;
-    let value = parse_decimal(amount.text.trim()).map_err(|err| format!("{place}: <Amt> {err}"))?;
+        .ok_or_else(|| place.at(Reason::Missing("<Amt>")))?;
+    let value = parse_decimal(amount.text.trim()).map_err(|_| {
+        place.then("<Amt>").at(Reason::NotAnAmount {
+            text: amount.text.clone(),
+        })
+    })?;
     let currency = amount.attribute("Ccy").unwrap_or_default().to_owned();
     let value = match parent.text_at("CdtDbtInd") {
         Some("DBIT") => -value,
         Some("CRDT") | None => value,
         Some(other) => {
-            return Err(format!(
-                "{place}: <CdtDbtInd> is `{other}`, not CRDT or DBIT"
-            ));
+            return Err(place.at(Reason::NotAllowed {
+                element: "<CdtDbtInd>",
+                value: other.to_owned(),
+                allowed: "CRDT or DBIT",
+            }));
         }
     };
     Ok((value, currency))
@@ -76,14 +82,15 @@ fn description(entry: &Element, reading: Reading) -> Option<String> {
         .map(str::to_owned)
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
+pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, ReadError> {
     let text = xml::decode(bytes);
     let document = xml::parse(&text)?;
+    let structure = |text: String| ReadError::of_file(Reason::Structure(text));
     if document.name != "Document" {
-        return Err(format!(
+        return Err(structure(format!(
             "the root element is <{}>, not a camt <Document>",
             document.name
-        ));
+        )));
     }
     let (container, record, kind) = [
         ("BkToCstmrStmt", "Stmt", Kind::Statement),
@@ -99,13 +106,15 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
             .find(|c| c.name.starts_with(container))
             .map(|c| (c, record, kind))
     })
-    .ok_or("the document holds no camt.052, camt.053 or camt.054 message")?;
+    .ok_or_else(|| {
+        structure("the document holds no camt.052, camt.053 or camt.054 message".to_owned())
+    })?;
     let records: Vec<&Element> = container.children(record).collect();
     if records.is_empty() {
-        return Err(format!(
+        return Err(structure(format!(
             "<{}> holds no <{record}>: there is no statement in the file",
             container.name
-        ));
+        )));
     }
     // The message's creation time: mandatory, and the last date to fall
     // back on.
@@ -171,8 +180,9 @@ fn statement(
     kind: Kind,
     number: usize,
     message_date: Option<NaiveDate>,
-) -> Result<Statement, String> {
-    let place = format!("statement {number}");
+) -> Result<Statement, ReadError> {
+    let place = Place::new(format!("statement {number}"));
+    let mut notes = Vec::new();
     let empty = Element::default();
     let account = record.child("Acct").unwrap_or(&empty);
     let given_id = account
@@ -188,8 +198,14 @@ fn statement(
             .or_else(|| balance.text_at("Tp/CdOrPrtry/Prtry"))
             .unwrap_or_default()
             .to_owned();
-        let (amount, currency) = signed_amount(balance, &format!("{place}, balance {}", n + 1))?;
-        balances.push((code, amount, currency, date(balance.child("Dt"))));
+        // A balance that cannot be read is left out: it never costs the
+        // entries.
+        match signed_amount(balance, &place.then(format_args!("balance {}", n + 1))) {
+            Ok((amount, currency)) => {
+                balances.push((code, amount, currency, date(balance.child("Dt"))));
+            }
+            Err(err) => notes.push(err.left_out(&format!("the balance {code}"))),
+        }
     }
     let find = |codes: &[&str]| {
         codes
@@ -209,17 +225,26 @@ fn statement(
                 .map(str::to_owned)
         })
         .filter(|c| !c.is_empty())
-        .ok_or_else(|| format!("{place}: no currency is given"))?;
+        .ok_or_else(|| {
+            place.at(Reason::Missing(
+                "currency (Acct/Ccy, Bal/Amt@Ccy or Ntry/Amt@Ccy)",
+            ))
+        })?;
     let closing_date = find(&["CLBD", "ITBD"]).and_then(|b| b.3);
     let statement_date = statement_date(record, closing_date, message_date);
-    let mut notes = Vec::new();
     let mut dated_by_statement = 0;
 
     let mut parsed = Vec::with_capacity(entries.len());
     let mut identities = Vec::with_capacity(entries.len());
     for (n, entry) in entries.iter().enumerate() {
-        let at = format!("{place}, entry {}", n + 1);
-        let (amount, entry_currency) = signed_amount(entry, &at)?;
+        let at = place.then(format_args!("entry {}", n + 1));
+        let (amount, entry_currency) = match signed_amount(entry, &at) {
+            Ok(read) => read,
+            Err(err) => {
+                notes.push(err.left_out("the entry"));
+                continue;
+            }
+        };
         let status = entry
             .text_at("Sts")
             .or_else(|| entry.text_at("Sts/Cd"))
@@ -229,9 +254,15 @@ fn statement(
         let booked = match date(entry.child("BookgDt")).or_else(|| date(entry.child("ValDt"))) {
             Some(day) => day,
             None => {
-                let (day, _) = statement_date.ok_or_else(|| {
-                    format!("{at}: no booking or value date, and the file is dated nowhere")
-                })?;
+                let Some((day, _)) = statement_date else {
+                    notes.push(
+                        at.at(Reason::Missing(
+                            "booking or value date, and the file is dated nowhere",
+                        ))
+                        .left_out("the entry"),
+                    );
+                    continue;
+                };
                 dated_by_statement += 1;
                 day
             }
@@ -286,16 +317,24 @@ fn statement(
     }
     let closing = find(&["CLBD", "ITBD"]);
     let available = find(&["CLAV", "ITAV"]);
-    let balance = closing.or(available).map(|b| SnapshotBalance {
-        current: b.1,
-        available: available.map(|a| a.1),
-        currency: currency.clone(),
-        as_of: b
-            .3
-            .or(statement_date.map(|(d, _)| d))
-            .unwrap_or_default()
-            .and_time(chrono::NaiveTime::MIN)
-            .and_utc(),
+    // A balance dated nowhere (no date of its own, none of the
+    // statement's) is left out rather than dated 1970.
+    let balance = closing.or(available).and_then(|b| {
+        let Some(as_of) = b.3.or(statement_date.map(|(d, _)| d)) else {
+            notes.push(
+                place
+                    .then(format_args!("balance {}", b.0))
+                    .at(Reason::Missing("date, and the file is dated nowhere"))
+                    .left_out("the balance"),
+            );
+            return None;
+        };
+        Some(SnapshotBalance {
+            current: b.1,
+            available: available.map(|a| a.1),
+            currency: currency.clone(),
+            as_of: as_of.and_time(chrono::NaiveTime::MIN).and_utc(),
+        })
     });
     if let (true, Some((day, source))) = (dated_by_statement > 0, statement_date) {
         notes.push(format!(
@@ -340,7 +379,7 @@ mod tests {
     use super::*;
     use tributary_storage::testing::testdata_bytes;
 
-    fn read(path: &str) -> Result<Vec<Statement>, String> {
+    fn read(path: &str) -> Result<Vec<Statement>, ReadError> {
         parse(&testdata_bytes(path))
     }
 
@@ -364,7 +403,7 @@ mod tests {
                     let broken = ["camt053.v2.wrong.xml", "camt53.only-Dt-with-DtTm.xml"];
                     assert!(broken.iter().any(|b| file.ends_with(b)), "{file}: {err}");
                     assert!(
-                        err.contains("statement") || err.contains("byte"),
+                        err.to_string().contains("statement") || err.to_string().contains("byte"),
                         "{file}: {err}"
                     );
                 }

@@ -5,6 +5,7 @@
 
 pub mod camt;
 pub mod csv;
+pub mod error;
 #[cfg(any(test, feature = "testing"))]
 pub mod hostile;
 pub mod mt940;
@@ -14,6 +15,7 @@ pub mod ofx;
 pub mod samples;
 mod xml;
 
+pub use error::{Place, ReadError, Reason};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use tributary_domain::ids::{ConnectionId, UserId};
@@ -26,14 +28,6 @@ use tributary_domain::snapshot::*;
 /// exhausting a thread's stack (trees are built iteratively, but dropped and
 /// searched recursively) while leaving room for any real layout.
 pub const MAX_NESTING: usize = 100;
-
-/// The reason a file nesting deeper than [`MAX_NESTING`] is refused.
-pub(crate) fn too_deep(position: usize) -> String {
-    format!(
-        "byte {position}: elements nest deeper than {MAX_NESTING} levels, the most Tributary reads \
-         (statements nest about a dozen)"
-    )
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -199,7 +193,7 @@ pub enum ImportError {
     /// The reader of `format` stopped: `reason` says where in the file
     /// (byte, line, statement, entry, row and column) and why.
     #[error("{reason}")]
-    Unreadable { format: Format, reason: String },
+    Unreadable { format: Format, reason: ReadError },
     /// A CSV file (named so, or unmarked) whose header is no known layout.
     #[error("{0}")]
     UnknownCsvLayout(String),
@@ -240,7 +234,7 @@ pub fn parse_with_profile(
         (None, None) => sniff(bytes),
     };
     let unreadable =
-        |format: Format| move |reason: String| ImportError::Unreadable { format, reason };
+        |format: Format| move |reason: ReadError| ImportError::Unreadable { format, reason };
     let statements = match format {
         Some(Format::Camt) => camt::parse(bytes).map_err(unreadable(Format::Camt)),
         Some(Format::Mt940) => mt940::parse(bytes).map_err(unreadable(Format::Mt940)),
@@ -252,7 +246,7 @@ pub fn parse_with_profile(
             }
             (csv::CsvError::Unreadable(reason), _) => ImportError::Unreadable {
                 format: Format::Csv,
-                reason,
+                reason: ReadError::of_file(Reason::Structure(reason)),
             },
         }),
     }?;

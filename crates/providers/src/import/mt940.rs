@@ -5,7 +5,7 @@
 //! Structured `:86:` details are read in the German (`?20`…`?29`, `?32`)
 //! and Dutch (`/NAME/…/REMI/…`) styles; anything else is kept as text.
 
-use super::{EntryIdentity, Statement, entry_ids, identity_text};
+use super::{EntryIdentity, Place, ReadError, Reason, Statement, entry_ids, identity_text};
 use chrono::{Datelike, NaiveDate};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -17,6 +17,13 @@ struct Field {
     tag: String,
     value: String,
     line: usize,
+}
+
+impl Field {
+    /// `line 14 (:61:)`.
+    fn place(&self) -> Place {
+        Place::new(format!("line {} (:{}:)", self.line, self.tag))
+    }
 }
 
 fn decode(bytes: &[u8]) -> String {
@@ -161,11 +168,17 @@ fn account_and_currency(value: &str) -> (String, Option<String>) {
 
 /// A `YYMMDD` date; a day past the month's end (30 February, which some
 /// banks write) is read as the month's last day.
-fn date(text: &str, at: &str) -> Result<NaiveDate, String> {
+fn date(text: &str, at: &Place) -> Result<NaiveDate, ReadError> {
+    let not_a_date = |text: &str| {
+        at.at(Reason::NotADate {
+            text: text.to_owned(),
+            expected: "YYMMDD",
+        })
+    };
     let digits = text
         .get(..6)
         .filter(|d| d.chars().all(|c| c.is_ascii_digit()))
-        .ok_or_else(|| format!("{at}: `{text}` does not start with a YYMMDD date"))?;
+        .ok_or_else(|| not_a_date(text))?;
     let (yy, mm, dd): (i32, u32, u32) = (
         digits[..2].parse().unwrap_or(0),
         digits[2..4].parse().unwrap_or(0),
@@ -173,33 +186,43 @@ fn date(text: &str, at: &str) -> Result<NaiveDate, String> {
     );
     let year = if yy < 80 { 2000 + yy } else { 1900 + yy };
     if !(1..=12).contains(&mm) || dd == 0 {
-        return Err(format!("{at}: `{digits}` is not a date"));
+        return Err(not_a_date(digits));
     }
     (0..4)
         .find_map(|back| {
             NaiveDate::from_ymd_opt(year, mm, dd.saturating_sub(back))
                 .filter(|_| dd.saturating_sub(back) >= 28 || back == 0)
         })
-        .ok_or_else(|| format!("{at}: `{digits}` is not a date"))
+        .ok_or_else(|| not_a_date(digits))
 }
 
 /// `12,50` (a comma decimal separator, maybe a trailing comma).
-fn amount(text: &str, at: &str) -> Result<Decimal, String> {
+fn amount(text: &str, at: &Place) -> Result<Decimal, ReadError> {
     let normalized = text.trim().replace(',', ".");
     let normalized = normalized.strip_suffix('.').unwrap_or(&normalized);
-    parse_decimal(normalized).map_err(|_| format!("{at}: `{text}` is not an amount"))
+    parse_decimal(normalized).map_err(|_| {
+        at.at(Reason::NotAnAmount {
+            text: text.to_owned(),
+        })
+    })
 }
 
 /// A balance field (`:60F:`, `:62F:`, `:64:`): `C230131EUR1234,56`. Some
 /// banks leave the currency out; it is then taken from another balance.
-fn balance(field: &Field) -> Result<(Decimal, NaiveDate, Option<String>), String> {
-    let at = format!("line {} (:{}:)", field.line, field.tag);
+fn balance(field: &Field) -> Result<(Decimal, NaiveDate, Option<String>), ReadError> {
+    let at = field.place();
     let value = field.value.replace('\n', "");
     let value = value.trim();
     let (sign, rest) = match value.chars().next() {
         Some('C') => (Decimal::ONE, &value[1..]),
         Some('D') => (Decimal::NEGATIVE_ONE, &value[1..]),
-        _ => return Err(format!("{at}: `{value}` does not start with C or D")),
+        _ => {
+            return Err(at.at(Reason::NotAllowed {
+                element: "the balance's mark",
+                value: value.chars().take(1).collect(),
+                allowed: "C or D",
+            }));
+        }
     };
     let day = date(rest, &at)?;
     match rest
@@ -229,8 +252,8 @@ struct Line {
     supplementary: Option<String>,
 }
 
-fn statement_line(field: &Field) -> Result<Line, String> {
-    let at = format!("line {} (:61:)", field.line);
+fn statement_line(field: &Field) -> Result<Line, ReadError> {
+    let at = field.place();
     let (mut first, mut supplementary) = match field.value.split_once('\n') {
         Some((first, more)) => (
             first.to_owned(),
@@ -284,9 +307,9 @@ fn statement_line(field: &Field) -> Result<Line, String> {
     } else if let Some(r) = rest.strip_prefix('D') {
         (Decimal::NEGATIVE_ONE, r)
     } else {
-        return Err(format!(
-            "{at}: expected C, D, RC or RD after the dates in `{first}`"
-        ));
+        return Err(at.at(Reason::Structure(format!(
+            "expected C, D, RC or RD after the dates in `{first}`"
+        ))));
     };
     // An optional funds code letter, then the amount.
     let after_funds = match after_mark.chars().next() {
@@ -297,7 +320,7 @@ fn statement_line(field: &Field) -> Result<Line, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
         .unwrap_or(after_funds.len());
     if amount_end == 0 {
-        return Err(format!("{at}: no amount in `{first}`"));
+        return Err(at.at(Reason::Structure(format!("no amount in `{first}`"))));
     }
     let value = sign * amount(&after_funds[..amount_end], &at)?;
     // Transaction type (N/F/S + 3 characters, where some banks write a
@@ -393,11 +416,14 @@ fn details(text: &str) -> (Option<String>, Option<String>) {
     )
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
+pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, ReadError> {
+    let structure = |text: &str| ReadError::of_file(Reason::Structure(text.to_owned()));
     let text = decode(bytes).replace("\r\n", "\n").replace('\r', "\n");
     let messages = fields(&unjoin_lines(&text));
     if messages.is_empty() {
-        return Err("no MT940/MT942 field (:20:, :25:, :61:…) in the file".into());
+        return Err(structure(
+            "no MT940/MT942 field (:20:, :25:, :61:…) in the file",
+        ));
     }
     // A message of nothing but a reference (a trailing bare `:20:`) is no
     // statement.
@@ -410,9 +436,9 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
         })
         .collect();
     if statements.is_empty() {
-        return Err(
-            "the file holds no statement: only references (:20:), no account, balance or transaction".into(),
-        );
+        return Err(structure(
+            "the file holds no statement: only references (:20:), no account, balance or transaction",
+        ));
     }
     statements
         .into_iter()
@@ -421,7 +447,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, String> {
         .collect()
 }
 
-fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
+fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
     let interim = fields
         .iter()
         .any(|f| f.tag == "13D" || f.tag.starts_with("34") || f.tag.starts_with("90"));
@@ -433,9 +459,18 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         .map_or((None, None), |(a, c)| (Some(a), c));
     let account = given_account.clone().unwrap_or_default();
     let find = |tags: &[&str]| fields.iter().find(|f| tags.contains(&f.tag.as_str()));
-    let opening = find(&["60F", "60M"]).map(balance).transpose()?;
-    let closing = find(&["62F", "62M"]).map(balance).transpose()?;
-    let available = find(&["64"]).map(balance).transpose()?;
+    let mut notes = Vec::new();
+    // A balance that cannot be read is left out: it never costs the
+    // statement's lines.
+    let mut balance_of = |tags: &[&str]| {
+        let field = find(tags)?;
+        balance(field)
+            .map_err(|err| notes.push(err.left_out("the balance")))
+            .ok()
+    };
+    let opening = balance_of(&["60F", "60M"]);
+    let closing = balance_of(&["62F", "62M"]);
+    let available = balance_of(&["64"]);
     // The currency: from a balance, else the account field (`NL..EUR`).
     let currency = [&opening, &closing, &available]
         .into_iter()
@@ -451,7 +486,13 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         if field.tag != "61" {
             continue;
         }
-        let line = statement_line(field)?;
+        let line = match statement_line(field) {
+            Ok(line) => line,
+            Err(err) => {
+                notes.push(err.left_out("the statement line"));
+                continue;
+            }
+        };
         let detail = fields
             .get(index + 1)
             .filter(|f| f.tag == "86")
@@ -510,7 +551,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         }),
         holdings: None,
         servicer: None,
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -573,13 +614,13 @@ mod tests {
                     // hold no statement.
                     assert!(
                         meant_broken.iter().any(|b| file.contains(b))
-                            || err.contains("holds no statement"),
+                            || err.to_string().contains("holds no statement"),
                         "{file}: {err}"
                     );
                     assert!(
-                        err.contains("line")
-                            || err.contains("statement")
-                            || err.contains("no MT940"),
+                        err.to_string().contains("line")
+                            || err.to_string().contains("statement")
+                            || err.to_string().contains("no MT940"),
                         "{file}: {err}"
                     );
                 }
@@ -648,8 +689,11 @@ mod tests {
             ))
             .is_ok()
         );
-        assert_eq!(date("240230", "t").unwrap().to_string(), "2024-02-29");
-        assert!(date("241301", "t").is_err());
+        assert_eq!(
+            date("240230", &Place::new("t")).unwrap().to_string(),
+            "2024-02-29"
+        );
+        assert!(date("241301", &Place::new("t")).is_err());
     }
 
     #[test]
@@ -657,7 +701,14 @@ mod tests {
         // Found by `cargo fuzz run mt940`.
         let input =
             ":20:X\n:25:NL01\n:60F:C110101EUR1,00\n:61:110101012\u{df}D1,00NTRF\n".as_bytes();
-        assert!(parse(input).is_err());
+        // The line is left out, named; the balance stays.
+        let read = parse(input).unwrap();
+        assert!(read[0].transactions.is_empty());
+        assert!(
+            read[0].notes[0].starts_with("line 4 (:61:)"),
+            "{:?}",
+            read[0].notes
+        );
     }
 
     #[test]
@@ -666,8 +717,7 @@ mod tests {
             &b""[..],
             b"hello",
             b":20:X\n:25:\n",
-            b":20:X\n:25:NL01\n:60F:Z\n",
-            b":20:X\n:25:A\n:60F:C240101EUR1,\n:61:24\n",
+            b":20:X\n:25:\n:60F:Z\n",
             b"\xff\xfe:61:",
         ] {
             // Through the public entry, which also refuses a statement that
@@ -685,8 +735,16 @@ mod tests {
                 "{error:?}"
             );
         }
-        let error = parse(b":20:X\n:25:NL01\n:60F:Z\n").unwrap_err();
-        assert!(error.contains("line 3 (:60F:)"), "{error}");
+        // A balance that cannot be read is left out, named, not the file.
+        let read = parse(b":20:X\n:25:NL01\n:60F:Z\n:61:2601050105D1,00NMSCNONREF\n").unwrap();
+        assert_eq!(read[0].transactions.len(), 1);
+        assert_eq!(read[0].opening_booked, None);
+        assert_eq!(
+            read[0].notes,
+            [
+                "line 3 (:60F:): the balance's mark is `Z`, not C or D: the balance is left out, the rest is imported"
+            ]
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! by path rather than as a stream. Namespace prefixes are dropped (camt's
 //! elements are matched by local name in every version).
 
+use super::{Place, ReadError, Reason};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
@@ -75,16 +76,26 @@ fn local(name: &str) -> String {
     name.rsplit(':').next().unwrap_or_default().to_owned()
 }
 
-fn element(start: &BytesStart<'_>, position: u64) -> Result<Element, String> {
+/// An error at byte `position` of a document.
+fn at_byte(position: u64, reason: Reason) -> ReadError {
+    Place::new(format!("byte {position}")).at(reason)
+}
+
+/// What the XML parser said, as the reason.
+fn malformed(err: impl std::fmt::Display) -> Reason {
+    Reason::Structure(err.to_string())
+}
+
+fn element(start: &BytesStart<'_>, position: u64) -> Result<Element, ReadError> {
     let mut element = Element {
         name: local(start.name().as_ref()),
         ..Element::default()
     };
     for attribute in start.attributes() {
-        let attribute = attribute.map_err(|err| format!("byte {position}: {err}"))?;
+        let attribute = attribute.map_err(|err| at_byte(position, malformed(err)))?;
         let value = attribute
             .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map_err(|err| format!("byte {position}: {err}"))?
+            .map_err(|err| at_byte(position, malformed(err)))?
             .into_owned();
         element
             .attributes
@@ -126,17 +137,17 @@ pub fn decode(bytes: &[u8]) -> String {
 /// reports an entity reference as an event of its own, between two text
 /// events, so the text is trimmed once the element ends, never per event:
 /// `A &amp; B` stays `A & B`.
-pub fn parse(text: &str) -> Result<Element, String> {
+pub fn parse(text: &str) -> Result<Element, ReadError> {
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Element> = vec![Element::default()];
     loop {
         let position = reader.buffer_position();
-        let fail = |err: &dyn std::fmt::Display| format!("byte {position}: {err}");
+        let fail = |err: &dyn std::fmt::Display| at_byte(position, malformed(err));
         match reader.read_event().map_err(|err| fail(&err))? {
             Event::Start(start) => {
                 // The stack's first entry is the document, not an element.
                 if stack.len() > super::MAX_NESTING {
-                    return Err(super::too_deep(position as usize));
+                    return Err(at_byte(position, Reason::TooDeep));
                 }
                 stack.push(element(&start, position)?)
             }
@@ -195,13 +206,17 @@ pub fn parse(text: &str) -> Result<Element, String> {
     }
     if stack.len() != 1 {
         let open = stack.last().map(|e| e.name.clone()).unwrap_or_default();
-        return Err(format!(
-            "byte {}: the document ends inside <{open}>",
-            text.len()
+        return Err(at_byte(
+            text.len() as u64,
+            Reason::Structure(format!("the document ends inside <{open}>")),
         ));
     }
     stack
         .pop()
         .and_then(|root| root.children.into_iter().next())
-        .ok_or_else(|| "the document has no root element".to_owned())
+        .ok_or_else(|| {
+            ReadError::of_file(Reason::Structure(
+                "the document has no root element".to_owned(),
+            ))
+        })
 }
