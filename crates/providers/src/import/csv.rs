@@ -325,12 +325,33 @@ fn decode(bytes: &[u8], encoding: Option<&str>) -> Result<String, String> {
     }
 }
 
+/// The delimiter that splits the most of the first 30 lines into the same
+/// number of cells: a table's rows agree, while a preamble line (a title
+/// without any delimiter, `Account: 123,45`) does not count against it.
+/// Ties go to the delimiter that makes more cells; none at all, `,`.
 fn detect_delimiter(text: &str) -> u8 {
-    let first = text.lines().next().unwrap_or_default();
-    [b';', b'\t', b',']
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .take(30)
+        .collect();
+    [b',', b'\t', b';']
         .into_iter()
-        .max_by_key(|d| first.matches(*d as char).count())
-        .unwrap_or(b',')
+        .filter_map(|delimiter| {
+            let counts: Vec<usize> = lines
+                .iter()
+                .map(|line| line.matches(delimiter as char).count())
+                .filter(|count| *count > 0)
+                .collect();
+            // The most frequent count, and how many lines have it.
+            let (count, agreeing) = counts
+                .iter()
+                .map(|c| (*c, counts.iter().filter(|other| *other == c).count()))
+                .max_by_key(|(c, agreeing)| (*agreeing, *c))?;
+            Some(((agreeing, count), delimiter))
+        })
+        .max_by_key(|(score, _)| *score)
+        .map_or(b',', |(_, delimiter)| delimiter)
 }
 
 /// Reads an amount, with the decimal comma as the profile says (or as the
@@ -450,6 +471,20 @@ fn find_indicator(
     Ok(None)
 }
 
+/// A row as a note quotes it: its non-empty cells, at most 60 characters.
+fn shown(row: &[String]) -> String {
+    let text = row
+        .iter()
+        .map(|c| c.trim())
+        .filter(|c| !c.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
+    }
+}
+
 /// How many leading rows are a preamble: the first row (of the first 20)
 /// that reads as a known header starts the table.
 fn detect_header(rows: &[Vec<String>]) -> Option<(usize, CsvProfile)> {
@@ -545,12 +580,38 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     );
     // Rows below the header, without repeats of the header (files joined
     // from several exports repeat it).
-    let data: Vec<(usize, &Vec<String>)> = rows
+    let mut data: Vec<(usize, &Vec<String>)> = rows
         .iter()
         .skip(usize::from(profile.has_header))
         .filter(|(_, row)| header != Some(row.as_slice()))
         .map(|(line, row)| (*line, row))
         .collect();
+    let mut notes = Vec::new();
+    if detected && skip > 0 {
+        notes.push(format!(
+            "{skip} row(s) before the header row were skipped: a preamble, not transactions (the first: `{}`)",
+            shown(&cells[0])
+        ));
+    }
+    // Trailer rows (`***END OF FILE***`, a totals line): the rows at the
+    // end whose date cell is no date at all. A file of nothing else is not
+    // all trailer: its first row is named as unreadable below.
+    let trailer = data
+        .iter()
+        .rev()
+        .take_while(|(_, row)| {
+            row.get(date_col)
+                .is_none_or(|text| !text.chars().any(|c| c.is_ascii_digit()))
+        })
+        .count();
+    if trailer > 0 && trailer < data.len() {
+        let first = data[data.len() - trailer].1;
+        notes.push(format!(
+            "{trailer} row(s) after the last transaction were skipped: their date column holds no digit, so they are not transactions (the first: `{}`)",
+            shown(first)
+        ));
+        data.truncate(data.len() - trailer);
+    }
     // A detected layout with one amount column and no debit/credit column
     // by name may still carry the sign in a column of its own.
     if detected
@@ -587,15 +648,33 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     let plausible = |date: NaiveDate| (1900..2200).contains(&date.year());
     let date_format = match &profile.date_format {
         Some(format) => format.clone(),
-        None => DATE_FORMATS
-            .iter()
-            .find(|f| {
-                data.iter().take(20).all(|(_, row)| {
-                    NaiveDate::parse_from_str(&cell(row, date_col), f).is_ok_and(plausible)
+        // The first format that reads every row, so that a file whose first
+        // rows are ambiguous (01/02) is not read day-for-month; else the
+        // one that reads most of the first 20, and the row it fails on is
+        // named below.
+        None => {
+            let reads = |format: &str, row: &Vec<String>| {
+                NaiveDate::parse_from_str(&cell(row, date_col), format).is_ok_and(plausible)
+            };
+            DATE_FORMATS
+                .iter()
+                .find(|f| data.iter().all(|(_, row)| reads(f, row)))
+                .or_else(|| {
+                    DATE_FORMATS
+                        .iter()
+                        .enumerate()
+                        .map(|(order, f)| {
+                            let count = data.iter().take(20).filter(|(_, row)| reads(f, row)).count();
+                            (count, std::cmp::Reverse(order), f)
+                        })
+                        .filter(|(count, _, _)| *count > 0)
+                        // The most rows; of equals, the first in the list.
+                        .max_by_key(|(count, order, _)| (*count, *order))
+                        .map(|(_, _, f)| f)
                 })
-            })
-            .map(|f| (*f).to_owned())
-            .ok_or_else(|| format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col)))?,
+                .map(|f| (*f).to_owned())
+                .ok_or_else(|| format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col)))?
+        }
     };
 
     let mut records = Vec::new();
@@ -697,13 +776,11 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     );
     // Nothing silently assumed: a USD export read as EUR would otherwise
     // look right.
-    let notes = if assumed > 0 {
-        vec![format!(
+    if assumed > 0 {
+        notes.push(format!(
             "{assumed} row(s) name no currency (no currency column, no symbol on the amount, no unit in the header): taken as {ASSUMED_CURRENCY}; a profile's \"currency\" names another"
-        )]
-    } else {
-        Vec::new()
-    };
+        ));
+    }
     let account_key = profile
         .account
         .clone()
@@ -836,6 +913,60 @@ mod tests {
         // indicator (a yes/no column, say).
         let signed_file = "Date,Description,Amount,Recurring\n2026-01-05,Coffee,-3.50,N\n2026-01-06,Salary,2500.00,Y\n";
         assert_eq!(signed(signed_file, None), (2, "2496.50".to_owned()));
+    }
+
+    #[test]
+    fn preamble_and_trailer_rows_are_skipped_and_counted() {
+        // A German export: a title line without any delimiter, account
+        // lines, a blank line, the table, then a totals line and an end
+        // marker.
+        let file = "Kontoumsätze Girokonto\nKontonummer:;DE02120300000000202051\nZeitraum:;01.01.2026 - 31.01.2026\n\nBuchungstag;Verwendungszweck;Betrag\n05.01.2026;Miete;-850,00\n13.01.2026;Gehalt;2.500,00\n20.01.2026;Strom;-61,20\nSumme;;1.588,80\n***END OF FILE***\n";
+        let statements = parse(file.as_bytes(), None).unwrap();
+        let statement = &statements[0];
+        assert_eq!(statement.transactions.len(), 3);
+        assert_eq!(
+            statement
+                .transactions
+                .iter()
+                .map(|t| t.amount)
+                .sum::<Decimal>()
+                .to_string(),
+            "1588.80"
+        );
+        assert_eq!(
+            statement.notes[..2],
+            [
+                "3 row(s) before the header row were skipped: a preamble, not transactions (the first: `Kontoumsätze Girokonto`)",
+                "2 row(s) after the last transaction were skipped: their date column holds no digit, so they are not transactions (the first: `Summe 1.588,80`)",
+            ]
+        );
+        // A comma file whose title line has no comma reads the same way.
+        let file = "Account activity\nDate,Description,Amount\n2026-01-05,Coffee,-3.50\n2026-01-06,Refund,1.25\nTotal,,-2.25\n";
+        let statement = &parse(file.as_bytes(), None).unwrap()[0];
+        assert_eq!(statement.transactions.len(), 2);
+        assert_eq!(statement.notes.len(), 3, "{:?}", statement.notes);
+        // A bad date between transactions is no trailer: it is named.
+        let file = "Date,Description,Amount\n2026-01-05,Coffee,-3.50\nsoon,Tea,-1.00\n2026-01-06,Refund,1.25\n";
+        let error = parse(file.as_bytes(), None).unwrap_err();
+        assert!(
+            error.contains("row 3") && error.contains("`soon`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_date_format_is_the_one_every_row_reads_in() {
+        // The first rows read as day/month or month/day; a later one only
+        // as day/month. Every row is read day/month, none falsified.
+        let mut file = String::from("Date,Description,Amount\n");
+        for day in 1..=12 {
+            file.push_str(&format!("{day:02}/02/2026,Row {day},-1.00\n"));
+        }
+        file.push_str("25/02/2026,Late,-1.00\n");
+        let statement = &parse(file.as_bytes(), None).unwrap()[0];
+        assert_eq!(statement.transactions[0].date.to_string(), "2026-02-01");
+        assert_eq!(statement.transactions[11].date.to_string(), "2026-02-12");
+        assert_eq!(statement.transactions[12].date.to_string(), "2026-02-25");
     }
 
     #[test]
