@@ -62,6 +62,17 @@ fn counterparty(entry: &Element, outgoing: bool, reading: Reading) -> Option<Str
         .map(str::to_owned)
 }
 
+/// The counterparty when it is a financial institution (`RltdPties/Cdtr/Agt`
+/// from version 8).
+fn agent(entry: &Element, outgoing: bool) -> Option<String> {
+    let party = if outgoing { "Cdtr" } else { "Dbtr" };
+    entry
+        .text_at(&format!(
+            "NtryDtls/TxDtls/RltdPties/{party}/Agt/FinInstnId/Nm"
+        ))
+        .map(str::to_owned)
+}
+
 fn description(entry: &Element, reading: Reading) -> Option<String> {
     let details = entry.at("NtryDtls/TxDtls");
     let unstructured: Vec<&str> = details
@@ -278,6 +289,16 @@ fn statement(
                 counterparty(entry, amount.is_sign_negative(), reading),
             )
         });
+        // What only the shown texts fall back on (ids stay as they were):
+        // a counterparty that is a bank (`Agt`), and the payer's own
+        // reference when the entry says nothing else.
+        let merchant = merchant.or_else(|| agent(entry, amount.is_sign_negative()));
+        let description = description.or_else(|| {
+            entry
+                .text_at("NtryDtls/TxDtls/Refs/EndToEndId")
+                .filter(|reference| !super::is_placeholder(reference))
+                .map(str::to_owned)
+        });
         // Only the entry's own AcctSvcrRef is unique per account (ISO 20022:
         // "unambiguously identify the entry"); NtryRef and the transaction
         // references are not, so they only add to the text.
@@ -477,6 +498,35 @@ mod tests {
         assert!(
             first.merchant.is_some() || first.description.is_some(),
             "{first:?}"
+        );
+    }
+
+    #[test]
+    fn a_bank_as_counterparty_and_a_bare_reference_are_read_as_text() {
+        let entry = |amount: &str, details: &str| {
+            format!(
+                "<Ntry><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>DBIT</CdtDbtInd><Sts><Cd>BOOK</Cd></Sts><BookgDt><Dt>2026-03-02</Dt></BookgDt><NtryDtls><TxDtls>{details}</TxDtls></NtryDtls></Ntry>"
+            )
+        };
+        let file = format!(
+            "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.054.001.08\"><BkToCstmrDbtCdtNtfctn><GrpHdr><MsgId>1</MsgId><CreDtTm>2026-03-02T10:00:00</CreDtTm></GrpHdr><Ntfctn><Id>1</Id><Acct><Id><IBAN>CH9300762011623852957</IBAN></Id></Acct>{}{}</Ntfctn></BkToCstmrDbtCdtNtfctn></Document>",
+            entry(
+                "10.00",
+                "<RltdPties><Cdtr><Agt><FinInstnId><Nm>Example Bank AG</Nm></FinInstnId></Agt></Cdtr></RltdPties>"
+            ),
+            entry(
+                "20.00",
+                "<Refs><EndToEndId>INVOICE-2026-117</EndToEndId></Refs>"
+            ),
+        );
+        let t = &parse(file.as_bytes()).unwrap()[0].transactions;
+        assert_eq!(t[0].merchant.as_deref(), Some("Example Bank AG"));
+        assert_eq!(t[1].description.as_deref(), Some("INVOICE-2026-117"));
+        // `NOTPROVIDED` is no text.
+        let none = file.replace("INVOICE-2026-117", "NOTPROVIDED");
+        assert_eq!(
+            parse(none.as_bytes()).unwrap()[0].transactions[1].description,
+            None
         );
     }
 

@@ -471,6 +471,36 @@ fn find_indicator(
     Ok(None)
 }
 
+/// The text of a row's cells outside `named` columns, in their order: cells
+/// with a letter and more than 3 characters (shorter ones are codes: `EUR`,
+/// `No`, `D`) that are no date, amount or account number.
+fn unnamed_text(row: &[String], named: &[usize]) -> Option<String> {
+    let is_text = |cell: &str| {
+        let compact: Vec<char> = cell.chars().filter(|c| !c.is_whitespace()).collect();
+        // An IBAN: a country code, check digits, then letters and digits.
+        let account_number = compact.len() >= 15
+            && compact.iter().all(char::is_ascii_alphanumeric)
+            && compact[..2].iter().all(char::is_ascii_uppercase)
+            && compact[2..4].iter().all(char::is_ascii_digit);
+        cell.chars().count() > 3
+            && cell.chars().any(char::is_alphabetic)
+            && !account_number
+            && amount(cell, None).is_none()
+            && !DATE_FORMATS
+                .iter()
+                .any(|f| NaiveDate::parse_from_str(cell, f).is_ok())
+    };
+    let text = row
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !named.contains(i))
+        .map(|(_, cell)| cell.trim())
+        .filter(|cell| is_text(cell))
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
 /// A row as a note quotes it: its non-empty cells, at most 60 characters.
 fn shown(row: &[String]) -> String {
     let text = row
@@ -677,6 +707,20 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         }
     };
 
+    let named_columns: Vec<usize> = [
+        Some(date_col),
+        amount_col,
+        debit_col,
+        credit_col,
+        description_col,
+        payee_col,
+        id_col,
+        currency_col,
+        debit_credit_col,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let mut records = Vec::new();
     let mut identities = Vec::new();
     // Rows whose currency neither the file nor the profile names.
@@ -752,6 +796,14 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             amount: value,
             text: identity_text(&[description.as_deref(), payee.as_deref(), Some(&currency)]),
         });
+        // A row whose named columns hold no text is described by the text
+        // of its other columns (a payee or booking text under a header
+        // Tributary does not know), so that a record with text never reads
+        // back without any. Its id stays as it was (from the named columns).
+        let description = match (&description, &payee) {
+            (None, None) => unnamed_text(row, &named_columns),
+            _ => description,
+        };
         records.push(SnapshotTransaction {
             provider_id: String::new(),
             pending_provider_id: None,
@@ -951,6 +1003,29 @@ mod tests {
         assert!(
             error.contains("row 3") && error.contains("`soon`"),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn text_under_headers_tributary_does_not_know_describes_the_row() {
+        // A German layout whose payee and booking text columns have names
+        // the reader does not map: their text describes the row; numbers,
+        // codes, dates and the account IBAN do not.
+        let file = "Konto;Buchungstag;Wertstellung;Auftraggeber/Empfänger;Buchungstext;VWZ1;Betrag;Kontostand;Währung\nDE89370400440532013000;02.11.2026;02.11.2026;Stadtwerke Musterstadt;Lastschrift;Abschlag November;-64,00;1.200,00;EUR\n";
+        let t = &parse(file.as_bytes(), None).unwrap()[0].transactions[0];
+        assert_eq!(
+            (t.merchant.as_deref(), t.description.as_deref()),
+            (
+                None,
+                Some("Stadtwerke Musterstadt Lastschrift Abschlag November")
+            )
+        );
+        // The id is what it was before those texts were read.
+        let blank = file.replace("Stadtwerke Musterstadt;Lastschrift;Abschlag November", ";;");
+        let before = &parse(blank.as_bytes(), None).unwrap()[0].transactions[0];
+        assert_eq!(
+            (before.description.as_deref(), &before.provider_id),
+            (None, &t.provider_id)
         );
     }
 

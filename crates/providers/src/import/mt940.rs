@@ -372,6 +372,7 @@ fn details(text: &str) -> (Option<String>, Option<String>) {
         let separator = bytes[3];
         let mut name = Vec::new();
         let mut purpose = Vec::new();
+        let mut posting_text = Vec::new();
         for part in joined.split(separator).skip(1) {
             let (code, value) = (
                 part.get(..2).unwrap_or_default(),
@@ -381,12 +382,15 @@ fn details(text: &str) -> (Option<String>, Option<String>) {
                 "20" | "21" | "22" | "23" | "24" | "25" | "26" | "27" | "28" | "29" | "60"
                 | "61" | "62" | "63" => purpose.push(value),
                 "32" | "33" => name.push(value),
+                "00" => posting_text.push(value),
                 _ => {}
             }
         }
         let join =
             |parts: Vec<&str>| Some(parts.concat().trim().to_owned()).filter(|s| !s.is_empty());
-        return (join(name), join(purpose));
+        // Without a purpose, the posting text (?00: `SAMMLER`, `RETOURE`)
+        // describes the entry.
+        return (join(name), join(purpose).or_else(|| join(posting_text)));
     }
     // Dutch: /KEY/value/KEY/value…
     if joined.starts_with('/') && (joined.contains("/NAME/") || joined.contains("/REMI/")) {
@@ -499,7 +503,13 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
             .map(|f| f.value.as_str())
             .unwrap_or_default();
         let (merchant, description) = details(detail);
-        let description = description.or(line.supplementary.clone());
+        // Without details, the line's own texts describe it: its
+        // supplementary details, else its references (`Till kortkto`), so
+        // that a record with any text never reads back without one.
+        let description = description
+            .or_else(|| line.supplementary.clone())
+            .or_else(|| line.customer_reference.clone())
+            .or_else(|| line.bank_reference.clone());
         let day = line.entry_date.unwrap_or(line.value_date);
         // MT940 references are the bank's or the customer's, unique within
         // neither a statement nor an account: they only add to the text.
@@ -589,6 +599,14 @@ mod tests {
         let plain = ":20:REF\n:25:NL91ABNA0417164300\n:28C:1\n:60F:C260104EUR0,00\n:61:2601050105D1,00NMSCNONREF\n:86:mail me @@ home\n:62F:D260105EUR1,00\n";
         let t = &parse(plain.as_bytes()).unwrap()[0].transactions;
         assert_eq!(t[0].description.as_deref(), Some("mail me @@ home"));
+    }
+
+    #[test]
+    fn a_line_without_details_is_described_by_its_own_texts() {
+        let file = ":20:R\n:25:DE89370400440532013000\n:28C:1\n:60F:C260104EUR0,00\n:61:2601050105D12,50NMSCTill kortkonto//B1\n:61:2601050105D1,00NMSCNONREF\n:86:079?00SAMMLER?109800\n:62F:D260105EUR13,50\n";
+        let t = &parse(file.as_bytes()).unwrap()[0].transactions;
+        assert_eq!(t[0].description.as_deref(), Some("Till kortkonto"));
+        assert_eq!(t[1].description.as_deref(), Some("SAMMLER"));
     }
 
     fn files() -> Vec<String> {
