@@ -332,6 +332,7 @@ fn statement(
         holdings: None,
         servicer,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 

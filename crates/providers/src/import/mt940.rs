@@ -511,6 +511,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, String> {
         holdings: None,
         servicer: None,
         notes: Vec::new(),
+        currency_assumed: Vec::new(),
     })
 }
 

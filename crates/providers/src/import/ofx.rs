@@ -499,6 +499,7 @@ fn cash_statement(
         holdings: None,
         servicer: None,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 
@@ -704,6 +705,7 @@ fn investment_statement(
         holdings: Some(holdings),
         servicer: None,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 
