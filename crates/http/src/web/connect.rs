@@ -109,7 +109,7 @@ pub(super) struct UploadForm {
 
 impl UploadForm {
     /// Whether the choice is `into` (`file` when none is).
-    pub fn into_is(&self, into: &str) -> bool {
+    pub fn chose(&self, into: &str) -> bool {
         match self.choice.into.as_str() {
             "account" if self.accounts.is_empty() => into == "file",
             chosen @ ("account" | "new") => chosen == into,

@@ -783,7 +783,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     }
     let layout = Layout::of(header, &data);
     let account_column = account_col.map(column_name);
-    Ok(statements(
+    statements(
         records
             .into_iter()
             .zip(identities)
@@ -799,8 +799,13 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         &profile,
         &layout,
         account_column.as_deref(),
-    ))
+    )
 }
+
+/// The most accounts one CSV file's account column may name. Real exports
+/// hold a handful; a column naming more is likely the other party's, and
+/// would make as many accounts.
+const MAX_ACCOUNTS_PER_FILE: usize = 50;
 
 /// One row read: its transaction, what identifies it, whether its
 /// currency was assumed, and the account its account column names.
@@ -862,7 +867,7 @@ fn statements(
     profile: &CsvProfile,
     layout: &Layout,
     account_column: Option<&str>,
-) -> Vec<Statement> {
+) -> Result<Vec<Statement>, CsvError> {
     let mut groups: Vec<(Option<String>, Vec<Row>)> = Vec::new();
     let mut index: std::collections::HashMap<Option<String>, usize> =
         std::collections::HashMap::new();
@@ -877,8 +882,18 @@ fn statements(
     if groups.is_empty() {
         groups.push((profile.account.clone(), Vec::new()));
     }
-    let named_too = groups.iter().any(|(account, _)| account.is_some());
-    groups
+    let named = groups
+        .iter()
+        .filter(|(account, _)| account.is_some())
+        .count();
+    if named > MAX_ACCOUNTS_PER_FILE {
+        return Err(CsvError::Unreadable(format!(
+            "column {} names {named} different accounts, more than the {MAX_ACCOUNTS_PER_FILE} one file may hold: if it holds the other party's account, read the file with a CSV profile naming the columns, without \"account_column\" (docs/imports.md#csv)",
+            account_column.unwrap_or("account"),
+        )));
+    }
+    let named_too = named > 0;
+    Ok(groups
         .into_iter()
         .map(|(account, rows)| {
             // The account's currency: its rows' (the first row's), else
@@ -956,7 +971,7 @@ fn statements(
                 currency_assumed,
             }
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -1222,6 +1237,26 @@ mod tests {
                 ("Savings", Some("Savings"), "USD")
             ]
         );
+    }
+
+    #[test]
+    fn a_column_naming_more_accounts_than_a_file_holds_is_refused() {
+        let mut file = "IBAN,Date,Description,Amount\n".to_owned();
+        for n in 0..=MAX_ACCOUNTS_PER_FILE {
+            file.push_str(&format!("NL{n:02}BANK0{n:09},2026-03-02,Transfer,-1.00\n"));
+        }
+        let err = parse(file.as_bytes(), None).unwrap_err();
+        assert!(
+            err.starts_with("column 1 (IBAN) names 51 different accounts, more than the 50"),
+            "{err}"
+        );
+        // Fifty are read.
+        let fifty: String = file
+            .lines()
+            .take(MAX_ACCOUNTS_PER_FILE + 1)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(parse(fifty.as_bytes(), None).unwrap().len(), 50);
     }
 
     #[test]

@@ -177,14 +177,20 @@ impl Statement {
     /// The currencies the file states for this statement's entries and
     /// balance (not those assumed, nor "no currency").
     fn stated_currencies(&self) -> std::collections::BTreeSet<&str> {
+        let assumed = self.assumed_positions();
         self.transactions
             .iter()
             .enumerate()
-            .filter(|(i, _)| !self.currency_assumed.contains(i))
+            .filter(|(i, _)| !assumed.contains(i))
             .map(|(_, t)| t.currency.as_str())
             .chain(self.balance.iter().map(|b| b.currency.as_str()))
             .filter(|c| *c != NO_CURRENCY)
             .collect()
+    }
+
+    /// [`Statement::currency_assumed`], to look positions up in.
+    fn assumed_positions(&self) -> std::collections::HashSet<usize> {
+        self.currency_assumed.iter().copied().collect()
     }
 
     /// Sends the statement to `account`: its id, name and kind, and its
@@ -198,8 +204,9 @@ impl Statement {
             let note = assumed_currency_note(self.currency_assumed.len());
             self.notes.retain(|n| *n != note);
         }
+        let assumed = self.assumed_positions();
         for (i, transaction) in self.transactions.iter_mut().enumerate() {
-            if self.currency_assumed.contains(&i) || transaction.currency == NO_CURRENCY {
+            if assumed.contains(&i) || transaction.currency == NO_CURRENCY {
                 transaction.currency = account.currency.clone();
             }
         }
