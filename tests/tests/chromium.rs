@@ -610,6 +610,216 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
 }
 
 #[actix_web::test]
+async fn a_person_uploads_statements_into_the_account_they_choose_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        upload_walk_through(&driver, database).await;
+    }
+}
+
+/// The upload form's choice of account: a US card export into a new USD
+/// account, the next month's into that account picked from the list, and
+/// a euro file refused by it with the choice kept; each step checked by
+/// axe and saved at both widths.
+async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
+    let server = tributary_e2e::start(database);
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    async fn shoot_both(browser: &Client, name: &str) {
+        shoot_both_widths(browser, &format!("upload-{name}")).await;
+    }
+    let files = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let path = files.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let card = file(
+        "card.csv",
+        "Transaction Date,Description,Amount\n03/02/2026,NYC Coffee,-4.50\n03/03/2026,Bookshop,-23.99\n03/05/2026,Payment Thank You,100.00\n",
+    );
+    let later = file(
+        "later.csv",
+        "Transaction Date,Description,Amount\n03/05/2026,Payment Thank You,100.00\n04/01/2026,Subway,-2.90\n",
+    );
+    let euro = file(
+        "euro.csv",
+        "Date,Description,Amount,Currency\n2026-03-02,Groceries,-42.10,EUR\n",
+    );
+    async fn choose_file(browser: &Client, path: &str) {
+        browser
+            .find(Locator::Id("files"))
+            .await
+            .unwrap()
+            .send_keys(path)
+            .await
+            .unwrap();
+    }
+    async fn text_of(browser: &Client, id: &str) -> String {
+        browser
+            .find(Locator::Id(id))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    browser.goto(&server.url("/")).await.unwrap();
+    wait_for(&browser, "how-to-sign-in").await;
+    fill(&browser, "email", "alice@example.com").await;
+    click(&browser, "send-code").await;
+    wait_for(&browser, "code").await;
+    let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
+    fill(&browser, "code", &code).await;
+    click(&browser, "verify").await;
+    wait_for(&browser, "totals-title").await;
+
+    // Alice has no account of imported statements yet (hers is another
+    // kind): the form offers the file's own account or a new one.
+    browser
+        .goto(&server.url("/connect/banks/upload"))
+        .await
+        .unwrap();
+    wait_for(&browser, "into").await;
+    assert!(
+        browser.find(Locator::Id("into-account")).await.is_err(),
+        "no imported account to choose yet"
+    );
+    // A new account filled in, but not chosen: said, never guessed; what
+    // was typed stays.
+    choose_file(&browser, &card).await;
+    fill(&browser, "new_account_name", "Visa card").await;
+    fill(&browser, "new_account_currency", "USD").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "error").await;
+    assert!(
+        text_of(&browser, "error")
+            .await
+            .starts_with("You filled in a new account but left"),
+        "{}",
+        text_of(&browser, "error").await
+    );
+    assert_eq!(
+        browser
+            .find(Locator::Id("new_account_name"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("Visa card")
+    );
+    choose_file(&browser, &card).await;
+    click(&browser, "into-new").await;
+    shoot_both(&browser, "01-new-account").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "import-summary").await;
+    assert_eq!(text_of(&browser, "added").await, "3");
+    assert!(
+        browser.find(Locator::Id("notes")).await.is_err(),
+        "no currency was assumed"
+    );
+
+    // The next month, into the account picked from the list.
+    browser
+        .goto(&server.url("/connect/banks/upload"))
+        .await
+        .unwrap();
+    wait_for(&browser, "into-account").await;
+    assert!(
+        browser
+            .find(Locator::Id("into-file"))
+            .await
+            .unwrap()
+            .is_selected()
+            .await
+            .unwrap(),
+        "the file's own account is the default"
+    );
+    choose_file(&browser, &later).await;
+    click(&browser, "into-account").await;
+    browser
+        .find(Locator::Id("account"))
+        .await
+        .unwrap()
+        .select_by_label("Visa card (USD)")
+        .await
+        .unwrap();
+    shoot_both(&browser, "02-into-account").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "import-summary").await;
+    assert_eq!(
+        (
+            text_of(&browser, "added").await,
+            text_of(&browser, "unchanged").await
+        ),
+        ("1".to_owned(), "1".to_owned())
+    );
+
+    // A euro file into the USD account: refused, saying both currencies,
+    // with the choice kept.
+    browser
+        .goto(&server.url("/connect/banks/upload"))
+        .await
+        .unwrap();
+    wait_for(&browser, "into-account").await;
+    choose_file(&browser, &euro).await;
+    click(&browser, "into-account").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "error").await;
+    let error = text_of(&browser, "error").await;
+    assert!(
+        error.starts_with(
+            "The account you chose: the file's amounts are in EUR, but \"Visa card\" is in USD"
+        ),
+        "{error}"
+    );
+    assert!(
+        browser
+            .find(Locator::Id("into-account"))
+            .await
+            .unwrap()
+            .is_selected()
+            .await
+            .unwrap()
+    );
+    shoot_both(&browser, "03-refused").await;
+
+    // What is stored: one USD account of four rows.
+    browser.close().await.unwrap();
+    let conn = &mut *server.database.db().conn().unwrap();
+    let alice = tributary_storage::connections::get_connection(
+        conn,
+        server.world.alice_imported_connection,
+    )
+    .unwrap()
+    .user_id;
+    let accounts = tributary_storage::read::imported_accounts(conn, alice).unwrap();
+    assert_eq!(accounts.len(), 1, "{accounts:?}");
+    let all = tributary_storage::read::TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    let rows =
+        tributary_storage::read::list_transactions(conn, accounts[0].id, &all, None, None).unwrap();
+    let sum: tributary_domain::money::Decimal = rows.iter().map(|t| t.amount).sum();
+    assert_eq!(
+        (
+            accounts[0].name.as_str(),
+            accounts[0].currency.as_str(),
+            rows.len(),
+            sum.to_string(),
+            rows.iter().all(|t| t.currency == "USD")
+        ),
+        ("Visa card", "USD", 4, "68.61".to_owned(), true)
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_developer_makes_an_app_and_manages_its_users_in_headless_chromium() {
     let Some(driver) = start_driver() else { return };
     for database in TestDatabase::all() {

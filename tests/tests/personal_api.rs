@@ -998,6 +998,151 @@ async fn a_daily_camt_series_uploads_whole_in_any_order_or_all_at_once() {
     .await;
 }
 
+/// A multipart import: CSV files (name, text) and plain fields.
+fn import_form(files: &[(&str, &str)], fields: &[(&str, &str)]) -> reqwest::multipart::Form {
+    let mut form = reqwest::multipart::Form::new();
+    for (name, value) in fields {
+        form = form.text(name.to_string(), value.to_string());
+    }
+    for (name, text) in files {
+        form = form.part(
+            "file",
+            reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(name.to_string()),
+        );
+    }
+    form
+}
+
+/// (name, currency, mask, count, signed sum, currencies of the rows) of
+/// each imported account of `key`'s user.
+async fn imported_accounts(
+    server: &TestServer,
+    key: &str,
+) -> Vec<(String, String, Value, usize, String, Vec<String>)> {
+    use tributary_domain::money::Decimal;
+    let accounts = get_json(server, "/api/v1/accounts", key).await;
+    let mut out = Vec::new();
+    for account in accounts["accounts"].as_array().unwrap() {
+        if account["provider"] != "file" {
+            continue;
+        }
+        let id = account["id"].as_i64().unwrap();
+        let list = get_json(server, &format!("/api/v1/accounts/{id}/transactions"), key).await;
+        let rows = list["transactions"].as_array().unwrap();
+        let sum: Decimal = rows
+            .iter()
+            .map(|t| t["amount"].to_string().parse::<Decimal>().unwrap())
+            .sum();
+        let mut currencies: Vec<String> = rows
+            .iter()
+            .map(|t| t["currency"].as_str().unwrap().to_owned())
+            .collect();
+        currencies.sort();
+        currencies.dedup();
+        out.push((
+            account["name"].as_str().unwrap().to_owned(),
+            account["currency"].as_str().unwrap().to_owned(),
+            account["mask"].clone(),
+            rows.len(),
+            sum.to_string(),
+            currencies,
+        ));
+    }
+    out
+}
+
+/// A German savings-bank export of two accounts (`Auftragskonto`), one
+/// IBAN written in groups; `Kontonummer/IBAN` is the other party's.
+const TWO_IBANS: &str = "Auftragskonto;Buchungstag;Valutadatum;Buchungstext;Verwendungszweck;Beguenstigter/Zahlungspflichtiger;Kontonummer/IBAN;Betrag;Waehrung\n\
+DE02120300000000202051;02.03.26;02.03.26;LASTSCHRIFT;Strom;Stadtwerke;DE89370400440532013000;-84,00;EUR\n\
+DE02 5001 0517 0137 0750 30;03.03.26;03.03.26;GUTSCHRIFT;Zinsen;;;1,25;EUR\n\
+DE02120300000000202051;04.03.26;04.03.26;GEHALT;Gehalt;Arbeitgeber;DE75512108001245126199;2.500,00;EUR\n";
+
+/// A US card export: no currency anywhere, charges negative.
+const CARD: &str = "Transaction Date,Description,Amount\n03/02/2026,NYC Coffee,-4.50\n03/03/2026,Bookshop,-23.99\n03/05/2026,Payment Thank You,100.00\n";
+
+#[actix_web::test]
+async fn uploads_route_rows_by_their_account_column_or_into_the_account_chosen() {
+    on_every_backend(|server| async move {
+        let key = server.world.bob_key.clone();
+        let post = |form| upload_form(&server, &key, form);
+        // Two IBANs, and another bank's export naming no account, in one
+        // upload: three accounts.
+        let bank = "Date,Description,Amount,Currency\n2026-03-02,Groceries,-42.10,EUR\n";
+        let answer: Value = post(import_form(
+            &[("sparkasse.csv", TWO_IBANS), ("bank.csv", bank)],
+            &[],
+        ))
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!(
+            (&answer["statements"], &answer["accounts"], &answer["added"]),
+            (&Value::from(3), &Value::from(3), &Value::from(4)),
+            "{answer}"
+        );
+        assert!(answer.get("target_account").is_none(), "{answer}");
+        let eur = |rows: &[&str]| rows.iter().map(|r| r.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            imported_accounts(&server, &key).await,
+            [
+                ("Account …2051".to_owned(), "EUR".to_owned(), Value::from("2051"), 2, "2416.00".to_owned(), eur(&["EUR"])),
+                ("Account …5030".to_owned(), "EUR".to_owned(), Value::from("5030"), 1, "1.25".to_owned(), eur(&["EUR"])),
+                ("Imported EUR account (CSV: Date, Description, Amount, …)".to_owned(), "EUR".to_owned(), Value::Null, 1, "-42.10".to_owned(), eur(&["EUR"])),
+            ]
+        );
+
+        // The card export into a new USD account: its rows are USD, and
+        // nothing is said of an assumed currency.
+        let answer: Value = post(import_form(
+            &[("card.csv", CARD)],
+            &[("new_account_name", "Visa card"), ("new_account_currency", "usd")],
+        ))
+        .await
+        .json()
+        .await
+        .unwrap();
+        assert_eq!((&answer["added"], &answer["notes"]), (&Value::from(3), &serde_json::json!([])), "{answer}");
+        let card = answer["target_account"].as_i64().unwrap();
+        let later = "Transaction Date,Description,Amount\n03/05/2026,Payment Thank You,100.00\n04/01/2026,Subway,-2.90\n";
+        let answer: Value = post(import_form(&[("later.csv", later)], &[("account", &card.to_string())]))
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!((&answer["added"], &answer["skipped"], &answer["target_account"]), (&Value::from(1), &Value::from(1), &Value::from(card)), "{answer}");
+        let accounts = imported_accounts(&server, &key).await;
+        assert_eq!(accounts.len(), 4);
+        assert_eq!(
+            accounts[3],
+            ("Visa card".to_owned(), "USD".to_owned(), Value::Null, 4, "68.61".to_owned(), eur(&["USD"]))
+        );
+
+        // Refusals name the field; none stores anything.
+        let sandbox = server.world.bob_account.get().to_string();
+        let alices = server.world.alice_imported.get().to_string();
+        for (fields, status, code, says) in [
+            (vec![("account", "abc")], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`account`", "`abc`"]),
+            (vec![("account", sandbox.as_str())], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`account`", "imported statements"]),
+            (vec![("account", alices.as_str())], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`account`", "imported statements"]),
+            (vec![("new_account_name", "Card")], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`new_account_currency`"]),
+            (vec![("new_account_name", "Card"), ("new_account_currency", "US")], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`new_account_currency`", "`US`"]),
+            (vec![("new_account_name", "Visa card"), ("new_account_currency", "USD")], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`new_account_name`", "already"]),
+            (vec![("account", "7"), ("new_account_name", "Card"), ("new_account_currency", "USD")], StatusCode::BAD_REQUEST, "INVALID_PARAMETER", vec!["`account`", "`new_account_name`"]),
+            (vec![("account", &card.to_string())], StatusCode::UNPROCESSABLE_ENTITY, "CURRENCY_MISMATCH", vec!["`account`", "in EUR", "is in USD"]),
+        ] {
+            let answer = post(import_form(&[("bank.csv", "Date,Description,Amount,Currency\n2026-05-02,Fee,-1.00,EUR\n")], &fields)).await;
+            let body = expect_error(answer, status, code).await;
+            let message = body["message"].as_str().unwrap();
+            assert!(says.iter().all(|s| message.contains(s)), "{fields:?}: {message}");
+        }
+        assert_eq!(imported_accounts(&server, &key).await, accounts);
+        server
+    })
+    .await;
+}
+
 #[actix_web::test]
 async fn uploads_and_balances_answer_their_documented_errors() {
     on_every_backend(|server| async move {

@@ -554,7 +554,7 @@ async fn an_account_without_a_stated_balance_answers_what_its_transactions_add_u
         let all = set["accounts"].as_array().unwrap();
         let csv_account = all
             .iter()
-            .find(|a| a["name"] == "Imported EUR account (CSV)")
+            .find(|a| a["name"] == "Imported EUR account (CSV: Date, Description, Amount)")
             .unwrap_or_else(|| panic!("the CSV account in {set}"));
         assert_eq!(csv_account["balance"], "1696.25");
         assert_eq!(csv_account["balance-date"], epoch("2026-01-07"));

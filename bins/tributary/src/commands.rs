@@ -159,6 +159,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             user,
             format,
             profile,
+            account,
+            new_account,
+            currency,
         } => import(
             &open()?,
             clock.as_ref(),
@@ -166,6 +169,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             &user,
             format.as_deref(),
             profile.as_deref(),
+            import_target(account, new_account.as_deref(), currency.as_deref())?,
         ),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Developers(command) => crate::developers::run(&open()?, clock.as_ref(), command),
@@ -555,8 +559,37 @@ fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where `tributary import` puts statements naming no account, from its
+/// `--account`, `--new-account` and `--currency` (clap lets only these
+/// combinations through).
+fn import_target(
+    account: Option<AccountId>,
+    new_account: Option<&str>,
+    currency: Option<&str>,
+) -> anyhow::Result<tributary_providers::import::ImportTarget> {
+    use tributary_providers::import::ImportTarget;
+    Ok(match (account, new_account, currency) {
+        (Some(id), _, _) => ImportTarget::Account(id),
+        (None, Some(name), Some(currency)) => ImportTarget::new_account(name, currency)
+            .map_err(|why| anyhow::anyhow!("{}: {why}", target_flag(why.field())))?,
+        _ => ImportTarget::Automatic,
+    })
+}
+
+/// The flag of `tributary import` a target's refusal is about.
+fn target_flag(field: tributary_providers::import::TargetField) -> &'static str {
+    use tributary_providers::import::TargetField;
+    match field {
+        TargetField::Account => "--account",
+        TargetField::NewAccountName => "--new-account",
+        TargetField::NewAccountCurrency => "--currency",
+    }
+}
+
 /// Imports each file on its own: a file that does not read changes nothing
 /// and is reported with where it went wrong; the others are imported.
+/// Statements naming no account go to `target`; a new account is made by
+/// the first file that has some, and the files after it go into it.
 fn import(
     db: &Database,
     clock: &dyn Clock,
@@ -564,9 +597,31 @@ fn import(
     email: &str,
     format: Option<&str>,
     profile: Option<&std::path::Path>,
+    target: tributary_providers::import::ImportTarget,
 ) -> anyhow::Result<()> {
-    use tributary_providers::import::{self, Format, ImportSummary};
+    use tributary_providers::import::{self, Format, ImportSummary, ImportTarget, StoreError};
     let user = find_user(db, email)?;
+    // A target that cannot be is said once, with the accounts there are.
+    if let Err(err) = import::check_target(&mut *db.conn()?, user.id, &target) {
+        let StoreError::Target(why) = err else {
+            return Err(err.into());
+        };
+        let accounts = tributary_storage::read::imported_accounts(&mut *db.conn()?, user.id)?;
+        let listed = if accounts.is_empty() {
+            format!("{email} has none yet")
+        } else {
+            let each: Vec<String> = accounts
+                .iter()
+                .map(|a| format!("{} \"{}\" ({})", a.id, shown(&a.name), a.currency))
+                .collect();
+            format!("{email}'s are {}", each.join(", "))
+        };
+        bail!(
+            "{}: {why} ({listed}); nothing was imported",
+            target_flag(why.field())
+        );
+    }
+    let mut target = target;
     let format = format
         .map(|name| {
             Format::parse_name(name).with_context(|| {
@@ -602,13 +657,17 @@ fn import(
                 })
             })
             .and_then(|statements| {
-                import::store(
+                import::store_into(
                     &mut *db.conn().map_err(|e| e.to_string())?,
                     user.id,
                     statements,
+                    &target,
                     clock.now().naive_utc(),
                 )
-                .map_err(|e| e.to_string())
+                .map_err(|err| match err {
+                    StoreError::Target(why) => format!("{}: {why}", target_flag(why.field())),
+                    StoreError::Storage(err) => err.to_string(),
+                })
             });
         bar.suspend(|| match outcome {
             Ok(summary) => {
@@ -623,6 +682,11 @@ fn import(
                 );
                 for note in &summary.notes {
                     println!("  note: {}", shown(note));
+                }
+                if let Some(account) = summary.target_account {
+                    println!("  statements naming no account went into account {account}");
+                    // The account is made once; the next files go into it.
+                    target = ImportTarget::Account(account);
                 }
                 total.statements += summary.statements;
                 total.added += summary.added;

@@ -62,6 +62,23 @@ enum Command {
         /// whose layout Tributary does not recognise.
         #[arg(long, value_name = "FILE")]
         profile: Option<std::path::PathBuf>,
+        /// Import statements that name no account (a CSV export without an
+        /// account column) into this one of the user's imported accounts.
+        /// Without --account or --new-account, each goes to an account of
+        /// its own for its currency and layout. Files that name their
+        /// account (an IBAN, an account column) always go to it.
+        #[arg(long, value_name = "ID", conflicts_with = "new_account")]
+        account: Option<AccountId>,
+        /// Import statements that name no account into a new account of
+        /// this name (with --currency), made by the first file that has
+        /// some; later files go into it too.
+        #[arg(long, value_name = "NAME", requires = "currency")]
+        new_account: Option<String>,
+        /// The new account's currency, a three-letter code (EUR, USD…):
+        /// rows whose currency the file does not state take it, and a file
+        /// stating another is refused.
+        #[arg(long, value_name = "CODE", requires = "new_account")]
+        currency: Option<String>,
     },
     /// Manage SimpleFIN destinations: apps that read a user's data over
     /// SimpleFIN (docs/simplefin.md).

@@ -193,6 +193,174 @@ fn a_daily_camt_series_imports_whole_one_file_at_a_time_in_any_order_or_all_at_o
     }
 }
 
+/// (name, currency, count, signed sum) of each account of `email`'s user.
+fn accounts_of(database: &TestDatabase, email: &str) -> Vec<(String, String, usize, String)> {
+    use tributary_domain::access::Viewer;
+    use tributary_domain::money::Decimal;
+    use tributary_storage::read::{self, TransactionFilter};
+    let conn = &mut *database.db().conn().unwrap();
+    let user = tributary_storage::users::find_personal_user(conn, email)
+        .unwrap()
+        .unwrap();
+    let all = TransactionFilter {
+        include_pending: true,
+        ..Default::default()
+    };
+    read::list_accounts(conn, &Viewer::whole_user(user.id))
+        .unwrap()
+        .into_iter()
+        .map(|a| {
+            let rows = read::list_transactions(conn, a.id, &all, None, None).unwrap();
+            let sum: Decimal = rows.iter().map(|t| t.amount).sum();
+            (a.name, a.currency, rows.len(), sum.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn import_puts_files_naming_no_account_into_the_account_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    // A US card export, and the next month's overlapping it by one row.
+    let card = write(
+        "card.csv",
+        "Transaction Date,Description,Amount\n03/02/2026,NYC Coffee,-4.50\n03/03/2026,Bookshop,-23.99\n03/05/2026,Payment Thank You,100.00\n",
+    );
+    let later = write(
+        "later.csv",
+        "Transaction Date,Description,Amount\n03/05/2026,Payment Thank You,100.00\n04/01/2026,Subway,-2.90\n",
+    );
+    let euro = write(
+        "euro.csv",
+        "Date,Description,Amount,Currency\n2026-03-02,Groceries,-42.10,EUR\n",
+    );
+    let (ok, help, _) = tributary("sqlite://unused.db", &["import", "--help"]);
+    assert!(ok);
+    for flag in [
+        "--account <ID>",
+        "--new-account <NAME>",
+        "--currency <CODE>",
+    ] {
+        assert!(help.contains(flag), "{help}");
+    }
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        let email = "card@example.com";
+        assert!(tributary(&url, &["users", "create", email]).0);
+        // Both files into one new account: the first makes it.
+        let (ok, out, err) = tributary(
+            &url,
+            &[
+                "import",
+                "--user",
+                email,
+                "--new-account",
+                "Visa card",
+                "--currency",
+                "usd",
+                &card,
+                &later,
+            ],
+        );
+        assert!(ok, "{out}{err}");
+        let into: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains("statements naming no account went into account"))
+            .collect();
+        assert_eq!(into.len(), 2, "{out}");
+        assert_eq!(into[0], into[1], "{out}");
+        assert!(
+            out.contains("3 new, 0 updated") && out.contains("1 new, 0 updated, 1 skipped"),
+            "{out}"
+        );
+        assert!(!out.contains("name no currency"), "{out}");
+        let id: String = into[0].chars().filter(char::is_ascii_digit).collect();
+        assert_eq!(
+            accounts_of(&database, email),
+            [(
+                "Visa card".to_owned(),
+                "USD".to_owned(),
+                4,
+                "68.61".to_owned()
+            )]
+        );
+        // Refusals name the flag and store nothing.
+        for (args, says) in [
+            (
+                vec!["--account", id.as_str(), euro.as_str()],
+                vec!["--account: the file's amounts are in EUR, but \"Visa card\" is in USD"],
+            ),
+            (
+                vec!["--account", "999999", card.as_str()],
+                vec![
+                    "--account: there is no account 999999 among your accounts of imported statements",
+                    "card@example.com's are",
+                    "\"Visa card\" (USD)",
+                ],
+            ),
+            (
+                vec![
+                    "--new-account",
+                    "Visa card",
+                    "--currency",
+                    "USD",
+                    card.as_str(),
+                ],
+                vec![
+                    "--new-account: one of your accounts of imported statements is named \"Visa card\" already",
+                ],
+            ),
+            (
+                vec!["--new-account", "Card", "--currency", "US", card.as_str()],
+                vec!["--currency: `US` is not a currency"],
+            ),
+            (
+                vec!["--new-account", "Card", card.as_str()],
+                vec!["--currency"],
+            ),
+            (
+                vec![
+                    "--account",
+                    "1",
+                    "--new-account",
+                    "Card",
+                    "--currency",
+                    "USD",
+                    card.as_str(),
+                ],
+                vec!["--new-account"],
+            ),
+        ] {
+            let mut all = vec!["import", "--user", email];
+            all.extend(args.iter().copied());
+            let (ok, out, err) = tributary(&url, &all);
+            assert!(!ok, "{args:?}: {out}");
+            assert!(says.iter().all(|s| err.contains(s)), "{args:?}: {err}");
+        }
+        assert_eq!(accounts_of(&database, email).len(), 1);
+        // Without a choice, the card goes to an account of its layout's.
+        let (ok, out, err) = tributary(&url, &["import", "--user", email, &card]);
+        assert!(
+            ok && out.contains("note: 3 row(s) name no currency"),
+            "{out}{err}"
+        );
+        assert_eq!(
+            accounts_of(&database, email)[1],
+            (
+                "Imported EUR account (CSV: Transaction Date, Description, Amount)".to_owned(),
+                "EUR".to_owned(),
+                3,
+                "71.51".to_owned()
+            )
+        );
+    }
+}
+
 /// A name that would drive a terminal: red text, a cleared screen, and a
 /// right-to-left override that shows `gpj.exe` as `exe.jpg`.
 const HOSTILE_NAME: &str = "evil\u{1b}[31m\u{1b}[2J\r\u{202e}gpj.exe";

@@ -1287,6 +1287,12 @@ fn write_statement_files(dir: &Path) {
         "when;how much;what\n03.10.2026;-12,50;Bakery\n04.10.2026;1.250,00;Salary\n",
     )
     .unwrap();
+    // A US card export naming neither its account nor its currency.
+    std::fs::write(
+        dir.join("card.csv"),
+        "Transaction Date,Description,Amount\n03/02/2026,NYC Coffee,-4.50\n03/03/2026,Bookshop,-23.99\n03/05/2026,Payment Thank You,100.00\n",
+    )
+    .unwrap();
 }
 
 #[test]

@@ -16,8 +16,11 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use futures_util::StreamExt as _;
 use serde::Serialize;
+use tributary_domain::ids::AccountId;
 use tributary_providers::import::csv::CsvProfile;
-use tributary_providers::import::{self, Format};
+use tributary_providers::import::{
+    self, Format, ImportTarget, StoreError, TargetError, TargetField,
+};
 
 /// The most one request may upload, all files together.
 pub const MAX_UPLOAD_BYTES: usize = 20 * 1024 * 1024;
@@ -41,6 +44,12 @@ pub(crate) struct ImportAnswer {
     /// What the readers had to decide or found wrong (a date taken from
     /// the statement, a balance that does not add up).
     notes: Vec<String>,
+    /// The account the statements naming none went into, when `account`
+    /// or `new_account_name` chose one (a new account's id); absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<i64>)]
+    target_account: Option<AccountId>,
 }
 
 fn too_large() -> ApiError {
@@ -160,6 +169,85 @@ pub(crate) struct ImportForm {
     /// A CSV profile (JSON, docs/imports.md) for a layout Tributary does
     /// not know.
     profile: Option<String>,
+    /// Where statements that name no account go (a CSV export without an
+    /// account column): the id of one of your accounts of imported
+    /// statements. Without it (and without `new_account_name`) each goes
+    /// to an account of its own per currency and layout.
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    account: Option<String>,
+    /// …or a new account of this name (1 to 100 characters), with
+    /// `new_account_currency`.
+    new_account_name: Option<String>,
+    /// The new account's currency, a three-letter ISO 4217 code.
+    #[schema(min_length = 3, max_length = 3)]
+    new_account_currency: Option<String>,
+}
+
+/// The multipart fields that choose where statements naming no account go.
+pub(crate) const ACCOUNT_FIELD: &str = "account";
+pub(crate) const NEW_NAME_FIELD: &str = "new_account_name";
+pub(crate) const NEW_CURRENCY_FIELD: &str = "new_account_currency";
+
+/// The field of `POST /imports` a target's refusal is about.
+fn field_name(field: TargetField) -> &'static str {
+    match field {
+        TargetField::Account => ACCOUNT_FIELD,
+        TargetField::NewAccountName => NEW_NAME_FIELD,
+        TargetField::NewAccountCurrency => NEW_CURRENCY_FIELD,
+    }
+}
+
+/// The target an upload's `account`, `new_account_name` and
+/// `new_account_currency` fields choose (empty fields count as absent).
+fn target_from_fields(
+    fields: &std::collections::HashMap<String, String>,
+) -> Result<ImportTarget, ApiError> {
+    let given = |name: &str| fields.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let invalid = |message: String| ApiError::bad_request("INVALID_PARAMETER", message);
+    match (
+        given(ACCOUNT_FIELD),
+        given(NEW_NAME_FIELD),
+        given(NEW_CURRENCY_FIELD),
+    ) {
+        (None, None, None) => Ok(ImportTarget::Automatic),
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(invalid(format!(
+            "Give either `{ACCOUNT_FIELD}` (an account of yours) or `{NEW_NAME_FIELD}` and `{NEW_CURRENCY_FIELD}` (a new account), not both."
+        ))),
+        (Some(raw), None, None) => raw
+            .parse::<i64>()
+            .ok()
+            .filter(|id| *id > 0)
+            .map(|id| ImportTarget::Account(AccountId::new(id)))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "`{ACCOUNT_FIELD}` must be the id of one of your accounts of imported statements (a positive integer), got `{raw}`."
+                ))
+            }),
+        (None, Some(_), None) => Err(invalid(format!(
+            "`{NEW_NAME_FIELD}` needs `{NEW_CURRENCY_FIELD}`: the new account's three-letter currency code."
+        ))),
+        (None, None, Some(_)) => Err(invalid(format!(
+            "`{NEW_CURRENCY_FIELD}` needs `{NEW_NAME_FIELD}`: the new account's name."
+        ))),
+        (None, Some(name), Some(currency)) => {
+            ImportTarget::new_account(name, currency).map_err(|why| target_refused(&why))
+        }
+    }
+}
+
+/// A target that cannot take the upload's statements, naming its field:
+/// 422 `CURRENCY_MISMATCH` for a file in another currency than the
+/// account's, 400 `INVALID_PARAMETER` otherwise.
+fn target_refused(why: &TargetError) -> ApiError {
+    let message = format!("`{}`: {why}.", field_name(why.field()));
+    match why {
+        TargetError::CurrencyMismatch { .. } => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "CURRENCY_MISMATCH",
+            message,
+        ),
+        _ => ApiError::bad_request("INVALID_PARAMETER", message),
+    }
 }
 
 #[utoipa::path(
@@ -168,16 +256,17 @@ pub(crate) struct ImportForm {
     operation_id = "import_statements",
     tag = "Imports",
     summary = "Import statement files",
-    description = "camt.052/053/054, MT940, OFX/QFX and CSV, in one multipart upload of at most 20 MiB. Every file is read before anything is stored: one that does not read stores nothing and says why. A re-import changes nothing.",
+    description = "camt.052/053/054, MT940, OFX/QFX and CSV, in one multipart upload of at most 20 MiB. Every file is read before anything is stored: one that does not read stores nothing and says why. A re-import changes nothing. Statements that name their account (an IBAN in the file, a CSV account column) go to it; the others go to `account`, or to a new account (`new_account_name`, `new_account_currency`), else to an account of their own per currency and layout.",
     params(("format" = inline(Option<StatementFormat>), Query, description = "camt, mt940, ofx or csv, when the content does not say.")),
     request_body(content = ImportForm, content_type = "multipart/form-data"),
     responses(
         (status = 200, description = "What the import changed, and what the readers noticed.", body = ImportAnswer),
-        (status = 400, description = "`INVALID_UPLOAD`, `FILE_UNREADABLE` (names the file and the place), `INVALID_PARAMETER`, `CONTROL_CHARACTER`.", body = Envelope),
+        (status = 400, description = "`INVALID_UPLOAD`, `FILE_UNREADABLE` (names the file and the place), `INVALID_PARAMETER` (names the field: `format`, `profile`, `account` not one of your accounts of imported statements, `new_account_name` empty or taken, `new_account_currency` not three letters), `CONTROL_CHARACTER`.", body = Envelope),
         (status = 401, response = responses::Unauthorized),
         (status = 403, description = "`KEY_RESTRICTED`: a key limited to some accounts cannot import.", body = Envelope),
         (status = 409, description = "`ACCOUNT_LIMIT_REACHED` (Platform): the import would pass the user's account limit; nothing is stored.", body = Envelope),
         (status = 413, description = "`UPLOAD_TOO_LARGE`.", body = Envelope),
+        (status = 422, description = "`CURRENCY_MISMATCH`: a file states amounts in another currency than the chosen account's (or the new account's); the message names the field and both currencies, and nothing is stored.", body = Envelope),
         (status = 503, response = responses::Unavailable),
     )
 )]
@@ -226,6 +315,7 @@ async fn upload<C: Credential>(
             })
         })
         .transpose()?;
+    let target = target_from_fields(&fields)?;
     if files.is_empty() {
         return Err(ApiError::bad_request(
             "INVALID_UPLOAD",
@@ -249,7 +339,10 @@ async fn upload<C: Credential>(
     let user = viewer.user_id;
     let now = state.clock.now().naive_utc();
     let summary = with_conn(&state, move |conn| {
-        Ok(import::store(conn, user, statements, now)?)
+        import::store_into(conn, user, statements, &target, now).map_err(|err| match err {
+            StoreError::Storage(err) => err.into(),
+            StoreError::Target(why) => target_refused(&why),
+        })
     })
     .await?;
     state
@@ -263,5 +356,6 @@ async fn upload<C: Credential>(
         updated: summary.updated,
         skipped: summary.unchanged,
         notes: summary.notes,
+        target_account: summary.target_account,
     }))
 }

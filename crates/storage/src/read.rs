@@ -547,3 +547,55 @@ pub fn account_summaries(
         .select(AccountSummary::as_select())
         .load(conn)?)
 }
+
+/// One of the accounts of a user's statement imports (their `file`
+/// connection), with the id the imports know it by: what a statement that
+/// names no account can be imported into.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = accounts)]
+pub struct ImportedAccount {
+    #[diesel(deserialize_as = i64)]
+    pub id: AccountId,
+    #[diesel(deserialize_as = i64)]
+    pub connection_id: ConnectionId,
+    pub provider_account_id: String,
+    pub name: String,
+    #[diesel(deserialize_as = String)]
+    pub kind: AccountKind,
+    pub currency: String,
+    pub mask: Option<String>,
+}
+
+/// Every account of the user's statement imports, in id order.
+pub fn imported_accounts(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+) -> StorageResult<Vec<ImportedAccount>> {
+    Ok(accounts::table
+        .inner_join(connections::table)
+        .filter(accounts::user_id.eq(user_id.get()))
+        .filter(connections::provider.eq(Provider::File.as_str()))
+        .order(accounts::id)
+        .select(ImportedAccount::as_select())
+        .load(conn)?)
+}
+
+/// Whether the account holds a transaction with any of these provider ids.
+pub fn holds_any_transaction(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    provider_ids: &[&str],
+) -> StorageResult<bool> {
+    for ids in provider_ids.chunks(500) {
+        let found = transactions::table
+            .filter(transactions::account_id.eq(account_id.get()))
+            .filter(transactions::provider_transaction_id.eq_any(ids))
+            .select(transactions::id)
+            .first::<i64>(conn)
+            .optional()?;
+        if found.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}

@@ -14,9 +14,9 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
-use tributary_domain::ids::ConnectionId;
+use tributary_domain::ids::{AccountId, ConnectionId};
 use tributary_domain::model::{Provider, SyncJobKind};
-use tributary_providers::import;
+use tributary_providers::import::{self, ImportTarget, StoreError, TargetError, TargetField};
 use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
 use tributary_providers::{AuthorizationReturn, ConnectRequest, InstitutionChoice};
@@ -37,6 +37,89 @@ struct BankFormPage<'a> {
     /// For providers that reach many banks: the country and search, and
     /// the banks found.
     picker: Option<Picker>,
+    /// For the statement upload: where files naming no account go.
+    upload: Option<UploadForm>,
+}
+
+/// The upload form's choice of where statements that name no account go,
+/// as the person left it (shown again after a refusal).
+#[derive(Debug, Clone, Default)]
+pub(super) struct UploadChoice {
+    /// `file` (the account the file says, else one of its own: the
+    /// default), `account` or `new`.
+    pub into: String,
+    pub account: Option<i64>,
+    pub name: String,
+    pub currency: String,
+}
+
+impl UploadChoice {
+    fn from_fields(fields: &std::collections::HashMap<String, String>) -> UploadChoice {
+        let field = |name: &str| fields.get(name).map(|v| v.trim().to_owned());
+        UploadChoice {
+            into: field("into").unwrap_or_default(),
+            account: field(crate::imports::ACCOUNT_FIELD).and_then(|id| id.parse().ok()),
+            name: field(crate::imports::NEW_NAME_FIELD).unwrap_or_default(),
+            currency: field(crate::imports::NEW_CURRENCY_FIELD).unwrap_or_default(),
+        }
+    }
+
+    /// The import target chosen, or what to say to the person.
+    fn target(&self) -> Result<ImportTarget, String> {
+        match self.into.as_str() {
+            "account" => self
+                .account
+                .map(|id| ImportTarget::Account(AccountId::new(id)))
+                .ok_or_else(|| "Choose one of your imported accounts.".to_owned()),
+            "new" => ImportTarget::new_account(&self.name, &self.currency)
+                .map_err(|why| target_refusal(&why)),
+            // A new account's name typed, and the default left chosen: say
+            // so rather than guess.
+            _ if !self.name.is_empty() || !self.currency.is_empty() => Err(
+                "You filled in a new account but left \u{201c}to an account of its own\u{201d} chosen: choose \u{201c}into a new account\u{201d} to make it, or empty its name and currency."
+                    .to_owned(),
+            ),
+            _ => Ok(ImportTarget::Automatic),
+        }
+    }
+}
+
+/// A target's refusal in the form's words.
+fn target_refusal(why: &TargetError) -> String {
+    let field = match why.field() {
+        TargetField::Account => "The account you chose",
+        TargetField::NewAccountName => "The new account's name",
+        TargetField::NewAccountCurrency => "The new account's currency",
+    };
+    format!("{field}: {why}.")
+}
+
+/// One of the user's imported accounts, as the upload form offers it.
+pub(super) struct ImportedChoice {
+    pub id: i64,
+    pub label: String,
+}
+
+/// The upload form's account choice: the user's imported accounts and
+/// what is chosen.
+pub(super) struct UploadForm {
+    pub accounts: Vec<ImportedChoice>,
+    pub choice: UploadChoice,
+}
+
+impl UploadForm {
+    /// Whether the choice is `into` (`file` when none is).
+    pub fn chose(&self, into: &str) -> bool {
+        match self.choice.into.as_str() {
+            "account" if self.accounts.is_empty() => into == "file",
+            chosen @ ("account" | "new") => chosen == into,
+            _ => into == "file",
+        }
+    }
+
+    pub fn is_chosen(&self, id: &i64) -> bool {
+        self.choice.account == Some(*id)
+    }
 }
 
 /// The bank search of a provider that reaches many banks (GoCardless,
@@ -71,9 +154,50 @@ pub(super) fn bank_form(
         prefill,
         error,
         picker: None,
+        upload: None,
     }
     .answer(status)
 }
+
+/// The statement upload form, offering the user's imported accounts as
+/// where files naming no account go; `choice` as the person left it.
+async fn upload_form(
+    state: &web::Data<AppState>,
+    visitor: &impl Visitor,
+    choice: UploadChoice,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Result<HttpResponse, PageError> {
+    let user = visitor.user().id;
+    let accounts = with_conn(state, move |conn| {
+        Ok(tributary_storage::read::imported_accounts(conn, user)?)
+    })
+    .await?
+    .into_iter()
+    .map(|a| ImportedChoice {
+        id: a.id.get(),
+        label: match a.mask {
+            Some(mask) => format!("{} (…{mask}, {})", a.name, a.currency),
+            None => format!("{} ({})", a.name, a.currency),
+        },
+    })
+    .collect();
+    BankFormPage {
+        title: UPLOAD.name,
+        header: visitor.header(),
+        csrf: &visitor.csrf(),
+        bank: &UPLOAD,
+        action: UPLOAD_ACTION,
+        prefill: "",
+        error,
+        picker: None,
+        upload: Some(UploadForm { accounts, choice }),
+    }
+    .answer(status)
+}
+
+/// Where the upload form posts.
+const UPLOAD_ACTION: &str = "/connect/banks/upload";
 
 impl BankFormPage<'_> {
     /// The page, with a policy allowing what it needs: the post of a bank
@@ -127,6 +251,16 @@ pub(super) async fn form<V: Visitor>(
     if holdings.remaining == Some(0) {
         return Err(limit_reached(&visitor));
     }
+    if bank.key == UPLOAD.key {
+        return upload_form(
+            &state,
+            &visitor,
+            UploadChoice::default(),
+            None,
+            StatusCode::OK,
+        )
+        .await;
+    }
     let action = format!("/connect/banks/{}", bank.key);
     let Some(provider) = reaches_many(&bank) else {
         return bank_form(&visitor, &bank, &action, "", None, StatusCode::OK);
@@ -169,6 +303,7 @@ pub(super) async fn form<V: Visitor>(
             query,
             institutions,
         }),
+        upload: None,
     }
     .answer(StatusCode::OK)
 }
@@ -523,43 +658,61 @@ pub(super) async fn upload<V: Visitor>(
             .map(String::as_str)
             .unwrap_or_default(),
     )?;
-    let action = "/connect/banks/upload";
-    let refused = |message: &str| {
-        bank_form(
-            &visitor,
-            &UPLOAD,
-            action,
-            "",
-            Some(message),
-            StatusCode::BAD_REQUEST,
-        )
+    let choice = UploadChoice::from_fields(&upload.fields);
+    let refused = |message: String| {
+        let choice = choice.clone();
+        let state = state.clone();
+        let visitor = &visitor;
+        async move {
+            upload_form(
+                &state,
+                visitor,
+                choice,
+                Some(&message),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+    };
+    let target = match choice.target() {
+        Ok(target) => target,
+        Err(why) => return refused(why).await,
     };
     if upload.files.is_empty() {
-        return refused("Choose a statement file to upload.");
+        return refused("Choose a statement file to upload.".to_owned()).await;
     }
     let files = upload.files.len();
     let statements = match read_statements(upload.files, None, None).await? {
         Ok(statements) => statements,
         Err(file) => {
-            return refused(&format!(
+            return refused(format!(
                 "{} does not read as a statement: {}. Nothing was imported.",
                 file.name, file.reason
-            ));
+            ))
+            .await;
         }
     };
     let user_id = visitor.user().id;
     let now = state.clock.now().naive_utc();
-    let summary = with_conn(&state, move |conn| {
-        import::store(conn, user_id, statements, now).map_err(|err| match err {
-            tributary_storage::StorageError::AccountLimit(limit) => PageError::new(
-                StatusCode::FORBIDDEN,
-                "Account limit reached",
-                format!("{}. Nothing was imported.", limit.describe_to_user()),
-            ),
-            other => other.into(),
-        })
+    let stored = with_conn(&state, move |conn| {
+        match import::store_into(conn, user_id, statements, &target, now) {
+            Ok(summary) => Ok(Ok(summary)),
+            Err(StoreError::Target(why)) => Ok(Err(target_refusal(&why))),
+            Err(StoreError::Storage(tributary_storage::StorageError::AccountLimit(limit))) => {
+                Err(PageError::new(
+                    StatusCode::FORBIDDEN,
+                    "Account limit reached",
+                    format!("{}. Nothing was imported.", limit.describe_to_user()),
+                ))
+            }
+            Err(StoreError::Storage(other)) => Err(other.into()),
+        }
     })
     .await?;
+    let summary = match stored {
+        Ok(summary) => summary,
+        Err(why) => return refused(why).await,
+    };
     state
         .metrics
         .imported(summary.added, summary.updated, summary.unchanged);

@@ -392,6 +392,7 @@ fn statement(
         holdings: None,
         servicer,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 

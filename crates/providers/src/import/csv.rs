@@ -4,7 +4,10 @@
 //! bank exports) is recognised and the date format and decimal separator
 //! are detected from the values. An error names the row and column.
 
-use super::{EntryIdentity, Statement, entry_ids, identity_text};
+use super::{
+    ASSUMED_CURRENCY, EntryIdentity, Statement, assumed_currency_note, entry_ids, identity_text,
+    legacy_account_id, unnamed_account_id,
+};
 use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
 use tributary_domain::model::AccountKind;
@@ -60,6 +63,10 @@ pub struct CsvProfile {
     /// The account's IBAN or number, since CSV files rarely say.
     #[serde(default)]
     pub account: Option<String>,
+    /// A column with each row's account (IBAN or number): the rows go to
+    /// one account per value (`account` takes the rows where it is empty).
+    #[serde(default)]
+    pub account_column: Option<Column>,
     /// The currency of rows that state none (no currency column, no
     /// symbol, no `Amount (USD)` header). Without it such rows are taken
     /// as EUR, and the import says so in a note.
@@ -86,10 +93,6 @@ pub struct CsvProfile {
 fn yes() -> bool {
     true
 }
-
-/// The currency of rows for which neither the file nor the profile names
-/// one (most CSV exports without one come from euro banks).
-const ASSUMED_CURRENCY: &str = "EUR";
 
 /// Header names of common layouts, lower-cased.
 /// (English, German, Dutch, French, Spanish, Italian exports.)
@@ -215,6 +218,85 @@ const PAYEE_NAMES: &[&str] = &[
     "naam / omschrijving",
     "tegenpartij",
 ];
+/// Header names of a column holding the account a row is of (its IBAN or
+/// number), most specific first. Exact names only, so the other party's
+/// account (`Tegenrekening`, `IBAN Zahlungsbeteiligter`, `Gegenkonto`,
+/// `Kontonummer/IBAN`, `Rekeningnummer tegenpartij`) is never one.
+const ACCOUNT_NAMES: &[&str] = &[
+    "auftragskonto",
+    "iban auftragskonto",
+    "kontonummer auftragskonto",
+    "iban auftraggeberkonto",
+    "auftraggeberkonto",
+    "rekening",
+    "rekeningnummer",
+    "iban/bban",
+    "eigen rekening",
+    "own account",
+    "account iban",
+];
+/// Header names that are the account's only where no column before them
+/// names the other party: N26's `Account number`, DKB's and Deutsche
+/// Bank's `IBAN`, MoneyMoney's `Konto` follow the payee's name and are
+/// the payee's; Barclays' `Account`, GLS's `Kontonummer`, bunq's `Account`
+/// come first and are the account's.
+const PLAIN_ACCOUNT_NAMES: &[&str] = &[
+    "iban",
+    "account",
+    "account number",
+    "account no",
+    "account no.",
+    "account #",
+    "kontonummer",
+    "konto",
+    "compte",
+    "numéro de compte",
+    "cuenta",
+    "conto",
+];
+/// Words of a header naming the other party of a transaction.
+const COUNTERPARTY_WORDS: &[&str] = &[
+    "payee",
+    "payer",
+    "partner",
+    "counterpart",
+    "merchant",
+    "name",
+    "beneficiar",
+    "begünstigt",
+    "beguenstigt",
+    "zahlungspflicht",
+    "zahlungsempf",
+    "empfänger",
+    "empfaenger",
+    "auftraggeber",
+    "beteiligt",
+    "tegenpartij",
+    "tegenrekening",
+    "naam",
+    "bénéficiaire",
+    "beneficiaire",
+    "destinataire",
+    "ordenante",
+];
+
+/// The column of a header (compared names) holding the row's account.
+fn find_account_column(names: &[String]) -> Option<usize> {
+    if let Some(i) = ACCOUNT_NAMES
+        .iter()
+        .find_map(|wanted| names.iter().position(|name| name == wanted))
+    {
+        return Some(i);
+    }
+    let i = PLAIN_ACCOUNT_NAMES
+        .iter()
+        .find_map(|wanted| names.iter().position(|name| name == wanted))?;
+    let after_the_other_party = names[..i]
+        .iter()
+        .any(|name| COUNTERPARTY_WORDS.iter().any(|word| name.contains(word)));
+    (!after_the_other_party).then_some(i)
+}
+
 const ID_NAMES: &[&str] = &[
     "id",
     "transaction id",
@@ -271,6 +353,13 @@ impl CsvProfile {
                 Some(Column::Index(i)) => names[*i].1.clone(),
                 _ => None,
             });
+        let account_column = find_account_column(
+            &names
+                .iter()
+                .map(|(name, _)| name.clone())
+                .collect::<Vec<_>>(),
+        )
+        .map(Column::Index);
         Some(CsvProfile {
             delimiter: None,
             has_header: true,
@@ -286,6 +375,7 @@ impl CsvProfile {
             money_out_positive: false,
             encoding: None,
             account: None,
+            account_column,
             currency: unit,
             currency_column: find(CURRENCY_NAMES),
             debit_credit: find(DEBIT_CREDIT_NAMES),
@@ -608,6 +698,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         index(&profile.currency_column, "currency")?,
         index(&profile.debit_credit, "debit/credit")?,
     );
+    let account_col = index(&profile.account_column, "account")?;
     // Rows below the header, without repeats of the header (files joined
     // from several exports repeat it).
     let mut data: Vec<(usize, &Vec<String>)> = rows
@@ -660,6 +751,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             payee_col,
             id_col,
             currency_col,
+            account_col,
         ]
         .into_iter()
         .flatten()
@@ -717,14 +809,17 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         id_col,
         currency_col,
         debit_credit_col,
+        account_col,
     ]
     .into_iter()
     .flatten()
     .collect();
     let mut records = Vec::new();
     let mut identities = Vec::new();
-    // Rows whose currency neither the file nor the profile names.
-    let mut assumed = 0usize;
+    // Whether each row's currency is one neither the file nor the profile
+    // names, and the account it names (IBANs are written in groups).
+    let mut assumed = Vec::new();
+    let mut accounts = Vec::new();
     for (row_number, row) in &data {
         let date_text = cell(row, date_col);
         let date = NaiveDate::parse_from_str(&date_text, &date_format)
@@ -776,15 +871,18 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             .flatten()
             .map(|i| cell(row, i))
             .collect::<String>();
-        let currency = currency_col
+        let stated = currency_col
             .map(|i| cell(row, i).to_ascii_uppercase())
             .filter(|c| c.len() == 3 && c.chars().all(|ch| ch.is_ascii_alphabetic()))
             .or_else(|| symbol_currency(&amount_text).map(str::to_owned))
-            .or_else(|| profile.currency.clone())
-            .unwrap_or_else(|| {
-                assumed += 1;
-                ASSUMED_CURRENCY.to_owned()
-            });
+            .or_else(|| profile.currency.clone());
+        assumed.push(stated.is_none());
+        let currency = stated.unwrap_or_else(|| ASSUMED_CURRENCY.to_owned());
+        accounts.push(
+            account_col
+                .map(|i| cell(row, i).split_whitespace().collect::<String>())
+                .filter(|a| !a.is_empty()),
+        );
         let description = description_col
             .map(|i| cell(row, i))
             .filter(|s| !s.is_empty());
@@ -815,52 +913,201 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             description,
         });
     }
-    // The account's currency: its rows' (the first row's), else the
-    // profile's.
-    let currency = records.first().map_or_else(
-        || {
-            profile
-                .currency
-                .clone()
-                .unwrap_or_else(|| ASSUMED_CURRENCY.to_owned())
-        },
-        |r| r.currency.clone(),
-    );
-    // Nothing silently assumed: a USD export read as EUR would otherwise
-    // look right.
-    if assumed > 0 {
-        notes.push(format!(
-            "{assumed} row(s) name no currency (no currency column, no symbol on the amount, no unit in the header): taken as {ASSUMED_CURRENCY}; a profile's \"currency\" names another"
-        ));
-    }
-    let account_key = profile
-        .account
-        .clone()
-        .unwrap_or_else(|| format!("unidentified-{currency}"));
-    for (record, id) in records
-        .iter_mut()
-        .zip(entry_ids(&account_key, &identities, "csv:"))
-    {
-        record.provider_id = id;
-    }
-    let account_name = profile
-        .account
-        .is_none()
-        .then(|| format!("Imported {currency} account (CSV)"));
-    Ok(vec![Statement {
-        account_id: account_key,
-        account_name,
-        kind: AccountKind::Checking,
-        currency,
-        transactions: records,
-        opening_booked: None,
-        opening_date: None,
-        closing_booked: None,
-        balance: None,
-        holdings: None,
-        servicer: None,
+    let layout = Layout::of(header, &data);
+    let account_column = account_col.map(column_name);
+    statements(
+        records
+            .into_iter()
+            .zip(identities)
+            .zip(assumed)
+            .zip(accounts)
+            .map(|(((record, identity), assumed), account)| Row {
+                record,
+                identity,
+                assumed,
+                account,
+            })
+            .collect(),
+        &profile,
+        &layout,
+        account_column.as_deref(),
         notes,
-    }])
+    )
+}
+
+/// The most accounts one CSV file's account column may name. Real exports
+/// hold a handful; a column naming more is likely the other party's, and
+/// would make as many accounts.
+const MAX_ACCOUNTS_PER_FILE: usize = 50;
+
+/// One row read: its transaction, what identifies it, whether its
+/// currency was assumed, and the account its account column names.
+struct Row {
+    record: SnapshotTransaction,
+    identity: EntryIdentity,
+    assumed: bool,
+    account: Option<String>,
+}
+
+/// What a file's columns are, to tell files naming no account apart: a
+/// short digest for the account's id, and the first column names for its
+/// name.
+struct Layout {
+    digest: String,
+    label: String,
+}
+
+impl Layout {
+    fn of(header: Option<&[String]>, data: &[(usize, &Vec<String>)]) -> Layout {
+        use sha2::{Digest, Sha256};
+        let (signature, label) = match header {
+            Some(header) => {
+                let names: Vec<String> = header.iter().map(|h| header_name(h).0).collect();
+                let shown: Vec<String> = header
+                    .iter()
+                    .map(|h| h.trim().trim_matches('"').trim())
+                    .filter(|h| !h.is_empty())
+                    .map(|h| h.chars().take(30).collect())
+                    .collect();
+                let mut label = shown.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+                if shown.len() > 3 {
+                    label.push_str(", …");
+                }
+                (names.join("\u{1f}"), format!("CSV: {label}"))
+            }
+            None => {
+                let width = data.iter().map(|(_, row)| row.len()).max().unwrap_or(0);
+                (
+                    format!("no header, {width} columns"),
+                    format!("CSV of {width} columns without a header"),
+                )
+            }
+        };
+        let digest = Sha256::digest(signature.as_bytes());
+        Layout {
+            digest: digest[..4].iter().map(|b| format!("{b:02x}")).collect(),
+            label,
+        }
+    }
+}
+
+/// The rows as statements: one per account their account column names
+/// (or the profile's `account`), in the order each first appears, and
+/// one for the rows naming none, kept apart from other files by its
+/// currency and `layout`. Entry ids are unique within each account.
+/// `file_notes` (rows skipped before or after the table) go to the first.
+fn statements(
+    rows: Vec<Row>,
+    profile: &CsvProfile,
+    layout: &Layout,
+    account_column: Option<&str>,
+    file_notes: Vec<String>,
+) -> Result<Vec<Statement>, CsvError> {
+    let mut file_notes = Some(file_notes);
+    let mut groups: Vec<(Option<String>, Vec<Row>)> = Vec::new();
+    let mut index: std::collections::HashMap<Option<String>, usize> =
+        std::collections::HashMap::new();
+    for row in rows {
+        let account = row.account.clone().or_else(|| profile.account.clone());
+        let at = *index.entry(account.clone()).or_insert_with(|| {
+            groups.push((account, Vec::new()));
+            groups.len() - 1
+        });
+        groups[at].1.push(row);
+    }
+    if groups.is_empty() {
+        groups.push((profile.account.clone(), Vec::new()));
+    }
+    let named = groups
+        .iter()
+        .filter(|(account, _)| account.is_some())
+        .count();
+    if named > MAX_ACCOUNTS_PER_FILE {
+        return Err(CsvError::Unreadable(format!(
+            "column {} names {named} different accounts, more than the {MAX_ACCOUNTS_PER_FILE} one file may hold: if it holds the other party's account, read the file with a CSV profile naming the columns, without \"account_column\" (docs/imports.md#csv)",
+            account_column.unwrap_or("account"),
+        )));
+    }
+    let named_too = named > 0;
+    Ok(groups
+        .into_iter()
+        .map(|(account, rows)| {
+            // The account's currency: its rows' (the first row's), else
+            // the profile's.
+            let currency = rows.first().map_or_else(
+                || {
+                    profile
+                        .currency
+                        .clone()
+                        .unwrap_or_else(|| ASSUMED_CURRENCY.to_owned())
+                },
+                |r| r.record.currency.clone(),
+            );
+            let currency_assumed: Vec<usize> = rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.assumed)
+                .map(|(i, _)| i)
+                .collect();
+            // Nothing silently assumed: a USD export read as EUR would
+            // otherwise look right.
+            let mut notes = file_notes.take().unwrap_or_default();
+            if !currency_assumed.is_empty() {
+                notes.push(assumed_currency_note(currency_assumed.len()));
+            }
+            // Ids of rows naming no account are made as before such files
+            // were kept apart by layout, so a re-import finds them again.
+            let id_key = account
+                .clone()
+                .unwrap_or_else(|| legacy_account_id(&currency));
+            let identities: Vec<EntryIdentity> = rows.iter().map(|r| r.identity.clone()).collect();
+            let mut transactions: Vec<SnapshotTransaction> =
+                rows.into_iter().map(|r| r.record).collect();
+            for (record, id) in transactions
+                .iter_mut()
+                .zip(entry_ids(&id_key, &identities, "csv:"))
+            {
+                record.provider_id = id;
+            }
+            let (account_id, account_name) = match account {
+                // A number shows as `Account …1234`; a word (`Savings`) is
+                // the account's name.
+                Some(account) => {
+                    let name =
+                        (!account.chars().any(|c| c.is_ascii_digit())).then(|| account.clone());
+                    (account, name)
+                }
+                None => {
+                    let name = format!("Imported {currency} account ({})", layout.label);
+                    if let (true, Some(column)) = (named_too, account_column) {
+                        notes.push(format!(
+                            "{} row(s) leave column {column} empty: they went to \"{name}\"",
+                            transactions.len()
+                        ));
+                    }
+                    (
+                        unnamed_account_id(&currency, &format!("csv-{}", layout.digest)),
+                        Some(name),
+                    )
+                }
+            };
+            Statement {
+                account_id,
+                account_name,
+                kind: AccountKind::Checking,
+                currency,
+                transactions,
+                opening_booked: None,
+                opening_date: None,
+                closing_booked: None,
+                balance: None,
+                holdings: None,
+                servicer: None,
+                notes,
+                currency_assumed,
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -1102,6 +1349,239 @@ mod tests {
         let statements = parse(bare.as_bytes(), Some(&profile)).unwrap();
         assert_eq!(statements[0].currency, "CHF");
         assert!(statements[0].notes.is_empty());
+    }
+
+    /// Each statement of a file: (account id, whether the file names it,
+    /// count, signed sum).
+    fn routed(text: &str, profile: Option<&CsvProfile>) -> Vec<(String, bool, usize, String)> {
+        parse(text.as_bytes(), profile)
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s.account_id.clone(),
+                    s.names_account(),
+                    s.transactions.len(),
+                    s.transactions
+                        .iter()
+                        .map(|t| t.amount)
+                        .sum::<Decimal>()
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_account_column_routes_rows_to_their_accounts() {
+        // A German savings-bank export of two accounts in one file, IBANs
+        // written in groups of four in one of them; the other party's
+        // account is in `Kontonummer/IBAN`.
+        let german = "\"Auftragskonto\";\"Buchungstag\";\"Valutadatum\";\"Buchungstext\";\"Verwendungszweck\";\"Beguenstigter/Zahlungspflichtiger\";\"Kontonummer/IBAN\";\"BIC (SWIFT-Code)\";\"Betrag\";\"Waehrung\";\"Info\"\n\
+            \"DE02120300000000202051\";\"02.03.26\";\"02.03.26\";\"FOLGELASTSCHRIFT\";\"Strom Maerz\";\"Stadtwerke\";\"DE89370400440532013000\";\"COBADEFFXXX\";\"-84,00\";\"EUR\";\"Umsatz gebucht\"\n\
+            \"DE02 5001 0517 0137 0750 30\";\"03.03.26\";\"03.03.26\";\"GUTSCHRIFT\";\"Zinsen\";\"\";\"\";\"\";\"1,25\";\"EUR\";\"Umsatz gebucht\"\n\
+            \"DE02120300000000202051\";\"04.03.26\";\"04.03.26\";\"LOHN GEHALT\";\"Gehalt Maerz\";\"Arbeitgeber GmbH\";\"DE75512108001245126199\";\"SOGEDEFFXXX\";\"2.500,00\";\"EUR\";\"Umsatz gebucht\"\n\
+            \"DE02500105170137075030\";\"05.03.26\";\"05.03.26\";\"UMBUCHUNG\";\"Sparen\";\"Ich\";\"DE02120300000000202051\";\"BYLADEM1001\";\"200,00\";\"EUR\";\"Umsatz gebucht\"\n";
+        assert_eq!(
+            routed(german, None),
+            [
+                (
+                    "DE02120300000000202051".to_owned(),
+                    true,
+                    2,
+                    "2416.00".to_owned()
+                ),
+                (
+                    "DE02500105170137075030".to_owned(),
+                    true,
+                    2,
+                    "201.25".to_owned()
+                ),
+            ]
+        );
+        let statements = parse(german.as_bytes(), None).unwrap();
+        assert!(
+            statements.iter().all(|s| s.notes.is_empty()),
+            "{statements:?}"
+        );
+        assert_eq!(statements[0].currency, "EUR");
+        // Ids are made within each account and found again by a re-import.
+        assert_eq!(parse(german.as_bytes(), None).unwrap(), statements);
+
+        // Dutch: `Rekening` is the account, `Tegenrekening` the other
+        // party's; `Af Bij` signs the amounts.
+        let dutch = "\"Datum\",\"Naam / Omschrijving\",\"Rekening\",\"Tegenrekening\",\"Code\",\"Af Bij\",\"Bedrag (EUR)\",\"Mutatiesoort\",\"Mededelingen\"\n\
+            \"20260302\",\"Albert Heijn\",\"NL20INGB0001234567\",\"\",\"BA\",\"Af\",\"23,45\",\"Betaalautomaat\",\"Pasvolgnr: 001\"\n\
+            \"20260303\",\"Werkgever BV\",\"NL20INGB0001234567\",\"NL91ABNA0417164300\",\"OV\",\"Bij\",\"2100,00\",\"Overschrijving\",\"Salaris\"\n\
+            \"20260303\",\"Spaarrekening\",\"NL69INGB0123456789\",\"NL20INGB0001234567\",\"OV\",\"Bij\",\"50,00\",\"Overschrijving\",\"Sparen\"\n";
+        assert_eq!(
+            routed(dutch, None),
+            [
+                (
+                    "NL20INGB0001234567".to_owned(),
+                    true,
+                    2,
+                    "2076.55".to_owned()
+                ),
+                ("NL69INGB0123456789".to_owned(), true, 1, "50.00".to_owned()),
+            ]
+        );
+
+        // A profile names the column; an account that is a word, not a
+        // number, names the account.
+        let words = "when;what;much;which\n2026-03-01;Rent;-900.00;Checking\n2026-03-02;Interest;0.40;Savings\n";
+        let profile: CsvProfile = serde_json::from_value(serde_json::json!({
+            "delimiter": ";", "date": "when", "amount": "much", "description": "what",
+            "account_column": "which", "currency": "USD"
+        }))
+        .unwrap();
+        let statements = parse(words.as_bytes(), Some(&profile)).unwrap();
+        assert_eq!(
+            statements
+                .iter()
+                .map(|s| (
+                    s.account_id.as_str(),
+                    s.account_name.as_deref(),
+                    s.currency.as_str()
+                ))
+                .collect::<Vec<_>>(),
+            [
+                ("Checking", Some("Checking"), "USD"),
+                ("Savings", Some("Savings"), "USD")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_column_naming_more_accounts_than_a_file_holds_is_refused() {
+        let mut file = "IBAN,Date,Description,Amount\n".to_owned();
+        for n in 0..=MAX_ACCOUNTS_PER_FILE {
+            file.push_str(&format!("NL{n:02}BANK0{n:09},2026-03-02,Transfer,-1.00\n"));
+        }
+        let err = parse(file.as_bytes(), None).unwrap_err();
+        assert!(
+            err.starts_with("column 1 (IBAN) names 51 different accounts, more than the 50"),
+            "{err}"
+        );
+        // Fifty are read.
+        let fifty: String = file
+            .lines()
+            .take(MAX_ACCOUNTS_PER_FILE + 1)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(parse(fifty.as_bytes(), None).unwrap().len(), 50);
+    }
+
+    #[test]
+    fn the_other_partys_account_is_never_the_account() {
+        for (file, sum_expected) in [
+            // N26: `Account number` follows the payee and is the payee's
+            // (N26 writes one decimal where it can).
+            (
+                "\"Date\",\"Payee\",\"Account number\",\"Transaction type\",\"Payment reference\",\"Amount (EUR)\"\n\
+             \"2026-03-02\",\"Landlord\",\"DE89370400440532013000\",\"Outgoing Transfer\",\"Rent\",\"-850.0\"\n\
+             \"2026-03-03\",\"Bakery\",\"\",\"MasterCard Payment\",\"\",\"-4.2\"\n\
+             \"2026-03-04\",\"Employer\",\"DE75512108001245126199\",\"Income\",\"Salary\",\"2000.0\"\n",
+                "1145.8",
+            ),
+            // Deutsche Bank: `IBAN` after the other party's name.
+            (
+                "Buchungstag;Wert;Umsatzart;Begünstigter / Auftraggeber;Verwendungszweck;IBAN;BIC;Betrag;Währung\n\
+             02.03.2026;02.03.2026;Lastschrift;Landlord;Rent;DE89370400440532013000;COBADEFFXXX;-850,00;EUR\n\
+             03.03.2026;03.03.2026;Kartenzahlung;Bakery;;;;-4,20;EUR\n\
+             04.03.2026;04.03.2026;Gutschrift;Employer;Salary;DE75512108001245126199;SOGEDEFFXXX;2.000,00;EUR\n",
+                "1145.80",
+            ),
+            // Dutch: only `Tegenrekening` and `Rekeningnummer tegenpartij`.
+            (
+                "Datum;Omschrijving;Tegenrekening;Rekeningnummer tegenpartij;Bedrag;Munt\n\
+             2026-03-02;Rent;NL91ABNA0417164300;NL91ABNA0417164300;-850,00;EUR\n\
+             2026-03-03;Bakery;;;-4,20;EUR\n\
+             2026-03-04;Salary;NL20INGB0001234567;NL20INGB0001234567;2000,00;EUR\n",
+                "1145.80",
+            ),
+        ] {
+            let statements = routed(file, None);
+            assert_eq!(statements.len(), 1, "{file}");
+            let (account, named, count, sum) = &statements[0];
+            assert!(
+                account.starts_with("unidentified-EUR-csv-") && !named,
+                "{file}: {account}"
+            );
+            assert_eq!((*count, sum.as_str()), (3, sum_expected), "{file}");
+        }
+    }
+
+    #[test]
+    fn rows_without_an_account_go_to_an_account_of_their_own_and_are_said() {
+        let file = "Account,Date,Description,Amount,Currency\n\
+                    GB33BUKB20201555555555,2026-03-02,Coffee,-3.10,GBP\n\
+                    ,2026-03-03,Unassigned fee,-1.00,GBP\n\
+                    GB33BUKB20201555555555,2026-03-04,Refund,5.00,GBP\n";
+        let statements = parse(file.as_bytes(), None).unwrap();
+        assert_eq!(
+            routed(file, None)
+                .iter()
+                .map(|(_, named, count, sum)| (*named, *count, sum.as_str()))
+                .collect::<Vec<_>>(),
+            [(true, 2, "1.90"), (false, 1, "-1.00")]
+        );
+        assert_eq!(statements[0].account_id, "GB33BUKB20201555555555");
+        let unnamed = &statements[1];
+        assert_eq!(
+            unnamed.account_name.as_deref(),
+            Some("Imported GBP account (CSV: Account, Date, Description, …)")
+        );
+        assert_eq!(
+            unnamed.notes,
+            [
+                "1 row(s) leave column 1 (Account) empty: they went to \"Imported GBP account (CSV: Account, Date, Description, …)\""
+            ]
+        );
+    }
+
+    #[test]
+    fn two_banks_exports_naming_no_account_are_two_accounts() {
+        // Two layouts, the same currency (assumed) and the same row.
+        let one = "Date,Description,Amount\n2026-03-02,Coffee,-3.10\n";
+        let other = "Booking date;Payee;Amount;Reference\n02.03.2026;Coffee;-3,10;R1\n";
+        let (a, b) = (
+            &parse(one.as_bytes(), None).unwrap()[0],
+            &parse(other.as_bytes(), None).unwrap()[0],
+        );
+        assert!(!a.names_account() && !b.names_account());
+        assert_ne!(a.account_id, b.account_id);
+        assert!(a.account_id.starts_with("unidentified-EUR-csv-"));
+        assert_eq!(
+            (a.account_name.as_deref(), b.account_name.as_deref()),
+            (
+                Some("Imported EUR account (CSV: Date, Description, Amount)"),
+                Some("Imported EUR account (CSV: Booking date, Payee, Amount, …)")
+            )
+        );
+        // Each says its currency was assumed, for each of its rows.
+        assert_eq!(
+            (a.currency_assumed.clone(), b.currency_assumed.clone()),
+            (vec![0], vec![0])
+        );
+        assert!(
+            a.notes[0].starts_with("1 row(s) name no currency"),
+            "{:?}",
+            a.notes
+        );
+        // Ids are still made with the account id of before, so a file
+        // imported then is found again.
+        let ids = crate::import::entry_ids(
+            "unidentified-EUR",
+            &[EntryIdentity {
+                reference: None,
+                date: NaiveDate::from_ymd_opt(2026, 3, 2).unwrap(),
+                amount: "-3.10".parse().unwrap(),
+                text: identity_text(&[Some("Coffee"), None, Some("EUR")]),
+            }],
+            "csv:",
+        );
+        assert_eq!(a.transactions[0].provider_id, ids[0]);
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod xml;
 pub use error::{Place, ReadError, Reason};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use tributary_domain::ids::{ConnectionId, UserId};
+use tributary_domain::ids::{AccountId, ConnectionId, UserId};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::*;
@@ -122,15 +122,95 @@ pub struct Statement {
     /// What the reader had to decide or found wrong (a date taken from the
     /// statement, a balance that does not add up): said to the user.
     pub notes: Vec<String>,
+    /// Positions in `transactions` of the entries whose currency the file
+    /// does not state (CSV rows without a currency column, symbol or unit):
+    /// they carry `currency` as an assumption, said in a note; imported
+    /// into an account the user chose, they take its currency instead.
+    pub currency_assumed: Vec<usize>,
 }
 
-/// The account id of a statement that names no account (one per currency).
+/// How the account id of a statement that names no account begins.
 const UNIDENTIFIED: &str = "unidentified-";
+
+/// The account id of a statement naming no account in `currency`, from a
+/// file of `source` (a format, a CSV layout): files of different sources
+/// or currencies never share an account unless the user says so.
+pub(crate) fn unnamed_account_id(currency: &str, source: &str) -> String {
+    format!("{UNIDENTIFIED}{currency}-{source}")
+}
+
+/// The account id every statement naming no account in `currency` had
+/// before files were kept apart by source. Entry ids of such statements
+/// are still made with it, so that a file imported then finds its rows
+/// again (see [`store_into`]).
+pub(crate) fn legacy_account_id(currency: &str) -> String {
+    format!("{UNIDENTIFIED}{currency}")
+}
+
+/// The note on rows whose currency the file does not state.
+pub(crate) fn assumed_currency_note(rows: usize) -> String {
+    format!(
+        "{rows} row(s) name no currency (no currency column, no symbol on the amount, no unit in the header): taken as {ASSUMED_CURRENCY}; a profile's \"currency\" names another, or import the file into an account of its currency"
+    )
+}
+
+/// The currency of entries for which neither the file nor a CSV profile
+/// names one (most CSV exports without one come from euro banks).
+pub(crate) const ASSUMED_CURRENCY: &str = "EUR";
+
+/// ISO 4217's code for "no currency", which a file naming none (an MT940
+/// snippet) gets.
+const NO_CURRENCY: &str = "XXX";
 
 impl Statement {
     /// Whether the file names the account (IBAN, number) this statement is of.
     pub fn names_account(&self) -> bool {
         !self.account_id.starts_with(UNIDENTIFIED)
+    }
+
+    /// The currencies the file states for this statement's entries and
+    /// balance (not those assumed, nor "no currency").
+    fn stated_currencies(&self) -> std::collections::BTreeSet<&str> {
+        let assumed = self.assumed_positions();
+        self.transactions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !assumed.contains(i))
+            .map(|(_, t)| t.currency.as_str())
+            .chain(self.balance.iter().map(|b| b.currency.as_str()))
+            .filter(|c| *c != NO_CURRENCY)
+            .collect()
+    }
+
+    /// [`Statement::currency_assumed`], to look positions up in.
+    fn assumed_positions(&self) -> std::collections::HashSet<usize> {
+        self.currency_assumed.iter().copied().collect()
+    }
+
+    /// Sends the statement to `account`: its id, name and kind, and its
+    /// currency for every entry whose currency the file does not state
+    /// (the assumption's note goes).
+    fn send_to(&mut self, account: &TargetAccount) {
+        self.account_id = account.key.clone();
+        self.account_name = Some(account.name.clone());
+        self.kind = account.kind;
+        if !self.currency_assumed.is_empty() {
+            let note = assumed_currency_note(self.currency_assumed.len());
+            self.notes.retain(|n| *n != note);
+        }
+        let assumed = self.assumed_positions();
+        for (i, transaction) in self.transactions.iter_mut().enumerate() {
+            if assumed.contains(&i) || transaction.currency == NO_CURRENCY {
+                transaction.currency = account.currency.clone();
+            }
+        }
+        if let Some(balance) = &mut self.balance
+            && balance.currency == NO_CURRENCY
+        {
+            balance.currency = account.currency.clone();
+        }
+        self.currency_assumed.clear();
+        self.currency = account.currency.clone();
     }
 
     /// Whether it states no transaction, balance or holding.
@@ -145,9 +225,12 @@ impl Statement {
             .chars()
             .filter(char::is_ascii_alphanumeric)
             .collect();
-        // An account the file does not name has no number to show.
-        let mask = (self.names_account() && digits.len() >= 4)
-            .then(|| digits[digits.len() - 4..].to_owned());
+        // An account the file does not name has no number to show, and
+        // neither has one known by a word (a CSV's `Account` of `Savings`).
+        let mask = (self.names_account()
+            && digits.len() >= 4
+            && digits.chars().any(|c| c.is_ascii_digit()))
+        .then(|| digits[digits.len() - 4..].to_owned());
         ProviderSnapshot {
             institution: file_institution(),
             accounts: vec![SnapshotAccount {
@@ -235,6 +318,12 @@ pub fn parse_with_profile(
     };
     let unreadable =
         |format: Format| move |reason: ReadError| ImportError::Unreadable { format, reason };
+    let source = match format {
+        Some(Format::Camt) => "camt",
+        Some(Format::Mt940) => "mt940",
+        Some(Format::Ofx) => "ofx",
+        Some(Format::Csv) | None => "csv",
+    };
     let statements = match format {
         Some(Format::Camt) => camt::parse(bytes).map_err(unreadable(Format::Camt)),
         Some(Format::Mt940) => mt940::parse(bytes).map_err(unreadable(Format::Mt940)),
@@ -261,9 +350,38 @@ pub fn parse_with_profile(
     }
     Ok(statements
         .into_iter()
+        .map(|statement| apart_by_format(statement, source))
         .map(nul::without_nul)
         .map(check_arithmetic)
         .collect())
+}
+
+/// A camt, MT940 or OFX statement naming no account goes to an account of
+/// its currency and format (the CSV reader keeps its own apart by layout):
+/// an OFX and a camt file that both name none are not one account.
+fn apart_by_format(mut statement: Statement, format: &str) -> Statement {
+    if format != "csv" && statement.account_id == legacy_account_id(&statement.currency) {
+        statement.account_id = unnamed_account_id(&statement.currency, format);
+        // The readers' own name for it says less: a name the file gives
+        // (camt's `Acct/Nm`) stays.
+        let readers_name = format!(
+            "Imported {} account (the file names no account)",
+            statement.currency
+        );
+        if statement.account_name.is_some() && statement.account_name != Some(readers_name) {
+            return statement;
+        }
+        statement.account_name = Some(format!(
+            "Imported {} account ({} file naming no account)",
+            statement.currency,
+            match format {
+                "camt" => "a camt",
+                "mt940" => "an MT940",
+                _ => "an OFX",
+            }
+        ));
+    }
+    statement
 }
 
 /// Notes a statement whose entries do not take its opening balance to its
@@ -385,20 +503,251 @@ pub struct ImportSummary {
     pub unchanged: usize,
     /// What the readers had to decide or found wrong, per statement.
     pub notes: Vec<String>,
+    /// The account the statements naming none went into, when the import
+    /// had a target (a new account's id, once made).
+    pub target_account: Option<AccountId>,
+}
+
+/// Where the statements of an import that name no account go (a CSV
+/// export without an account column, a camt file without `<Acct>`).
+/// Statements that name their account always go to it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ImportTarget {
+    /// To an account of their own per currency and source (a CSV header
+    /// layout, a format), so two banks' exports never share one.
+    #[default]
+    Automatic,
+    /// Into this one of the user's accounts of imported statements.
+    Account(AccountId),
+    /// Into a new account of imported statements with this name and
+    /// currency (checked by [`ImportTarget::new_account`]).
+    NewAccount { name: String, currency: String },
+}
+
+impl ImportTarget {
+    /// A new account's target: a name of 1 to 100 characters without
+    /// control or bidirectional formatting characters, and a three-letter
+    /// currency code (upper-cased).
+    pub fn new_account(name: &str, currency: &str) -> Result<ImportTarget, TargetError> {
+        use tributary_domain::text::{MAX_NAME_CHARS, check_name};
+        let name = check_name(name, MAX_NAME_CHARS).map_err(TargetError::Name)?;
+        let code = currency.trim();
+        if code.len() != 3 || !code.chars().all(|c| c.is_ascii_alphabetic()) {
+            return Err(TargetError::Currency(currency.to_owned()));
+        }
+        Ok(ImportTarget::NewAccount {
+            name: name.to_owned(),
+            currency: code.to_ascii_uppercase(),
+        })
+    }
+}
+
+/// Which part of an import's choice of account a [`TargetError`] is
+/// about; each surface names it its own way (`new_account_currency`,
+/// `--currency`, the form's field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetField {
+    Account,
+    NewAccountName,
+    NewAccountCurrency,
+}
+
+/// Why the account chosen for an import's statements cannot take them.
+/// `Display` is a sentence without the field's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// Missing, another user's, or not of the user's imported statements:
+    /// one answer for all three.
+    #[error(
+        "there is no account {0} among your accounts of imported statements (the \"Imported statements\" connection's)"
+    )]
+    NotImported(AccountId),
+    #[error("{0}")]
+    Name(tributary_domain::text::NameError),
+    #[error(
+        "one of your accounts of imported statements is named \"{name}\" already (account {id}): import into it, or give another name"
+    )]
+    NameTaken { name: String, id: AccountId },
+    #[error("`{0}` is not a currency: give its three-letter ISO 4217 code, such as EUR or USD")]
+    Currency(String),
+    /// The file states amounts in `file`, the account is in `account`.
+    #[error(
+        "the file's amounts are in {file}, but {target} is in {account}: nothing was imported; choose an account in {file}, or a new one"
+    )]
+    CurrencyMismatch {
+        file: String,
+        account: String,
+        /// The account, as the sentence names it.
+        target: String,
+        field: TargetField,
+    },
+}
+
+impl TargetError {
+    pub fn field(&self) -> TargetField {
+        match self {
+            TargetError::NotImported(_) => TargetField::Account,
+            TargetError::Name(_) | TargetError::NameTaken { .. } => TargetField::NewAccountName,
+            TargetError::Currency(_) => TargetField::NewAccountCurrency,
+            TargetError::CurrencyMismatch { field, .. } => *field,
+        }
+    }
+}
+
+/// Why an import stored nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Storage(#[from] tributary_storage::StorageError),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+}
+
+/// The account a statement goes to, as the snapshot names it.
+#[derive(Debug, Clone)]
+struct TargetAccount {
+    key: String,
+    name: String,
+    kind: AccountKind,
+    currency: String,
+}
+
+impl From<&tributary_storage::read::ImportedAccount> for TargetAccount {
+    fn from(account: &tributary_storage::read::ImportedAccount) -> Self {
+        TargetAccount {
+            key: account.provider_account_id.clone(),
+            name: account.name.clone(),
+            kind: account.kind,
+            currency: account.currency.clone(),
+        }
+    }
+}
+
+/// The account `target` names among the user's `imported` accounts (or
+/// the new one it describes), with the field a wrong currency is about;
+/// `None` for [`ImportTarget::Automatic`].
+fn target_account(
+    imported: &[tributary_storage::read::ImportedAccount],
+    target: &ImportTarget,
+    kind: AccountKind,
+) -> Result<Option<(TargetAccount, TargetField)>, TargetError> {
+    Ok(match target {
+        ImportTarget::Automatic => None,
+        ImportTarget::Account(id) => {
+            let account = imported
+                .iter()
+                .find(|a| a.id == *id)
+                .ok_or(TargetError::NotImported(*id))?;
+            Some((account.into(), TargetField::Account))
+        }
+        ImportTarget::NewAccount { name, currency } => {
+            if let Some(taken) = imported.iter().find(|a| a.name == *name) {
+                return Err(TargetError::NameTaken {
+                    name: name.clone(),
+                    id: taken.id,
+                });
+            }
+            // A key of its own (the name is unique among the user's
+            // imported accounts), and never one a file could name.
+            let digest = Sha256::digest(name.as_bytes());
+            let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+            Some((
+                TargetAccount {
+                    key: unnamed_account_id(currency, &format!("own-{hex}")),
+                    name: name.clone(),
+                    kind,
+                    currency: currency.clone(),
+                },
+                TargetField::NewAccountCurrency,
+            ))
+        }
+    })
+}
+
+/// Checks that `target` can take statements for the user (the account is
+/// theirs and of imported statements; a new account's name is free),
+/// before any file is read.
+pub fn check_target(
+    conn: &mut tributary_storage::AnyConnection,
+    user_id: UserId,
+    target: &ImportTarget,
+) -> Result<(), StoreError> {
+    let imported = tributary_storage::read::imported_accounts(conn, user_id)?;
+    target_account(&imported, target, AccountKind::Checking)?;
+    Ok(())
 }
 
 /// Stores a file's statements for a user, all or nothing, through the
 /// reconciler: importing the same file twice changes nothing, and
 /// overlapping statements never duplicate. Each statement's closing balance
-/// becomes a balance snapshot at its date.
+/// becomes a balance snapshot at its date. Statements naming no account
+/// go to accounts of their own ([`ImportTarget::Automatic`]).
 pub fn store(
     conn: &mut tributary_storage::AnyConnection,
     user_id: UserId,
     statements: Vec<Statement>,
     now: chrono::NaiveDateTime,
 ) -> Result<ImportSummary, tributary_storage::StorageError> {
+    store_into(conn, user_id, statements, &ImportTarget::Automatic, now).map_err(|err| match err {
+        StoreError::Storage(err) => err,
+        StoreError::Target(_) => unreachable!("the automatic target is never refused"),
+    })
+}
+
+/// [`store`], with the statements that name no account going to `target`.
+/// A target account must be one of the user's accounts of imported
+/// statements, and a file stating amounts in another currency than the
+/// target's is refused; entries whose currency the file does not state
+/// take the target's.
+pub fn store_into(
+    conn: &mut tributary_storage::AnyConnection,
+    user_id: UserId,
+    statements: Vec<Statement>,
+    target: &ImportTarget,
+    now: chrono::NaiveDateTime,
+) -> Result<ImportSummary, StoreError> {
     use tributary_domain::model::Provider;
     use tributary_storage::connections::{self, NewConnection};
+    let mut statements = statements;
+    let imported = tributary_storage::read::imported_accounts(conn, user_id)?;
+    let unnamed_kind = statements
+        .iter()
+        .find(|s| !s.names_account())
+        .map_or(AccountKind::Checking, |s| s.kind);
+    let chosen = target_account(&imported, target, unnamed_kind)?;
+    let mut extra_notes = Vec::new();
+    match &chosen {
+        Some((account, field)) => {
+            for statement in statements.iter_mut().filter(|s| !s.names_account()) {
+                if let Some(other) = statement
+                    .stated_currencies()
+                    .into_iter()
+                    .find(|c| *c != account.currency)
+                {
+                    return Err(TargetError::CurrencyMismatch {
+                        file: other.to_owned(),
+                        account: account.currency.clone(),
+                        target: match target {
+                            ImportTarget::NewAccount { name, .. } => {
+                                format!("the new account \"{name}\"")
+                            }
+                            _ => format!("\"{}\"", account.name),
+                        },
+                        field: *field,
+                    }
+                    .into());
+                }
+                statement.send_to(account);
+            }
+            if statements.iter().all(|s| s.account_id != account.key) {
+                extra_notes.push(format!(
+                    "the file names the account of each of its statements, so none went into \"{}\"",
+                    account.name
+                ));
+            }
+        }
+        None => route_to_legacy_accounts(conn, &imported, &mut statements)?,
+    }
     let connection = connections::unscheduled_connection(
         conn,
         &NewConnection {
@@ -411,17 +760,26 @@ pub fn store(
             now,
         },
     )?;
-    let mut statements = statements;
     check_continuity(conn, connection.id, &mut statements)?;
     let accounts: std::collections::HashSet<String> =
         statements.iter().map(|s| s.account_id.clone()).collect();
     let count = statements.len();
-    let notes: Vec<String> = statements.iter().flat_map(|s| s.notes.clone()).collect();
+    let mut notes: Vec<String> = statements.iter().flat_map(|s| s.notes.clone()).collect();
+    notes.extend(extra_notes);
     let snapshots: Vec<ProviderSnapshot> = statements
         .into_iter()
         .map(Statement::into_snapshot)
         .collect();
     let applied = tributary_storage::sync_apply::apply_all(conn, connection.id, &snapshots, now)?;
+    let target_account = match &chosen {
+        Some((account, _)) if accounts.contains(&account.key) => {
+            tributary_storage::read::imported_accounts(conn, user_id)?
+                .into_iter()
+                .find(|a| a.provider_account_id == account.key)
+                .map(|a| a.id)
+        }
+        _ => None,
+    };
     Ok(ImportSummary {
         statements: count,
         accounts: accounts.len(),
@@ -429,7 +787,54 @@ pub fn store(
         updated: applied.transactions_updated,
         unchanged: applied.transactions_unchanged,
         notes,
+        target_account,
     })
+}
+
+/// Before files naming no account were kept apart by source, all of one
+/// currency went to one account (`unidentified-EUR`). A statement goes on
+/// into that account when it holds any of the statement's entries (the
+/// same file, or one overlapping it, imported then) and the statement's
+/// own account holds none, so a re-import changes nothing; the note says
+/// so.
+fn route_to_legacy_accounts(
+    conn: &mut tributary_storage::AnyConnection,
+    imported: &[tributary_storage::read::ImportedAccount],
+    statements: &mut [Statement],
+) -> Result<(), tributary_storage::StorageError> {
+    use tributary_storage::read::holds_any_transaction;
+    for statement in statements.iter_mut().filter(|s| !s.names_account()) {
+        let legacy = legacy_account_id(&statement.currency);
+        let Some(old) = imported.iter().find(|a| a.provider_account_id == legacy) else {
+            continue;
+        };
+        if statement.account_id == legacy {
+            continue;
+        }
+        let ids: Vec<&str> = statement
+            .transactions
+            .iter()
+            .map(|t| t.provider_id.as_str())
+            .collect();
+        let own = imported
+            .iter()
+            .find(|a| a.provider_account_id == statement.account_id);
+        if let Some(own) = own
+            && holds_any_transaction(conn, own.id, &ids)?
+        {
+            continue;
+        }
+        if holds_any_transaction(conn, old.id, &ids)? {
+            statement.account_id = old.provider_account_id.clone();
+            statement.account_name = Some(old.name.clone());
+            statement.kind = old.kind;
+            statement.notes.push(format!(
+                "the rows went into \"{}\", which holds rows of this file from an earlier import",
+                old.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Notes each statement that does not open on the closing balance before

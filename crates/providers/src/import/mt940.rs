@@ -562,6 +562,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
         holdings: None,
         servicer: None,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 

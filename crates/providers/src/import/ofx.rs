@@ -602,6 +602,7 @@ fn cash_statement(
         holdings: None,
         servicer: None,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 
@@ -810,6 +811,7 @@ fn investment_statement(
         holdings: Some(holdings),
         servicer: None,
         notes,
+        currency_assumed: Vec::new(),
     })
 }
 
