@@ -5,8 +5,8 @@
 //! are detected from the values. An error names the row and column.
 
 use super::{
-    ASSUMED_CURRENCY, EntryIdentity, Statement, assumed_currency_note, entry_ids, identity_text,
-    legacy_account_id, unnamed_account_id,
+    ASSUMED_CURRENCY, EntryIdentity, Place, ReadError, Reason, Statement, assumed_currency_note,
+    entry_ids, identity_text, legacy_account_id, unnamed_account_id,
 };
 use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
@@ -385,28 +385,39 @@ impl CsvProfile {
     }
 }
 
-fn column_index(column: &Column, header: Option<&[String]>, what: &str) -> Result<usize, String> {
+/// An error of what a profile says, for the file as a whole.
+fn profile_error(text: String) -> ReadError {
+    ReadError::of_file(Reason::Profile(text))
+}
+
+fn column_index(
+    column: &Column,
+    header: Option<&[String]>,
+    what: &str,
+) -> Result<usize, ReadError> {
     match column {
         Column::Index(i) => Ok(*i),
         Column::Name(name) => match header {
-            None => Err(format!(
+            None => Err(profile_error(format!(
                 "the profile's {what} column is named `{name}`, but the profile has no header row (\"has_header\": false): give its 0-based position"
-            )),
+            ))),
             Some(h) => h
                 .iter()
                 .position(|c| header_name(c).0 == header_name(name).0)
                 .ok_or_else(|| {
-                    format!("the profile's {what} column `{name}` is not in the header")
+                    profile_error(format!(
+                        "the profile's {what} column `{name}` is not in the header"
+                    ))
                 }),
         },
     }
 }
 
-fn decode(bytes: &[u8], encoding: Option<&str>) -> Result<String, String> {
+fn decode(bytes: &[u8], encoding: Option<&str>) -> Result<String, ReadError> {
     match encoding {
         Some(label) => {
             let encoding = encoding_rs::Encoding::for_label(label.as_bytes())
-                .ok_or_else(|| format!("unknown encoding `{label}`"))?;
+                .ok_or_else(|| profile_error(format!("unknown encoding `{label}`")))?;
             Ok(encoding.decode(bytes).0.into_owned())
         }
         None => Ok(std::str::from_utf8(bytes)
@@ -512,7 +523,7 @@ fn find_indicator(
     data: &[(usize, &Vec<String>)],
     taken: &[usize],
     amounts_never_negative: bool,
-) -> Result<Option<usize>, String> {
+) -> Result<Option<usize>, ReadError> {
     let width = data.iter().map(|(_, row)| row.len()).max().unwrap_or(0);
     let values = |i: usize| {
         let mut seen: Vec<String> = data
@@ -547,7 +558,7 @@ fn find_indicator(
                 || format!("{}", i + 1),
                 |h| format!("{} ({})", i + 1, h.trim()),
             );
-            return Err(format!(
+            return Err(profile_error(format!(
                 "column {name} looks like a debit/credit indicator (its values are `{}` and `{}`) that Tributary does not know, and no amount is negative: the amounts would import without their sign. Pass a CSV profile naming it, e.g. {{\"debit_credit\": \"{}\", \"debit_value\": \"{}\"}} with the value that means money out (docs/imports.md#csv-profiles)",
                 seen[0],
                 seen[1],
@@ -555,7 +566,7 @@ fn find_indicator(
                     .get(i)
                     .map_or_else(|| i.to_string(), |h| h.trim().to_owned()),
                 seen[0],
-            ));
+            )));
         }
     }
     Ok(None)
@@ -623,23 +634,20 @@ pub(crate) enum CsvError {
     )]
     UnknownLayout,
     #[error("{0}")]
-    Unreadable(String),
+    Unreadable(ReadError),
 }
 
-impl From<String> for CsvError {
-    fn from(reason: String) -> Self {
-        CsvError::Unreadable(reason)
+impl From<ReadError> for CsvError {
+    fn from(error: ReadError) -> Self {
+        CsvError::Unreadable(error)
     }
 }
 
-impl From<&str> for CsvError {
-    fn from(reason: &str) -> Self {
-        CsvError::Unreadable(reason.to_owned())
-    }
-}
-
-pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, String> {
-    read(bytes, profile).map_err(|err| err.to_string())
+pub fn parse(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Statement>, ReadError> {
+    read(bytes, profile).map_err(|err| match err {
+        CsvError::Unreadable(error) => error,
+        CsvError::UnknownLayout => profile_error(err.to_string()),
+    })
 }
 
 /// [`parse`], telling an unknown layout from a file that does not read.
@@ -657,7 +665,9 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     // (line number, cells) of every row that is not blank.
     let mut rows: Vec<(usize, Vec<String>)> = Vec::new();
     for (n, record) in reader.records().enumerate() {
-        let record = record.map_err(|err| format!("row {}: {err}", n + 1))?;
+        let record = record.map_err(|err| {
+            Place::new(format!("row {}", n + 1)).at(Reason::Structure(err.to_string()))
+        })?;
         if record.iter().any(|cell| !cell.trim().is_empty()) {
             let line = record.position().map_or(n + 1, |p| p.line() as usize);
             rows.push((line, record.iter().map(str::to_owned).collect()));
@@ -685,9 +695,11 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         index(&profile.credit, "credit")?,
     );
     if amount_col.is_none() && (debit_col.is_none() || credit_col.is_none()) {
-        return Err(
-            "the profile names neither an amount column nor both debit and credit columns".into(),
-        );
+        return Err(profile_error(
+            "the profile names neither an amount column nor both debit and credit columns"
+                .to_owned(),
+        )
+        .into());
     }
     let (description_col, payee_col, id_col) = (
         index(&profile.description, "description")?,
@@ -767,6 +779,10 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     };
     let cell =
         |row: &Vec<String>, i: usize| row.get(i).map(|c| c.trim().to_owned()).unwrap_or_default();
+    // `row 7, column 3 (Betrag)`.
+    let at = |row: usize, column: usize| {
+        Place::new(format!("row {row}, column {}", column_name(column)))
+    };
     let plausible = |date: NaiveDate| (1900..2200).contains(&date.year());
     let date_format = match &profile.date_format {
         Some(format) => format.clone(),
@@ -795,7 +811,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
                         .map(|(_, _, f)| f)
                 })
                 .map(|f| (*f).to_owned())
-                .ok_or_else(|| format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col)))?
+                .ok_or_else(|| profile_error(format!("the dates in column {} are in no format Tributary knows: give `date_format` in a profile", column_name(date_col))))?
         }
     };
 
@@ -822,29 +838,25 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
     let mut accounts = Vec::new();
     for (row_number, row) in &data {
         let date_text = cell(row, date_col);
-        let date = NaiveDate::parse_from_str(&date_text, &date_format)
-            .map_err(|_| format!("row {row_number}, column {}: `{date_text}` is not a date in the format {date_format}", column_name(date_col)))?;
-        let read_amount = |i: usize| -> Result<Option<Decimal>, String> {
+        let date = NaiveDate::parse_from_str(&date_text, &date_format).map_err(|_| {
+            at(*row_number, date_col).at(Reason::NotADate {
+                text: date_text.clone(),
+                expected: format!("the format {date_format}"),
+            })
+        })?;
+        let read_amount = |i: usize| -> Result<Option<Decimal>, ReadError> {
             let text = cell(row, i);
             if text.is_empty() {
                 return Ok(None);
             }
             amount(&text, profile.decimal_comma)
                 .map(Some)
-                .ok_or_else(|| {
-                    format!(
-                        "row {row_number}, column {}: `{text}` is not an amount",
-                        column_name(i)
-                    )
-                })
+                .ok_or_else(|| at(*row_number, i).at(Reason::NotAnAmount { text }))
         };
         let value = match (amount_col, debit_col, credit_col) {
-            (Some(i), _, _) => read_amount(i)?.ok_or_else(|| {
-                format!(
-                    "row {row_number}, column {}: the amount is empty",
-                    column_name(i)
-                )
-            })?,
+            (Some(i), _, _) => {
+                read_amount(i)?.ok_or_else(|| at(*row_number, i).at(Reason::Missing("amount")))?
+            }
             (None, Some(d), Some(c)) => {
                 let out = read_amount(d)?.map(|v| -v.abs()).unwrap_or_default();
                 let into = read_amount(c)?.map(|v| v.abs()).unwrap_or_default();
@@ -1023,10 +1035,10 @@ fn statements(
         .filter(|(account, _)| account.is_some())
         .count();
     if named > MAX_ACCOUNTS_PER_FILE {
-        return Err(CsvError::Unreadable(format!(
+        return Err(CsvError::Unreadable(profile_error(format!(
             "column {} names {named} different accounts, more than the {MAX_ACCOUNTS_PER_FILE} one file may hold: if it holds the other party's account, read the file with a CSV profile naming the columns, without \"account_column\" (docs/imports.md#csv)",
             account_column.unwrap_or("account"),
-        )));
+        ))));
     }
     let named_too = named > 0;
     Ok(groups
@@ -1195,7 +1207,7 @@ mod tests {
     #[test]
     fn an_indicator_the_reader_cannot_place_refuses_the_file_and_a_profile_places_it() {
         let file = "Date,Description,Amount,Dir\n2026-01-05,Coffee,3.50,A\n2026-01-06,Salary,2500.00,B\n2026-01-07,Tea,2.00,A\n";
-        let err = parse(file.as_bytes(), None).unwrap_err();
+        let err = parse(file.as_bytes(), None).unwrap_err().to_string();
         assert!(
             err.contains("column 4 (Dir)")
                 && err.contains("`A` and `B`")
@@ -1246,10 +1258,12 @@ mod tests {
         assert_eq!(statement.notes.len(), 3, "{:?}", statement.notes);
         // A bad date between transactions is no trailer: it is named.
         let file = "Date,Description,Amount\n2026-01-05,Coffee,-3.50\nsoon,Tea,-1.00\n2026-01-06,Refund,1.25\n";
-        let error = parse(file.as_bytes(), None).unwrap_err();
-        assert!(
-            error.contains("row 3") && error.contains("`soon`"),
-            "{error}"
+        assert_eq!(
+            parse(file.as_bytes(), None).unwrap_err(),
+            Place::new("row 3, column 1 (Date)").at(Reason::NotADate {
+                text: "soon".to_owned(),
+                expected: "the format %Y-%m-%d".to_owned(),
+            })
         );
     }
 
@@ -1458,7 +1472,7 @@ mod tests {
         for n in 0..=MAX_ACCOUNTS_PER_FILE {
             file.push_str(&format!("NL{n:02}BANK0{n:09},2026-03-02,Transfer,-1.00\n"));
         }
-        let err = parse(file.as_bytes(), None).unwrap_err();
+        let err = parse(file.as_bytes(), None).unwrap_err().to_string();
         assert!(
             err.starts_with("column 1 (IBAN) names 51 different accounts, more than the 50"),
             "{err}"
@@ -1631,7 +1645,9 @@ mod tests {
             serde_json::json!({"has_header": false, "date": 0, "amount": 1, "payee": "Name"}),
         )
         .unwrap();
-        let err = parse(b"2026-01-01;1,00;Shop\n", Some(&named)).unwrap_err();
+        let err = parse(b"2026-01-01;1,00;Shop\n", Some(&named))
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("has no header row") && err.contains("payee"),
             "{err}"
@@ -1642,16 +1658,27 @@ mod tests {
     fn a_bad_value_names_the_row_and_column() {
         let bad = "Date,Description,Amount\n2024-01-05,Coffee,-3.50\n2024-01-06,Tea,three\n";
         let err = parse(bad.as_bytes(), None).unwrap_err();
-        assert_eq!(err, "row 3, column 3 (Amount): `three` is not an amount");
+        assert_eq!(
+            err,
+            Place::new("row 3, column 3 (Amount)").at(Reason::NotAnAmount {
+                text: "three".to_owned()
+            })
+        );
+        assert_eq!(
+            err.to_string(),
+            "row 3, column 3 (Amount): `three` is not an amount"
+        );
         let bad_date = "Date,Amount\n2024-01-05,1\n2024-13-45,2\n";
         assert!(
             parse(bad_date.as_bytes(), None)
                 .unwrap_err()
+                .to_string()
                 .contains("column 1 (Date)")
         );
         assert!(
             parse(b"just,some\nwords,here\n", None)
                 .unwrap_err()
+                .to_string()
                 .contains("needs a CSV profile")
         );
     }

@@ -38,10 +38,7 @@ impl fmt::Display for Place {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Reason {
     #[error("`{text}` is not a date ({expected})")]
-    NotADate {
-        text: String,
-        expected: &'static str,
-    },
+    NotADate { text: String, expected: String },
     #[error("`{text}` is not an amount")]
     NotAnAmount { text: String },
     /// A required element, field or column is absent or empty.
@@ -58,6 +55,9 @@ pub enum Reason {
     /// needs (a tag not closed, no statement element).
     #[error("{0}")]
     Structure(String),
+    /// What a CSV profile must say, or says that does not fit the file.
+    #[error("{0}")]
+    Profile(String),
     #[error(
         "elements nest deeper than {} levels, the most Tributary reads (statements nest about a dozen)",
         super::MAX_NESTING

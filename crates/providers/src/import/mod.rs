@@ -335,7 +335,7 @@ pub fn parse_with_profile(
             }
             (csv::CsvError::Unreadable(reason), _) => ImportError::Unreadable {
                 format: Format::Csv,
-                reason: ReadError::of_file(Reason::Structure(reason)),
+                reason,
             },
         }),
     }?;

@@ -172,7 +172,7 @@ fn date(text: &str, at: &Place) -> Result<NaiveDate, ReadError> {
     let not_a_date = |text: &str| {
         at.at(Reason::NotADate {
             text: text.to_owned(),
-            expected: "YYMMDD",
+            expected: "YYMMDD".to_owned(),
         })
     };
     let digits = text

@@ -284,7 +284,7 @@ fn date(text: &str, at: &Place) -> Result<NaiveDate, ReadError> {
         .ok_or_else(|| {
             at.at(Reason::NotADate {
                 text: text.to_owned(),
-                expected: "an OFX date is YYYYMMDD…",
+                expected: "an OFX date is YYYYMMDD…".to_owned(),
             })
         })
 }
