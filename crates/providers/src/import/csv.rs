@@ -311,18 +311,23 @@ const DATE_FORMATS: &[&str] = &[
 ];
 
 /// A header cell as compared with the names above: trimmed, lower-case,
-/// with a trailing `(EUR)` unit taken off and returned.
+/// with a trailing unit taken off and returned as a currency code: `(EUR)`,
+/// or a symbol such as DKB's `Betrag (€)`.
 fn header_name(cell: &str) -> (String, Option<String>) {
     let lower = cell.trim().trim_matches('"').trim().to_lowercase();
     if let Some(open) = lower.rfind(" (")
         && let Some(unit) = lower[open + 2..].strip_suffix(')')
-        && unit.len() == 3
-        && unit.chars().all(|c| c.is_ascii_alphabetic())
     {
-        return (
-            lower[..open].trim().to_owned(),
-            Some(unit.to_ascii_uppercase()),
-        );
+        let code = if unit.len() == 3 && unit.chars().all(|c| c.is_ascii_alphabetic()) {
+            Some(unit.to_ascii_uppercase())
+        } else if unit.chars().count() == 1 {
+            symbol_currency(unit).map(str::to_owned)
+        } else {
+            None
+        };
+        if let Some(code) = code {
+            return (lower[..open].trim().to_owned(), Some(code));
+        }
     }
     (lower, None)
 }
@@ -1287,6 +1292,31 @@ mod tests {
         assert_eq!(
             (before.description.as_deref(), &before.provider_id),
             (None, &t.provider_id)
+        );
+    }
+
+    #[test]
+    fn a_currency_symbol_in_the_header_names_the_unit() {
+        // DKB's export: `Betrag (€)`, after a preamble.
+        let file = "\"Girokonto\";\"DE02120300000000202051\"\n\"Kontostand vom 31.01.2026:\";\"1.200,00 €\"\n\n\"Buchungsdatum\";\"Wertstellung\";\"Status\";\"Zahlungspflichtige*r\";\"Zahlungsempfänger*in\";\"Verwendungszweck\";\"Umsatztyp\";\"IBAN\";\"Betrag (€)\"\n\"05.01.26\";\"05.01.26\";\"Gebucht\";\"Max Mustermann\";\"Stadtwerke\";\"Abschlag\";\"Ausgang\";\"DE89370400440532013000\";\"-64,00\"\n\"06.01.26\";\"06.01.26\";\"Gebucht\";\"Arbeitgeber GmbH\";\"Max Mustermann\";\"Gehalt\";\"Eingang\";\"DE89370400440532013001\";\"2.500,00\"\n";
+        let statement = &parse(file.as_bytes(), None).unwrap()[0];
+        assert_eq!(statement.currency, "EUR");
+        assert_eq!(
+            statement
+                .transactions
+                .iter()
+                .map(|t| t.amount)
+                .sum::<Decimal>()
+                .to_string(),
+            "2436.00"
+        );
+        assert_eq!(
+            header_name("Amount ($)"),
+            ("amount".to_owned(), Some("USD".to_owned()))
+        );
+        assert_eq!(
+            header_name("Betrag (brutto)"),
+            ("betrag (brutto)".to_owned(), None)
         );
     }
 
