@@ -1131,6 +1131,16 @@ fn statements(
 mod tests {
     use super::*;
 
+    /// The signed sum of a statement's transactions.
+    fn total(statement: &Statement) -> String {
+        statement
+            .transactions
+            .iter()
+            .map(|t| t.amount)
+            .sum::<Decimal>()
+            .to_string()
+    }
+
     #[test]
     fn common_layouts_are_recognised() {
         let english =
@@ -1240,15 +1250,7 @@ mod tests {
         let statements = parse(file.as_bytes(), None).unwrap();
         let statement = &statements[0];
         assert_eq!(statement.transactions.len(), 3);
-        assert_eq!(
-            statement
-                .transactions
-                .iter()
-                .map(|t| t.amount)
-                .sum::<Decimal>()
-                .to_string(),
-            "1588.80"
-        );
+        assert_eq!(total(statement), "1588.80");
         assert_eq!(
             statement.notes[..2],
             [
@@ -1301,15 +1303,7 @@ mod tests {
         let file = "\"Girokonto\";\"DE02120300000000202051\"\n\"Kontostand vom 31.01.2026:\";\"1.200,00 €\"\n\n\"Buchungsdatum\";\"Wertstellung\";\"Status\";\"Zahlungspflichtige*r\";\"Zahlungsempfänger*in\";\"Verwendungszweck\";\"Umsatztyp\";\"IBAN\";\"Betrag (€)\"\n\"05.01.26\";\"05.01.26\";\"Gebucht\";\"Max Mustermann\";\"Stadtwerke\";\"Abschlag\";\"Ausgang\";\"DE89370400440532013000\";\"-64,00\"\n\"06.01.26\";\"06.01.26\";\"Gebucht\";\"Arbeitgeber GmbH\";\"Max Mustermann\";\"Gehalt\";\"Eingang\";\"DE89370400440532013001\";\"2.500,00\"\n";
         let statement = &parse(file.as_bytes(), None).unwrap()[0];
         assert_eq!(statement.currency, "EUR");
-        assert_eq!(
-            statement
-                .transactions
-                .iter()
-                .map(|t| t.amount)
-                .sum::<Decimal>()
-                .to_string(),
-            "2436.00"
-        );
+        assert_eq!(total(statement), "2436.00");
         assert_eq!(
             header_name("Amount ($)"),
             ("amount".to_owned(), Some("USD".to_owned()))
