@@ -444,3 +444,90 @@ fn a_file_imported_before_files_were_kept_apart_is_found_again() {
         assert_eq!(figures(db, user).len(), 2);
     });
 }
+
+/// What earlier versions stored for `file`: every row in one account of
+/// the first row's currency, by the id it had then.
+fn stored_as_before(db: &Database, user: UserId, file: &str) {
+    let statements = import::parse(file.as_bytes(), None).unwrap();
+    let mut merged = statements[0].clone();
+    merged.account_id = "unidentified-EUR".into();
+    merged.account_name = Some("Imported EUR account (CSV)".into());
+    merged.transactions.clear();
+    for statement in statements {
+        let mut transactions = statement.transactions;
+        if !statement.legacy_ids.is_empty() {
+            for (t, id) in transactions.iter_mut().zip(statement.legacy_ids) {
+                t.provider_id = id;
+            }
+        }
+        merged.transactions.extend(transactions);
+    }
+    merged.legacy_ids.clear();
+    import::store(&mut db.conn().unwrap(), user, vec![merged], now()).unwrap();
+}
+
+#[test]
+fn rows_stored_before_stay_where_they_are_whatever_account_their_file_now_names() {
+    on_every_backend(|db| {
+        let user = user(db, "stayed@example.com");
+        // An Auftragskonto export imported before account columns routed
+        // rows: all six rows (twin bakery payments kept) in one account.
+        stored_as_before(db, user, AUFTRAGSKONTO);
+        let before = figures(db, user);
+        assert_eq!(
+            before,
+            owned(&[("Imported EUR account (CSV)", "EUR", 6, "2611.65")])
+        );
+        // Imported again, its rows now name two IBANs, but every one is
+        // stored already: nothing is added, and the note says where they
+        // are.
+        let again = import(db, user, AUFTRAGSKONTO);
+        assert_eq!((again.added, again.updated), (0, 0), "{:?}", again.notes);
+        assert!(
+            again.notes.iter().any(|n| n.contains(
+                "were stored in \"Imported EUR account (CSV)\" by an import before files were kept apart by account and layout: they stay there"
+            )),
+            "{:?}",
+            again.notes
+        );
+        assert_eq!(figures(db, user), before);
+
+        // March stored the old way, May in the layout's own account; a
+        // March-to-May export adds April alone.
+        let user = self::user(db, "overlap@example.com");
+        stored_as_before(
+            db,
+            user,
+            "Date,Description,Amount\n2026-03-02,Groceries,-42.10\n2026-03-03,Salary,2500.00\n",
+        );
+        assert_eq!(
+            import(
+                db,
+                user,
+                "Date,Description,Amount\n2026-05-02,Groceries,-12.00\n"
+            )
+            .added,
+            1
+        );
+        let march_to_may = "Date,Description,Amount\n2026-03-02,Groceries,-42.10\n2026-03-03,Salary,2500.00\n2026-04-02,Groceries,-38.00\n2026-05-02,Groceries,-12.00\n";
+        let summary = import(db, user, march_to_may);
+        assert_eq!(
+            (summary.added, summary.unchanged),
+            (1, 1),
+            "{:?}",
+            summary.notes
+        );
+        assert_eq!(
+            figures(db, user),
+            owned(&[
+                ("Imported EUR account (CSV)", "EUR", 2, "2457.90"),
+                (
+                    "Imported EUR account (CSV: Date, Description, Amount)",
+                    "EUR",
+                    2,
+                    "-50.00"
+                ),
+            ])
+        );
+    });
+}

@@ -580,22 +580,21 @@ pub fn imported_accounts(
         .load(conn)?)
 }
 
-/// Whether the account holds a transaction with any of these provider ids.
-pub fn holds_any_transaction(
+/// Which of these provider ids the account holds a transaction of.
+pub fn stored_transaction_ids(
     conn: &mut AnyConnection,
     account_id: AccountId,
     provider_ids: &[&str],
-) -> StorageResult<bool> {
+) -> StorageResult<std::collections::HashSet<String>> {
+    let mut found = std::collections::HashSet::new();
     for ids in provider_ids.chunks(500) {
-        let found = transactions::table
-            .filter(transactions::account_id.eq(account_id.get()))
-            .filter(transactions::provider_transaction_id.eq_any(ids))
-            .select(transactions::id)
-            .first::<i64>(conn)
-            .optional()?;
-        if found.is_some() {
-            return Ok(true);
-        }
+        found.extend(
+            transactions::table
+                .filter(transactions::account_id.eq(account_id.get()))
+                .filter(transactions::provider_transaction_id.eq_any(ids))
+                .select(transactions::provider_transaction_id)
+                .load::<String>(conn)?,
+        );
     }
-    Ok(false)
+    Ok(found)
 }

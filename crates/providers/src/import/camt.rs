@@ -393,6 +393,7 @@ fn statement(
         servicer,
         notes,
         currency_assumed: Vec::new(),
+        legacy_ids: Vec::new(),
     })
 }
 
@@ -528,6 +529,70 @@ mod tests {
         assert_eq!(
             parse(none.as_bytes()).unwrap()[0].transactions[1].description,
             None
+        );
+    }
+
+    #[test]
+    fn an_unreadable_balance_or_entry_is_left_out_with_a_note() {
+        let balance = |code: &str, amount: &str, date: &str| {
+            format!(
+                "<Bal><Tp><CdOrPrtry><Cd>{code}</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>CRDT</CdtDbtInd>{date}</Bal>"
+            )
+        };
+        let entry = |amount: &str, indicator: &str| {
+            format!(
+                "<Ntry><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>{indicator}</CdtDbtInd><Sts>BOOK</Sts><BookgDt><Dt>2026-03-02</Dt></BookgDt><AddtlNtryInf>Entry {amount}</AddtlNtryInf></Ntry>"
+            )
+        };
+        let document = |body: String| {
+            format!(
+                "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"><BkToCstmrStmt><GrpHdr><MsgId>1</MsgId></GrpHdr><Stmt><Id>1</Id><Acct><Id><IBAN>CH9300762011623852957</IBAN></Id><Ccy>EUR</Ccy></Acct>{body}</Stmt></BkToCstmrStmt></Document>"
+            )
+        };
+        let file = document(format!(
+            "{}{}{}{}{}",
+            balance("OPBD", "1.000,00", "<Dt><Dt>2026-03-01</Dt></Dt>"),
+            balance("CLBD", "1010.00", "<Dt><Dt>2026-03-02</Dt></Dt>"),
+            entry("15.00", "CRDT"),
+            entry("abc", "DBIT"),
+            entry("5.00", "DBIT") + &entry("7.00", "RVSL"),
+        ));
+        let statement = &parse(file.as_bytes()).unwrap()[0];
+        assert_eq!(
+            statement
+                .transactions
+                .iter()
+                .map(|t| t.amount)
+                .sum::<Decimal>()
+                .to_string(),
+            "10.00"
+        );
+        assert_eq!(statement.opening_booked, None);
+        assert_eq!(
+            statement.balance.as_ref().map(|b| b.current.to_string()),
+            Some("1010.00".to_owned())
+        );
+        assert_eq!(
+            statement.notes,
+            [
+                "statement 1, balance 1, <Amt>: `1.000,00` is not an amount: the balance OPBD is left out, the rest is imported",
+                "statement 1, entry 2, <Amt>: `abc` is not an amount: the entry is left out, the rest is imported",
+                "statement 1, entry 4: <CdtDbtInd> is `RVSL`, not CRDT or DBIT: the entry is left out, the rest is imported",
+            ]
+        );
+        // A closing balance dated nowhere (no date of its own, the
+        // statement and the message undated) is left out, never 1970.
+        let undated = document(balance("CLBD", "1010.00", "") + &entry("15.00", "CRDT"));
+        let statement = &parse(undated.as_bytes()).unwrap()[0];
+        assert_eq!(statement.balance, None);
+        assert_eq!(statement.transactions.len(), 1);
+        assert!(
+            statement
+                .notes
+                .iter()
+                .any(|n| n.starts_with("statement 1, balance CLBD: no date")),
+            "{:?}",
+            statement.notes
         );
     }
 

@@ -541,6 +541,11 @@ fn find_indicator(
         seen.dedup();
         seen
     };
+    // Amounts that carry their own sign need no indicator: a column of one
+    // known word (a `C` for cleared) must not override them.
+    if !amounts_never_negative {
+        return Ok(None);
+    }
     let free = (0..width).filter(|i| !taken.contains(i));
     for i in free.clone() {
         let seen = values(i);
@@ -550,9 +555,6 @@ fn find_indicator(
         {
             return Ok(Some(i));
         }
-    }
-    if !amounts_never_negative {
-        return Ok(None);
     }
     for i in free {
         let seen = values(i);
@@ -605,6 +607,32 @@ fn unnamed_text(row: &[String], named: &[usize]) -> Option<String> {
         .collect::<Vec<_>>()
         .join(" ");
     (!text.is_empty()).then_some(text)
+}
+
+/// The one IBAN (valid check digits and country layout) that `rows` name,
+/// alone in a cell or after a label in it (`Konto: DE02 1203 …`); none when
+/// they name none or several.
+fn preamble_iban(rows: &[Vec<String>]) -> Option<String> {
+    use iban::IbanLike;
+    /// Longer cells are prose, not an account line.
+    const LONGEST_CELL: usize = 200;
+    let mut found: Vec<String> = Vec::new();
+    for cell in rows.iter().flatten().filter(|c| c.len() <= LONGEST_CELL) {
+        let words: Vec<&str> = cell.split_whitespace().collect();
+        // The cell from each word on, without spaces (IBANs are written
+        // in groups of four).
+        for start in 0..words.len() {
+            let candidate: String = words[start..].concat();
+            let candidate = candidate.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+            if let Ok(iban) = candidate.parse::<iban::Iban>() {
+                let text = iban.electronic_str().to_owned();
+                if !found.contains(&text) {
+                    found.push(text);
+                }
+            }
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
 }
 
 /// A row as a note quotes it: its non-empty cells, at most 60 characters.
@@ -731,6 +759,18 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             shown(&cells[0])
         ));
     }
+    // The account a preamble names (DKB's `"Girokonto";"DE02…"`, a
+    // `Kontonummer:;DE02…` line): one valid IBAN there, where no column
+    // names the account, is the rows' account, so two accounts of one bank
+    // (the same layout) never share one.
+    let preamble_account = (detected && account_col.is_none() && profile.account.is_none())
+        .then(|| preamble_iban(&cells[..skip.min(cells.len())]))
+        .flatten();
+    if let Some(iban) = &preamble_account {
+        notes.push(format!(
+            "the rows before the header name the account {iban}: the rows are its"
+        ));
+    }
     // Trailer rows (`***END OF FILE***`, a totals line): the rows at the
     // end whose date cell is no date at all. A file of nothing else is not
     // all trailer: its first row is named as unreadable below.
@@ -820,6 +860,12 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         }
     };
 
+    // Whether any amount carries a minus sign: then signs are the amounts'.
+    let amounts_signed = amount_col.is_some_and(|i| {
+        data.iter().any(|(_, row)| {
+            amount(&cell(row, i), profile.decimal_comma).is_some_and(|v| v.is_sign_negative())
+        })
+    });
     let named_columns: Vec<usize> = [
         Some(date_col),
         amount_col,
@@ -877,6 +923,27 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             (Some(value), _) => is_debit(value),
             (None, _) => None,
         };
+        // In a file whose amounts are never negative, a row its indicator
+        // does not sign would import unsigned: it is refused, named. (Where
+        // amounts carry signs, as N26's beside its `Transaction type`, the
+        // sign is the amount's.)
+        if let (Some(i), Some(text), None, Some(_)) =
+            (debit_credit_col, &indicator, says_debit, amount_col)
+            && value > Decimal::ZERO
+            && !profile.money_out_positive
+            && !amounts_signed
+        {
+            let reason = if text.is_empty() {
+                Reason::Missing("debit/credit indicator, and the amount has no sign")
+            } else {
+                Reason::NotAllowed {
+                    element: "the debit/credit indicator",
+                    value: text.clone(),
+                    allowed: "a debit or credit word Tributary knows (a profile's \"debit_value\" names others)",
+                }
+            };
+            return Err(at(*row_number, i).at(reason).into());
+        }
         let value = match says_debit {
             Some(true) => -value.abs(),
             Some(false) => value.abs(),
@@ -898,7 +965,8 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         accounts.push(
             account_col
                 .map(|i| cell(row, i).split_whitespace().collect::<String>())
-                .filter(|a| !a.is_empty()),
+                .filter(|a| !a.is_empty())
+                .or_else(|| preamble_account.clone()),
         );
         let description = description_col
             .map(|i| cell(row, i))
@@ -943,6 +1011,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
                 identity,
                 assumed,
                 account,
+                legacy_id: None,
             })
             .collect(),
         &profile,
@@ -964,6 +1033,8 @@ struct Row {
     identity: EntryIdentity,
     assumed: bool,
     account: Option<String>,
+    /// Its id when every row of a file went to one account.
+    legacy_id: Option<String>,
 }
 
 /// What a file's columns are, to tell files naming no account apart: a
@@ -1021,10 +1092,25 @@ fn statements(
     file_notes: Vec<String>,
 ) -> Result<Vec<Statement>, CsvError> {
     let mut file_notes = Some(file_notes);
+    // The ids rows had when a file's rows all went to one account, keyed
+    // by the first row's currency (Statement::legacy_ids), for files whose
+    // rows an account column now routes.
+    let routed = rows.iter().any(|r| r.account.is_some());
+    let mut legacy_ids = if routed && profile.account.is_none() {
+        let currency = rows
+            .first()
+            .map_or(ASSUMED_CURRENCY, |r| r.record.currency.as_str());
+        let identities: Vec<EntryIdentity> = rows.iter().map(|r| r.identity.clone()).collect();
+        entry_ids(&legacy_account_id(currency), &identities, "csv:")
+    } else {
+        Vec::new()
+    }
+    .into_iter();
     let mut groups: Vec<(Option<String>, Vec<Row>)> = Vec::new();
     let mut index: std::collections::HashMap<Option<String>, usize> =
         std::collections::HashMap::new();
-    for row in rows {
+    for mut row in rows {
+        row.legacy_id = legacy_ids.next();
         let account = row.account.clone().or_else(|| profile.account.clone());
         let at = *index.entry(account.clone()).or_insert_with(|| {
             groups.push((account, Vec::new()));
@@ -1078,6 +1164,7 @@ fn statements(
                 .clone()
                 .unwrap_or_else(|| legacy_account_id(&currency));
             let identities: Vec<EntryIdentity> = rows.iter().map(|r| r.identity.clone()).collect();
+            let legacy_ids: Vec<String> = rows.iter().filter_map(|r| r.legacy_id.clone()).collect();
             let mut transactions: Vec<SnapshotTransaction> =
                 rows.into_iter().map(|r| r.record).collect();
             for (record, id) in transactions
@@ -1122,6 +1209,7 @@ fn statements(
                 servicer: None,
                 notes,
                 currency_assumed,
+                legacy_ids,
             }
         })
         .collect())
@@ -1252,9 +1340,10 @@ mod tests {
         assert_eq!(statement.transactions.len(), 3);
         assert_eq!(total(statement), "1588.80");
         assert_eq!(
-            statement.notes[..2],
+            statement.notes[..3],
             [
                 "3 row(s) before the header row were skipped: a preamble, not transactions (the first: `Kontoumsätze Girokonto`)",
+                "the rows before the header name the account DE02120300000000202051: the rows are its",
                 "2 row(s) after the last transaction were skipped: their date column holds no digit, so they are not transactions (the first: `Summe 1.588,80`)",
             ]
         );
@@ -1303,6 +1392,33 @@ mod tests {
         let file = "\"Girokonto\";\"DE02120300000000202051\"\n\"Kontostand vom 31.01.2026:\";\"1.200,00 €\"\n\n\"Buchungsdatum\";\"Wertstellung\";\"Status\";\"Zahlungspflichtige*r\";\"Zahlungsempfänger*in\";\"Verwendungszweck\";\"Umsatztyp\";\"IBAN\";\"Betrag (€)\"\n\"05.01.26\";\"05.01.26\";\"Gebucht\";\"Max Mustermann\";\"Stadtwerke\";\"Abschlag\";\"Ausgang\";\"DE89370400440532013000\";\"-64,00\"\n\"06.01.26\";\"06.01.26\";\"Gebucht\";\"Arbeitgeber GmbH\";\"Max Mustermann\";\"Gehalt\";\"Eingang\";\"DE89370400440532013001\";\"2.500,00\"\n";
         let statement = &parse(file.as_bytes(), None).unwrap()[0];
         assert_eq!(statement.currency, "EUR");
+        // The preamble's IBAN is the account: a Tagesgeld export of the
+        // same layout is another account.
+        assert_eq!(statement.account_id, "DE02120300000000202051");
+        assert!(
+            statement
+                .notes
+                .contains(&"the rows before the header name the account DE02120300000000202051: the rows are its".to_owned()),
+            "{:?}",
+            statement.notes
+        );
+        let savings = file.replace(
+            "\"Girokonto\";\"DE02120300000000202051\"",
+            "\"Tagesgeld\";\"DE02 5001 0517 0137 0750 30\"",
+        );
+        assert_eq!(
+            parse(savings.as_bytes(), None).unwrap()[0].account_id,
+            "DE02500105170137075030"
+        );
+        // Two IBANs, or a number that is no IBAN: the preamble names none.
+        let two = file.replace(
+            "\"Girokonto\";\"DE02120300000000202051\"",
+            "\"Von\";\"DE02120300000000202051\";\"an\";\"DE89370400440532013000\"",
+        );
+        let not_iban = file.replace("DE02120300000000202051", "DE00120300000000202051");
+        for file in [two, not_iban] {
+            assert!(!parse(file.as_bytes(), None).unwrap()[0].names_account());
+        }
         assert_eq!(total(statement), "2436.00");
         assert_eq!(
             header_name("Amount ($)"),
@@ -1312,6 +1428,32 @@ mod tests {
             header_name("Betrag (brutto)"),
             ("betrag (brutto)".to_owned(), None)
         );
+    }
+
+    #[test]
+    fn an_indicator_never_overrides_signed_amounts_nor_leaves_one_unsigned() {
+        // A column of `C` (cleared) beside signed amounts is no indicator.
+        let file = "Date,Description,Amount,Cleared\n2026-01-05,Coffee,-3.50,C\n2026-01-06,Salary,1000.00,C\n";
+        assert_eq!(total(&parse(file.as_bytes(), None).unwrap()[0]), "996.50");
+        // An indicator column by its name, with a value it cannot place and
+        // an unsigned amount: refused, naming the row, never imported +40.
+        let file = "Date,Description,Amount,Debit/Credit\n2026-01-05,Coffee,3.50,Debit\n2026-01-06,Cheque 101,40.00,Cheque\n";
+        assert_eq!(
+            parse(file.as_bytes(), None).unwrap_err(),
+            Place::new("row 3, column 4 (Debit/Credit)").at(Reason::NotAllowed {
+                element: "the debit/credit indicator",
+                value: "Cheque".to_owned(),
+                allowed: "a debit or credit word Tributary knows (a profile's \"debit_value\" names others)",
+            })
+        );
+        let empty = file.replace(",Cheque\n", ",\n");
+        assert_eq!(
+            parse(empty.as_bytes(), None).unwrap_err().to_string(),
+            "row 3, column 4 (Debit/Credit): no debit/credit indicator, and the amount has no sign"
+        );
+        // A signed amount beside an unknown value keeps its sign.
+        let signed = file.replace("40.00,Cheque", "-40.00,Cheque");
+        assert_eq!(total(&parse(signed.as_bytes(), None).unwrap()[0]), "-43.50");
     }
 
     #[test]

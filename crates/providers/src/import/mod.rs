@@ -127,6 +127,11 @@ pub struct Statement {
     /// they carry `currency` as an assumption, said in a note; imported
     /// into an account the user chose, they take its currency instead.
     pub currency_assumed: Vec<usize>,
+    /// The ids its entries had when every CSV row of a file went to one
+    /// account (`unidentified-{currency}`), one per transaction, where they
+    /// differ from today's (rows an account column now routes); empty
+    /// otherwise. A re-import finds rows stored then by them.
+    pub legacy_ids: Vec<String>,
 }
 
 /// How the account id of a statement that names no account begins.
@@ -748,6 +753,7 @@ pub fn store_into(
         }
         None => route_to_legacy_accounts(conn, &imported, &mut statements)?,
     }
+    extra_notes.extend(leave_rows_stored_before(conn, &imported, &mut statements)?);
     let connection = connections::unscheduled_connection(
         conn,
         &NewConnection {
@@ -802,7 +808,9 @@ fn route_to_legacy_accounts(
     imported: &[tributary_storage::read::ImportedAccount],
     statements: &mut [Statement],
 ) -> Result<(), tributary_storage::StorageError> {
-    use tributary_storage::read::holds_any_transaction;
+    let holds_any = |conn: &mut tributary_storage::AnyConnection, account, ids: &[&str]| {
+        tributary_storage::read::stored_transaction_ids(conn, account, ids).map(|f| !f.is_empty())
+    };
     for statement in statements.iter_mut().filter(|s| !s.names_account()) {
         let legacy = legacy_account_id(&statement.currency);
         let Some(old) = imported.iter().find(|a| a.provider_account_id == legacy) else {
@@ -820,11 +828,11 @@ fn route_to_legacy_accounts(
             .iter()
             .find(|a| a.provider_account_id == statement.account_id);
         if let Some(own) = own
-            && holds_any_transaction(conn, own.id, &ids)?
+            && holds_any(conn, own.id, &ids)?
         {
             continue;
         }
-        if holds_any_transaction(conn, old.id, &ids)? {
+        if holds_any(conn, old.id, &ids)? {
             statement.account_id = old.provider_account_id.clone();
             statement.account_name = Some(old.name.clone());
             statement.kind = old.kind;
@@ -835,6 +843,74 @@ fn route_to_legacy_accounts(
         }
     }
     Ok(())
+}
+
+/// Rows an import stored before files were kept apart by account and
+/// layout (every CSV row of a file in `unidentified-{currency}`, by the id
+/// it had then) stay where they are: a statement going elsewhere leaves
+/// them out, with a note, so re-importing such a file never adds them a
+/// second time, whatever account its other rows now go to. A statement
+/// left with nothing for an account not stored yet is not imported (no
+/// empty account is made); its notes are returned.
+fn leave_rows_stored_before(
+    conn: &mut tributary_storage::AnyConnection,
+    imported: &[tributary_storage::read::ImportedAccount],
+    statements: &mut Vec<Statement>,
+) -> Result<Vec<String>, tributary_storage::StorageError> {
+    for statement in statements.iter_mut() {
+        let legacy = legacy_account_id(&statement.currency);
+        let Some(old) = imported.iter().find(|a| a.provider_account_id == legacy) else {
+            continue;
+        };
+        if statement.account_id == legacy || statement.transactions.is_empty() {
+            continue;
+        }
+        let then: Vec<String> = if statement.legacy_ids.is_empty() {
+            statement
+                .transactions
+                .iter()
+                .map(|t| t.provider_id.clone())
+                .collect()
+        } else {
+            statement.legacy_ids.clone()
+        };
+        let asked: Vec<&str> = then.iter().map(String::as_str).collect();
+        let stored = tributary_storage::read::stored_transaction_ids(conn, old.id, &asked)?;
+        if stored.is_empty() {
+            continue;
+        }
+        let keep: Vec<bool> = then.iter().map(|id| !stored.contains(id)).collect();
+        let mut position = 0;
+        statement.transactions.retain(|_| {
+            position += 1;
+            keep[position - 1]
+        });
+        // Positions of rows whose currency was assumed, among those kept.
+        statement.currency_assumed = statement
+            .currency_assumed
+            .iter()
+            .filter(|p| keep.get(**p) == Some(&true))
+            .map(|p| keep[..*p].iter().filter(|k| **k).count())
+            .collect();
+        statement.legacy_ids.clear();
+        statement.notes.push(format!(
+            "{} row(s) of this file were stored in \"{}\" by an import before files were kept apart by account and layout: they stay there and were not imported again",
+            keep.iter().filter(|k| !**k).count(),
+            old.name
+        ));
+    }
+    let mut notes_of_dropped = Vec::new();
+    statements.retain_mut(|statement| {
+        let new_and_empty = statement.is_empty()
+            && !imported
+                .iter()
+                .any(|a| a.provider_account_id == statement.account_id);
+        if new_and_empty {
+            notes_of_dropped.append(&mut statement.notes);
+        }
+        !new_and_empty
+    });
+    Ok(notes_of_dropped)
 }
 
 /// Notes each statement that does not open on the closing balance before

@@ -563,6 +563,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
         servicer: None,
         notes,
         currency_assumed: Vec::new(),
+        legacy_ids: Vec::new(),
     })
 }
 

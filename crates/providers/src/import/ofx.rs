@@ -361,9 +361,26 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, ReadError> {
     if !unplaced.is_empty()
         && let Some(first) = statements.first_mut()
     {
+        // Each named as the file writes it, the first few.
+        const NAMED: usize = 5;
+        let named: Vec<String> = unplaced
+            .iter()
+            .take(NAMED)
+            .map(|e| {
+                format!(
+                    "FITID {} of {}, amount {}",
+                    e.fitid.as_deref().unwrap_or("(none)"),
+                    e.posted.as_deref().unwrap_or("(no date)"),
+                    e.amount.as_deref().unwrap_or("(none)")
+                )
+            })
+            .collect();
+        let more = unplaced.len().saturating_sub(NAMED);
         first.notes.push(format!(
-            "{} transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of {count} statements: which account they belong to cannot be told, so they are not imported",
+            "{} transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of {count} statements: which account they belong to cannot be told, so they are not imported ({}{})",
             unplaced.len(),
+            named.join("; "),
+            if more > 0 { format!("; and {more} more") } else { String::new() }
         ));
     }
     if statements.is_empty() {
@@ -603,6 +620,7 @@ fn cash_statement(
         servicer: None,
         notes,
         currency_assumed: Vec::new(),
+        legacy_ids: Vec::new(),
     })
 }
 
@@ -812,6 +830,7 @@ fn investment_statement(
         servicer: None,
         notes,
         currency_assumed: Vec::new(),
+        legacy_ids: Vec::new(),
     })
 }
 
@@ -1121,7 +1140,7 @@ mod tests {
         assert_eq!(
             statements[0].notes,
             [
-                "1 transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of 2 statements: which account they belong to cannot be told, so they are not imported"
+                "1 transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of 2 statements: which account they belong to cannot be told, so they are not imported (FITID B2 of 20260106, amount -2.00)"
             ]
         );
     }
@@ -1162,6 +1181,43 @@ mod tests {
         // Through the import: the same two records and notes.
         let read = crate::import::parse(sgml_statement(&body).as_bytes(), None).unwrap();
         assert_eq!((read[0].transactions.len(), read[0].notes.len()), (2, 2));
+    }
+
+    #[test]
+    fn an_unreadable_trade_or_position_is_left_out_and_the_total_with_it() {
+        let position = |id: &str, units: &str| {
+            format!(
+                "<POSSTOCK><INVPOS><SECID><UNIQUEID>{id}<UNIQUEIDTYPE>CUSIP</SECID><HELDINACCT>CASH<POSTYPE>LONG<UNITS>{units}<UNITPRICE>10.00<MKTVAL>100.00<DTPRICEASOF>20260131</INVPOS></POSSTOCK>"
+            )
+        };
+        let trade = |fitid: &str, total: &str| {
+            format!(
+                "<BUYSTOCK><INVBUY><INVTRAN><FITID>{fitid}<DTTRADE>20260115</INVTRAN><SECID><UNIQUEID>111<UNIQUEIDTYPE>CUSIP</SECID><UNITS>10<UNITPRICE>10.00<TOTAL>{total}<SUBACCTSEC>CASH<SUBACCTFUND>CASH</INVBUY><BUYTYPE>BUY</BUYSTOCK>"
+            )
+        };
+        let file = format!(
+            "OFXHEADER:100\nDATA:OFXSGML\n\n<OFX><INVSTMTMSGSRSV1><INVSTMTTRNRS><INVSTMTRS><DTASOF>20260131<CURDEF>USD<INVACCTFROM><BROKERID>b.example<ACCTID>987</INVACCTFROM><INVTRANLIST><DTSTART>20260101<DTEND>20260131{}{}</INVTRANLIST><INVPOSLIST>{}{}</INVPOSLIST><INVBAL><AVAILCASH>50.00</INVBAL></INVSTMTRS></INVSTMTTRNRS></INVSTMTMSGSRSV1></OFX>",
+            trade("T1", "-100.00"),
+            trade("T2", "."),
+            position("111", "10"),
+            position("222", "ten"),
+        );
+        let statement = &parse(file.as_bytes()).unwrap()[0];
+        assert_eq!(
+            (statement.transactions.len(), sum(statement).as_str()),
+            (1, "-100.00")
+        );
+        assert_eq!(statement.holdings.as_ref().map(Vec::len), Some(1));
+        // Without one position the account's total is unknown: no balance.
+        assert_eq!(statement.balance, None);
+        assert_eq!(
+            statement.notes,
+            [
+                "investment statement 1, trade 2: `.` is not an amount: the trade is left out, the rest is imported",
+                "investment statement 1, position 2: `ten` is not an amount: the position is left out, the rest is imported",
+                "investment statement 1: the balance (the positions' value and the cash) is left out: 1 of its parts could not be read",
+            ]
+        );
     }
 
     #[test]
