@@ -1,5 +1,6 @@
 //! The Personal API end to end: the real server on a free port, over SQLite
-//! and PostgreSQL, checked field by field against spec/wire-format.md.
+//! and PostgreSQL, checked field by field against the shapes existing
+//! clients read (crates/http/src/wire.rs, docs/api-reference.md).
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]

@@ -1,5 +1,7 @@
-//! The exact JSON shapes of spec/wire-format.md. Field names here are a
-//! contract with existing clients: extend with optional fields, never rename.
+//! The exact JSON shapes of the Personal API, as its OpenAPI document
+//! describes them (docs/api-reference.md). Field names here are a contract
+//! with existing clients of the hosted service this API is compatible with:
+//! extend with optional fields, never rename or reshape.
 
 use chrono::{Datelike, NaiveDate};
 use serde::ser::SerializeStruct;

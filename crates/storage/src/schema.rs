@@ -1,5 +1,6 @@
 //! The one diesel schema shared by SQLite and PostgreSQL; mirrors
-//! `migrations/{sqlite,postgres}`. Decimal columns are `Text` (see DESIGN.md).
+//! `migrations/{sqlite,postgres}`. Decimal columns are `Text`
+//! (docs/architecture.md, "Data model").
 
 diesel::table! {
     apps (id) {
