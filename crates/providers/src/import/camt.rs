@@ -558,15 +558,7 @@ mod tests {
             entry("5.00", "DBIT") + &entry("7.00", "RVSL"),
         ));
         let statement = &parse(file.as_bytes()).unwrap()[0];
-        assert_eq!(
-            statement
-                .transactions
-                .iter()
-                .map(|t| t.amount)
-                .sum::<Decimal>()
-                .to_string(),
-            "10.00"
-        );
+        assert_eq!(statement.signed_sum(), "10.00");
         assert_eq!(statement.opening_booked, None);
         assert_eq!(
             statement.balance.as_ref().map(|b| b.current.to_string()),

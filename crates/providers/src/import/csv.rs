@@ -790,17 +790,17 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         ));
         data.truncate(data.len() - trailer);
     }
+    // Whether any amount carries a minus sign: then signs are the amounts'.
+    let amounts_signed = amount_col.is_some_and(|i| {
+        data.iter().any(|(_, row)| {
+            row.get(i)
+                .and_then(|c| amount(c.trim(), profile.decimal_comma))
+                .is_some_and(|v| v.is_sign_negative())
+        })
+    });
     // A detected layout with one amount column and no debit/credit column
     // by name may still carry the sign in a column of its own.
-    if detected
-        && debit_credit_col.is_none()
-        && let Some(amount_i) = amount_col
-    {
-        let never_negative = data.iter().all(|(_, row)| {
-            row.get(amount_i)
-                .and_then(|c| amount(c.trim(), profile.decimal_comma))
-                .is_none_or(|v| !v.is_sign_negative())
-        });
+    if detected && debit_credit_col.is_none() && amount_col.is_some() {
         let taken: Vec<usize> = [
             Some(date_col),
             amount_col,
@@ -814,7 +814,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         .flatten()
         .collect();
         debit_credit_col =
-            find_indicator(header.unwrap_or_default(), &data, &taken, never_negative)?;
+            find_indicator(header.unwrap_or_default(), &data, &taken, !amounts_signed)?;
     }
     let column_name = |i: usize| {
         header.and_then(|h| h.get(i)).map_or_else(
@@ -860,12 +860,6 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
         }
     };
 
-    // Whether any amount carries a minus sign: then signs are the amounts'.
-    let amounts_signed = amount_col.is_some_and(|i| {
-        data.iter().any(|(_, row)| {
-            amount(&cell(row, i), profile.decimal_comma).is_some_and(|v| v.is_sign_negative())
-        })
-    });
     let named_columns: Vec<usize> = [
         Some(date_col),
         amount_col,
@@ -1219,16 +1213,6 @@ fn statements(
 mod tests {
     use super::*;
 
-    /// The signed sum of a statement's transactions.
-    fn total(statement: &Statement) -> String {
-        statement
-            .transactions
-            .iter()
-            .map(|t| t.amount)
-            .sum::<Decimal>()
-            .to_string()
-    }
-
     #[test]
     fn common_layouts_are_recognised() {
         let english =
@@ -1338,7 +1322,7 @@ mod tests {
         let statements = parse(file.as_bytes(), None).unwrap();
         let statement = &statements[0];
         assert_eq!(statement.transactions.len(), 3);
-        assert_eq!(total(statement), "1588.80");
+        assert_eq!(statement.signed_sum(), "1588.80");
         assert_eq!(
             statement.notes[..3],
             [
@@ -1419,7 +1403,7 @@ mod tests {
         for file in [two, not_iban] {
             assert!(!parse(file.as_bytes(), None).unwrap()[0].names_account());
         }
-        assert_eq!(total(statement), "2436.00");
+        assert_eq!(statement.signed_sum(), "2436.00");
         assert_eq!(
             header_name("Amount ($)"),
             ("amount".to_owned(), Some("USD".to_owned()))
@@ -1434,7 +1418,10 @@ mod tests {
     fn an_indicator_never_overrides_signed_amounts_nor_leaves_one_unsigned() {
         // A column of `C` (cleared) beside signed amounts is no indicator.
         let file = "Date,Description,Amount,Cleared\n2026-01-05,Coffee,-3.50,C\n2026-01-06,Salary,1000.00,C\n";
-        assert_eq!(total(&parse(file.as_bytes(), None).unwrap()[0]), "996.50");
+        assert_eq!(
+            parse(file.as_bytes(), None).unwrap()[0].signed_sum(),
+            "996.50"
+        );
         // An indicator column by its name, with a value it cannot place and
         // an unsigned amount: refused, naming the row, never imported +40.
         let file = "Date,Description,Amount,Debit/Credit\n2026-01-05,Coffee,3.50,Debit\n2026-01-06,Cheque 101,40.00,Cheque\n";
@@ -1453,7 +1440,10 @@ mod tests {
         );
         // A signed amount beside an unknown value keeps its sign.
         let signed = file.replace("40.00,Cheque", "-40.00,Cheque");
-        assert_eq!(total(&parse(signed.as_bytes(), None).unwrap()[0]), "-43.50");
+        assert_eq!(
+            parse(signed.as_bytes(), None).unwrap()[0].signed_sum(),
+            "-43.50"
+        );
     }
 
     #[test]

@@ -134,6 +134,19 @@ pub struct Statement {
     pub legacy_ids: Vec<String>,
 }
 
+#[cfg(test)]
+impl Statement {
+    /// The signed sum of its transactions, as text: the figure tests
+    /// compare with what a bank or another parser says.
+    pub(crate) fn signed_sum(&self) -> String {
+        self.transactions
+            .iter()
+            .map(|t| t.amount)
+            .sum::<Decimal>()
+            .to_string()
+    }
+}
+
 /// How the account id of a statement that names no account begins.
 const UNIDENTIFIED: &str = "unidentified-";
 
@@ -721,39 +734,41 @@ pub fn store_into(
         .map_or(AccountKind::Checking, |s| s.kind);
     let chosen = target_account(&imported, target, unnamed_kind)?;
     let mut extra_notes = Vec::new();
-    match &chosen {
-        Some((account, field)) => {
-            for statement in statements.iter_mut().filter(|s| !s.names_account()) {
-                if let Some(other) = statement
-                    .stated_currencies()
-                    .into_iter()
-                    .find(|c| *c != account.currency)
-                {
-                    return Err(TargetError::CurrencyMismatch {
-                        file: other.to_owned(),
-                        account: account.currency.clone(),
-                        target: match target {
-                            ImportTarget::NewAccount { name, .. } => {
-                                format!("the new account \"{name}\"")
-                            }
-                            _ => format!("\"{}\"", account.name),
-                        },
-                        field: *field,
-                    }
-                    .into());
+    if let Some((account, field)) = &chosen {
+        for statement in statements.iter_mut().filter(|s| !s.names_account()) {
+            if let Some(other) = statement
+                .stated_currencies()
+                .into_iter()
+                .find(|c| *c != account.currency)
+            {
+                return Err(TargetError::CurrencyMismatch {
+                    file: other.to_owned(),
+                    account: account.currency.clone(),
+                    target: match target {
+                        ImportTarget::NewAccount { name, .. } => {
+                            format!("the new account \"{name}\"")
+                        }
+                        _ => format!("\"{}\"", account.name),
+                    },
+                    field: *field,
                 }
-                statement.send_to(account);
+                .into());
             }
-            if statements.iter().all(|s| s.account_id != account.key) {
-                extra_notes.push(format!(
-                    "the file names the account of each of its statements, so none went into \"{}\"",
-                    account.name
-                ));
-            }
+            statement.send_to(account);
         }
-        None => route_to_legacy_accounts(conn, &imported, &mut statements)?,
+        if statements.iter().all(|s| s.account_id != account.key) {
+            extra_notes.push(format!(
+                "the file names the account of each of its statements, so none went into \"{}\"",
+                account.name
+            ));
+        }
     }
-    extra_notes.extend(leave_rows_stored_before(conn, &imported, &mut statements)?);
+    extra_notes.extend(settle_with_legacy_accounts(
+        conn,
+        &imported,
+        &mut statements,
+        chosen.is_none(),
+    )?);
     let connection = connections::unscheduled_connection(
         conn,
         &NewConnection {
@@ -797,66 +812,29 @@ pub fn store_into(
     })
 }
 
-/// Before files naming no account were kept apart by source, all of one
-/// currency went to one account (`unidentified-EUR`). A statement goes on
-/// into that account when it holds any of the statement's entries (the
-/// same file, or one overlapping it, imported then) and the statement's
-/// own account holds none, so a re-import changes nothing; the note says
-/// so.
-fn route_to_legacy_accounts(
-    conn: &mut tributary_storage::AnyConnection,
-    imported: &[tributary_storage::read::ImportedAccount],
-    statements: &mut [Statement],
-) -> Result<(), tributary_storage::StorageError> {
-    let holds_any = |conn: &mut tributary_storage::AnyConnection, account, ids: &[&str]| {
-        tributary_storage::read::stored_transaction_ids(conn, account, ids).map(|f| !f.is_empty())
-    };
-    for statement in statements.iter_mut().filter(|s| !s.names_account()) {
-        let legacy = legacy_account_id(&statement.currency);
-        let Some(old) = imported.iter().find(|a| a.provider_account_id == legacy) else {
-            continue;
-        };
-        if statement.account_id == legacy {
-            continue;
-        }
-        let ids: Vec<&str> = statement
-            .transactions
-            .iter()
-            .map(|t| t.provider_id.as_str())
-            .collect();
-        let own = imported
-            .iter()
-            .find(|a| a.provider_account_id == statement.account_id);
-        if let Some(own) = own
-            && holds_any(conn, own.id, &ids)?
-        {
-            continue;
-        }
-        if holds_any(conn, old.id, &ids)? {
-            statement.account_id = old.provider_account_id.clone();
-            statement.account_name = Some(old.name.clone());
-            statement.kind = old.kind;
-            statement.notes.push(format!(
-                "the rows went into \"{}\", which holds rows of this file from an earlier import",
-                old.name
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Rows an import stored before files were kept apart by account and
-/// layout (every CSV row of a file in `unidentified-{currency}`, by the id
-/// it had then) stay where they are: a statement going elsewhere leaves
-/// them out, with a note, so re-importing such a file never adds them a
-/// second time, whatever account its other rows now go to. A statement
-/// left with nothing for an account not stored yet is not imported (no
-/// empty account is made); its notes are returned.
-fn leave_rows_stored_before(
+/// Before files were kept apart by account and layout, every statement
+/// naming no account went to one account per currency
+/// (`unidentified-EUR`), every CSV row of a file with it. Rows that account
+/// holds (found by the id they had then, [`Statement::legacy_ids`]) are
+/// never stored a second time elsewhere:
+///
+/// - where the import may choose the account (`may_route`: no target was
+///   given), a statement naming no account whose own account holds none of
+///   its rows goes on into the old account, so a file imported then, or one
+///   overlapping it, changes nothing;
+/// - any other statement leaves those rows out, and they stay where they
+///   are, whatever account the rest of its file now goes to.
+///
+/// Each says so in a note. A statement left with nothing for an account
+/// not stored yet is not imported (no empty account is made); its notes are
+/// returned.
+fn settle_with_legacy_accounts(
     conn: &mut tributary_storage::AnyConnection,
     imported: &[tributary_storage::read::ImportedAccount],
     statements: &mut Vec<Statement>,
+    may_route: bool,
 ) -> Result<Vec<String>, tributary_storage::StorageError> {
+    use tributary_storage::read::stored_transaction_ids;
     for statement in statements.iter_mut() {
         let legacy = legacy_account_id(&statement.currency);
         let Some(old) = imported.iter().find(|a| a.provider_account_id == legacy) else {
@@ -875,9 +853,33 @@ fn leave_rows_stored_before(
             statement.legacy_ids.clone()
         };
         let asked: Vec<&str> = then.iter().map(String::as_str).collect();
-        let stored = tributary_storage::read::stored_transaction_ids(conn, old.id, &asked)?;
+        let stored = stored_transaction_ids(conn, old.id, &asked)?;
         if stored.is_empty() {
             continue;
+        }
+        if may_route && !statement.names_account() {
+            let own = imported
+                .iter()
+                .find(|a| a.provider_account_id == statement.account_id);
+            let ids: Vec<&str> = statement
+                .transactions
+                .iter()
+                .map(|t| t.provider_id.as_str())
+                .collect();
+            let own_holds_none = match own {
+                Some(own) => stored_transaction_ids(conn, own.id, &ids)?.is_empty(),
+                None => true,
+            };
+            if own_holds_none {
+                statement.account_id = old.provider_account_id.clone();
+                statement.account_name = Some(old.name.clone());
+                statement.kind = old.kind;
+                statement.notes.push(format!(
+                    "the rows went into \"{}\", which holds rows of this file from an earlier import",
+                    old.name
+                ));
+                continue;
+            }
         }
         let keep: Vec<bool> = then.iter().map(|id| !stored.contains(id)).collect();
         let mut position = 0;

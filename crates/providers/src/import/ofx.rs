@@ -1079,15 +1079,6 @@ mod tests {
         )
     }
 
-    fn sum(statement: &Statement) -> String {
-        statement
-            .transactions
-            .iter()
-            .map(|t| t.amount)
-            .sum::<Decimal>()
-            .to_string()
-    }
-
     #[test]
     fn records_after_an_early_end_of_their_list_are_the_statements() {
         let body = format!(
@@ -1099,7 +1090,7 @@ mod tests {
         let statements = parse(sgml_statement(&body).as_bytes()).unwrap();
         assert_eq!(statements.len(), 1);
         assert_eq!(statements[0].transactions.len(), 3);
-        assert_eq!(sum(&statements[0]), "469.50");
+        assert_eq!(statements[0].signed_sum(), "469.50");
         assert_eq!(
             statements[0].notes,
             [
@@ -1111,7 +1102,7 @@ mod tests {
             "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nCHARSET:1252\n\n",
             "<?xml version=\"1.0\"?><?OFX OFXHEADER=\"200\" VERSION=\"220\"?>",
         );
-        assert_eq!(sum(&parse(xml.as_bytes()).unwrap()[0]), "469.50");
+        assert_eq!(parse(xml.as_bytes()).unwrap()[0].signed_sum(), "469.50");
     }
 
     #[test]
@@ -1123,7 +1114,7 @@ mod tests {
             record("B2", "20260106", "-2.00", "Cafe")
         ));
         let statements = parse(one.as_bytes()).unwrap();
-        assert_eq!(sum(&statements[0]), "-3.00");
+        assert_eq!(statements[0].signed_sum(), "-3.00");
         assert!(
             statements[0].notes[0].contains("1 transaction record(s)"),
             "{:?}",
@@ -1136,7 +1127,7 @@ mod tests {
         );
         let statements = parse(two.as_bytes()).unwrap();
         assert_eq!(statements.len(), 2);
-        assert_eq!(sum(&statements[0]), "-1.00");
+        assert_eq!(statements[0].signed_sum(), "-1.00");
         assert_eq!(
             statements[0].notes,
             [
@@ -1158,7 +1149,7 @@ mod tests {
         let statements = parse(sgml_statement(&body).as_bytes()).unwrap();
         let statement = &statements[0];
         assert_eq!(statement.transactions.len(), 2);
-        assert_eq!(sum(statement), "490.00");
+        assert_eq!(statement.signed_sum(), "490.00");
         assert_eq!(statement.balance, None);
         assert_eq!(statement.closing_booked, None);
         assert_eq!(
@@ -1204,7 +1195,10 @@ mod tests {
         );
         let statement = &parse(file.as_bytes()).unwrap()[0];
         assert_eq!(
-            (statement.transactions.len(), sum(statement).as_str()),
+            (
+                statement.transactions.len(),
+                statement.signed_sum().as_str()
+            ),
             (1, "-100.00")
         );
         assert_eq!(statement.holdings.as_ref().map(Vec::len), Some(1));
