@@ -21,6 +21,7 @@ pub mod webhooks;
 use actix_web::dev::ServerHandle;
 use chrono::{TimeZone, Utc};
 use std::sync::Arc;
+use tributary_app::Config;
 use tributary_auth::api_keys;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
@@ -28,7 +29,6 @@ use tributary_domain::ids::{AccountId, ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, Provider, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
-use tributary_http::Config;
 use tributary_http::server::{self, Application, Interface, Parts};
 use tributary_notify::mail::DevOutbox;
 use tributary_providers::Registry;
@@ -383,7 +383,7 @@ impl TestServer {
         );
         // Its blocking HTTP client is made, used and dropped off the runtime.
         actix_web::web::block(move || {
-            tributary_http::server::deliverer(&config, &db, clock)
+            tributary_app::workers::deliverer(&config, &db, clock)
                 .unwrap()
                 .run_due()
                 .unwrap()

@@ -197,7 +197,7 @@ pub fn start_platform_with_signup(
 /// yet) changed by `configure` first.
 pub fn start_platform_configured(
     database: TestDatabase,
-    configure: impl FnOnce(&mut tributary_http::Config),
+    configure: impl FnOnce(&mut tributary_app::Config),
 ) -> (PlatformServer, DevOutbox) {
     configured_pages_server(database, Vec::new(), |parts| parts, Signup::Open, configure)
 }
@@ -216,7 +216,7 @@ fn configured_pages_server(
     connectors: Vec<Arc<dyn Connector>>,
     customize: impl FnOnce(Parts) -> Parts,
     signup: Signup,
-    configure: impl FnOnce(&mut tributary_http::Config),
+    configure: impl FnOnce(&mut tributary_app::Config),
 ) -> (PlatformServer, DevOutbox) {
     let clock = clock();
     let apps = seed_apps(&database, clock.as_ref(), BillingModel::User);
@@ -245,7 +245,7 @@ fn configured_pages_server(
 fn serve(
     database: TestDatabase,
     clock: Arc<ManualClock>,
-    config: tributary_http::Config,
+    config: tributary_app::Config,
     parts: Parts,
     [app_a, app_b, public_app]: [TestApp; 3],
 ) -> PlatformServer {

@@ -1047,7 +1047,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     let outbox = tributary_notify::mail::DevOutbox::default();
     let mailer = outbox.clone();
     let application = std::thread::spawn(move || {
-        let config = tributary_http::Config::from_lookup(|name| match name {
+        let config = tributary_app::Config::from_lookup(|name| match name {
             "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
             "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
             _ => None,

@@ -27,7 +27,7 @@ async fn metrics_count_requests_and_read_the_database_for_whoever_may_scrape() {
         let clock = clock();
         let world = seed(&database, clock.clone());
         let mut config = test_config(&database, None);
-        config.metrics.token = Some(tributary_http::config::Secret(TOKEN.to_owned()));
+        config.metrics.token = Some(tributary_app::config::Secret(TOKEN.to_owned()));
         config.metrics.bind = Some("127.0.0.1:0".parse().unwrap());
         let parts = Parts {
             clock: Some(clock.clone()),

@@ -375,7 +375,7 @@ async fn the_daily_budget_answers_429_with_the_wait_and_counts_per_destination()
     on_every_backend(|server| async move {
         let (_, first) = claim(&setup_token(&server, None)).await;
         let (_, second) = claim(&setup_token(&server, None)).await;
-        let budget = tributary_http::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS;
+        let budget = tributary_app::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS;
         for _ in 0..budget {
             assert_eq!(accounts(&first, "balances-only=1").await.0, StatusCode::OK);
         }

@@ -7,13 +7,14 @@ use crate::{
 };
 use anyhow::{Context as _, bail};
 use std::sync::Arc;
+use tributary_app::config::Config;
+use tributary_app::connectors::sync_engine;
+use tributary_app::database::open_database;
 use tributary_auth::api_keys;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::email::normalize_email;
 use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId};
 use tributary_domain::model::{Provider, SyncJobKind};
-use tributary_http::config::Config;
-use tributary_http::server::{open_database, sync_engine};
 use tributary_providers::ConnectRequest;
 use tributary_providers::gocardless::GoCardlessConnector;
 use tributary_providers::sandbox;
@@ -180,8 +181,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Institutions { country } => list_institutions(&config, &country),
         Command::Worker => {
             let db = open()?;
-            let mailer = tributary_http::server::mailer(&config)?;
-            let chore = tributary_http::server::worker_chore(&config, &db, clock.clone(), mailer)?;
+            let mailer = tributary_app::mail::mailer(&config)?;
+            let chore = tributary_app::workers::worker_chore(&config, &db, clock.clone(), mailer)?;
             run_worker(sync_engine(&config, &db, clock)?, chore, config.worker_poll)
         }
         Command::Secrets(SecretsCommand::GenerateKey) => {
@@ -279,10 +280,7 @@ fn login_link(db: &Database, clock: &dyn Clock, email: &str, url: &str) -> anyho
         shown(&user.email),
         tributary_auth::dashboard::LOGIN_LINK_TTL.num_minutes()
     );
-    println!(
-        "{base}{}/{token}",
-        tributary_http::web::dashboard::SIGN_IN_LINK_PATH
-    );
+    println!("{base}{}/{token}", tributary_app::links::SIGN_IN_LINK_PATH);
     Ok(())
 }
 

@@ -5,9 +5,9 @@ use crate::SimplefinCommand;
 use crate::commands::{find_user, public_base, when};
 use crate::terminal::shown;
 use anyhow::bail;
+use tributary_app::links::SIMPLEFIN_ROOT;
 use tributary_auth::simplefin::{self as access, SETUP_TOKEN_LIFETIME};
 use tributary_domain::clock::Clock;
-use tributary_http::simplefin::ROOT;
 use tributary_storage::{Database, StorageError, simplefin as store};
 
 pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyhow::Result<()> {
@@ -22,7 +22,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
             let user = find_user(db, &user)?;
             let base = public_base(&url)?;
             let scope = (!accounts.is_empty()).then_some(accounts.as_slice());
-            let claim_root = format!("{base}{ROOT}/claim");
+            let claim_root = format!("{base}{SIMPLEFIN_ROOT}/claim");
             let issued = access::create(
                 &mut *db.conn()?,
                 user.id,

@@ -4,10 +4,10 @@
 use crate::terminal::shown;
 use crate::{WebhookOwnerArgs, WebhooksCommand};
 use anyhow::{Context as _, bail};
+use tributary_app::Config;
 use tributary_domain::clock::Clock;
 use tributary_domain::ids::WebhookEndpointId;
 use tributary_domain::model::WebhookEventType;
-use tributary_http::Config;
 use tributary_notify::deliver::seal_secret;
 use tributary_notify::destination;
 use tributary_notify::signing::SigningSecret;

@@ -1,15 +1,15 @@
-//! What both binaries share: configuration, the error envelope, request ids,
+//! The HTTP surfaces of both servers: the error envelope, request ids,
 //! authentication extractors, the data endpoints (one implementation behind
-//! either authentication scheme), health checks and server start-up.
+//! either authentication scheme), SimpleFIN, the browser pages, health
+//! checks, and binding a server. Configuration and the rest of a process's
+//! wiring are `tributary-app`'s.
 
 pub mod access_log;
 pub mod auth;
 pub mod conditional;
-pub mod config;
 pub mod connections;
 pub mod control_characters;
 pub mod data;
-pub mod demo;
 pub mod error;
 pub mod fault;
 pub mod feed;
@@ -31,6 +31,5 @@ pub mod web;
 pub mod webhooks;
 mod wire;
 
-pub use config::Config;
 pub use error::ApiError;
 pub use state::AppState;

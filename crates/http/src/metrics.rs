@@ -11,7 +11,6 @@
 //! e-mail, no institution: route patterns (never raw paths), methods,
 //! statuses, providers and connection ids.
 
-use crate::config::MetricsAccess;
 use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::body::MessageBody;
@@ -28,6 +27,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
+use tributary_app::config::MetricsAccess;
 use tributary_auth::secret;
 use tributary_storage::stats::{self, ConnectionFreshness};
 use tributary_storage::{PoolUse, StorageError};

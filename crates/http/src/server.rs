@@ -1,32 +1,31 @@
-//! Start-up shared by both binaries: open (and on SQLite migrate) the
-//! database, optionally seed the demo, build the app and bind.
+//! A server process: its parts from the composition root (`tributary-app`:
+//! database, sync engine, worker, mailer, payments, demo data), assembled
+//! into the state the handlers share, bound and served.
 
-use crate::config::{Config, PaymentsSettings};
 use crate::state::AppState;
 use crate::{
-    access_log, control_characters, demo, error, malformed, metrics, request_id, routes as route,
+    access_log, control_characters, error, malformed, metrics, request_id, routes as route,
 };
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
 use anyhow::Context as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tributary_app::config::Config;
+use tributary_app::connectors::{engine_over, sync_engine};
+use tributary_app::database::open_database;
+use tributary_app::demo;
+use tributary_app::links::{DEVELOPERS_ROOT, SIGN_IN_LINK_PATH};
+use tributary_app::mail::mailer;
+use tributary_app::payments::payments;
+use tributary_app::workers::{BackgroundWorker, worker_chore};
 use tributary_auth::developers::Signup;
 use tributary_domain::clock::{Clock, SystemClock};
-use tributary_notify::deliver::Deliverer;
-use tributary_notify::mail::{DevOutbox, Mailer, SmtpMailer};
-use tributary_notify::notices::NoticeSender;
+use tributary_notify::mail::Mailer;
 use tributary_outbound::Guard;
 use tributary_providers::Registry;
-use tributary_providers::akahu::AkahuConnector;
-use tributary_providers::enablebanking::EnableBankingConnector;
-use tributary_providers::gocardless::GoCardlessConnector;
-use tributary_providers::payments::{PaymentProcessor, StripeProcessor, TestProcessor};
-use tributary_providers::plaid::PlaidConnector;
-use tributary_providers::snaptrade::SnapTradeConnector;
-use tributary_providers::sync::SyncEngine;
-use tributary_providers::worker::{Chore, StopSignal, Worker, worker_id};
-use tributary_storage::{Backend, Database};
+use tributary_providers::payments::PaymentProcessor;
+use tributary_storage::Database;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interface {
@@ -34,30 +33,6 @@ pub enum Interface {
     Personal,
     /// `/api/platform`: apps' users, OAuth 2 tokens, bearer data endpoints.
     Platform,
-}
-
-/// Opens the pool. The embedded SQLite database is migrated automatically;
-/// a PostgreSQL database with pending migrations is refused, so that several
-/// instances never race to migrate a shared database: run `tributary migrate`.
-pub fn open_database(config: &Config) -> anyhow::Result<Database> {
-    let db = Database::connect(&config.database_url, &config.pool)
-        .with_context(|| format!("opening the database {}", config.database_url))?;
-    match db.backend() {
-        Backend::Sqlite => {
-            for name in db.migrate()? {
-                log::info!("applied migration {name}");
-            }
-        }
-        Backend::Postgres => {
-            if db.has_pending_migrations()? {
-                anyhow::bail!(
-                    "the PostgreSQL database {} has pending migrations: run `tributary migrate` with the same TRIBUTARY_DATABASE_URL first",
-                    config.database_url
-                );
-            }
-        }
-    }
-    Ok(db)
 }
 
 fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
@@ -236,186 +211,6 @@ pub fn local_url(addr: SocketAddr) -> String {
     format!("http://{ip}:{}", addr.port())
 }
 
-/// The sync engine as configured: every provider's connector, the credential
-/// keyring, the sync policy.
-pub fn sync_engine(
-    config: &Config,
-    db: &Database,
-    clock: Arc<dyn Clock>,
-) -> anyhow::Result<SyncEngine> {
-    engine_with(
-        config,
-        db,
-        clock,
-        providers(config, &config.outbound_guard())?,
-    )
-}
-
-/// A sync engine over `registry` with the configured keyring and policy.
-fn engine_with(
-    config: &Config,
-    db: &Database,
-    clock: Arc<dyn Clock>,
-    registry: Registry,
-) -> anyhow::Result<SyncEngine> {
-    let keyring = config.keyring()?;
-    Ok(
-        SyncEngine::with_policy(db.clone(), registry, clock, config.sync_policy.clone())
-            .with_sealer(Arc::new(keyring)),
-    )
-}
-
-/// The webhook sender the workers run, with the configured keyring.
-pub fn deliverer(
-    config: &Config,
-    db: &Database,
-    clock: Arc<dyn Clock>,
-) -> anyhow::Result<Deliverer> {
-    Ok(Deliverer::new(
-        db.clone(),
-        clock,
-        Arc::new(config.keyring()?),
-        &config.outbound_guard(),
-    )?
-    .with_lease(config.sync_policy.lease))
-}
-
-/// What the workers send besides syncing: the webhooks due, and the mail
-/// notices due.
-pub fn outbound_chore(deliverer: Deliverer, notices: NoticeSender) -> Chore {
-    Box::new(move || {
-        if let Err(err) = deliverer.run_due() {
-            log::error!("sending webhooks failed: {err}");
-        }
-        if let Err(err) = notices.run_due() {
-            log::error!("mailing notices failed: {err}");
-        }
-    })
-}
-
-/// The worker's chore with the configured keyring and mailer.
-pub fn worker_chore(
-    config: &Config,
-    db: &Database,
-    clock: Arc<dyn Clock>,
-    mailer: Arc<dyn Mailer>,
-) -> anyhow::Result<Chore> {
-    Ok(outbound_chore(
-        deliverer(config, db, clock.clone())?,
-        NoticeSender::new(db.clone(), clock, mailer),
-    ))
-}
-
-/// Every provider's connector: the built-in ones, Akahu (its personal apps
-/// need no configuration), and GoCardless, Enable Banking, Plaid and
-/// SnapTrade when their credentials are configured. Those whose addresses
-/// users give (SimpleFIN) reach only what `outbound` allows; the others'
-/// API roots are the operator's to set.
-pub fn providers(config: &Config, outbound: &Guard) -> anyhow::Result<Registry> {
-    let mut registry = Registry::with_defaults(outbound);
-    if let Some(gocardless) = &config.gocardless {
-        registry.register(Arc::new(GoCardlessConnector::new(
-            gocardless.connector_config(),
-        )?));
-    }
-    if let Some(enablebanking) = &config.enablebanking {
-        registry.register(Arc::new(
-            EnableBankingConnector::new(enablebanking.connector_config()?)
-                .map_err(|err| anyhow::anyhow!("TRIBUTARY_ENABLEBANKING_KEY_FILE: {err}"))?,
-        ));
-    }
-    if let Some(plaid) = &config.plaid {
-        registry.register(Arc::new(PlaidConnector::new(plaid.connector_config())?));
-    }
-    registry.register(Arc::new(AkahuConnector::new(
-        config.akahu.connector_config(),
-    )?));
-    if let Some(snaptrade) = &config.snaptrade {
-        registry.register(Arc::new(SnapTradeConnector::new(
-            snaptrade.connector_config(),
-        )?));
-    }
-    Ok(registry)
-}
-
-/// SMTP when configured, else the development outbox (the log).
-pub fn mailer(config: &Config) -> anyhow::Result<Arc<dyn Mailer>> {
-    Ok(match &config.smtp_url {
-        Some(url) => Arc::new(
-            SmtpMailer::new(&url.0, &config.mail_from)
-                .map_err(|err| anyhow::anyhow!("TRIBUTARY_SMTP_URL: {err}"))?,
-        ),
-        None => {
-            log::warn!(
-                "TRIBUTARY_SMTP_URL is not set: sign-in codes and notices are written to this log, not mailed"
-            );
-            Arc::new(DevOutbox::default())
-        }
-    })
-}
-
-/// The configured payment processor, if any.
-pub fn payments(config: &Config, db: &Database) -> Option<Arc<dyn PaymentProcessor>> {
-    match &config.payments {
-        PaymentsSettings::None => {
-            log::warn!(
-                "TRIBUTARY_PAYMENTS is not set: users of apps whose users pay are told \"Payments are not available\" and cannot connect banks"
-            );
-            None
-        }
-        PaymentsSettings::Test => {
-            log::warn!("TRIBUTARY_PAYMENTS=test: checkouts accept the test card and take no money");
-            Some(Arc::new(TestProcessor::new(db.clone())))
-        }
-        PaymentsSettings::Stripe {
-            api_base,
-            secret_key,
-            price_id,
-        } => Some(Arc::new(StripeProcessor {
-            api_base: api_base.clone(),
-            secret_key: secret_key.0.clone(),
-            price_id: price_id.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        })),
-    }
-}
-
-/// A worker running on its own thread, stopped and joined on drop.
-#[derive(Debug)]
-pub struct BackgroundWorker {
-    stop: StopSignal,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl BackgroundWorker {
-    pub fn start(
-        engine: SyncEngine,
-        chore: Chore,
-        poll: std::time::Duration,
-        role: &str,
-    ) -> std::io::Result<Self> {
-        let stop = StopSignal::default();
-        let worker = Worker::new(engine, worker_id(role), poll).with_chore(chore);
-        let signal = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("sync-worker".into())
-            .spawn(move || worker.run(&signal))?;
-        Ok(Self {
-            stop,
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for BackgroundWorker {
-    fn drop(&mut self) {
-        self.stop.stop();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 /// A server that [`start`] bound: it serves once awaited (or spawned).
 #[allow(missing_debug_implementations)] // actix's Server is not Debug
 pub struct Started {
@@ -490,7 +285,7 @@ impl Application {
             None => open_database(&config)?,
         };
         let engine = match parts.registry {
-            Some(registry) => engine_with(&config, &db, clock.clone(), registry)?,
+            Some(registry) => engine_over(&config, &db, clock.clone(), registry)?,
             None => sync_engine(&config, &db, clock.clone())?,
         };
         // The browser pages (the Platform's flow and portal, the Personal
@@ -592,8 +387,7 @@ impl Application {
             let base = config.public_url.as_deref().unwrap_or(&url);
             greeting.push(format!(
                 "Dashboard (this sign-in link works once, for 15 minutes): {base}{}/{}",
-                crate::web::dashboard::SIGN_IN_LINK_PATH,
-                seed.sign_in_token
+                SIGN_IN_LINK_PATH, seed.sign_in_token
             ));
         }
         // The Platform's demo app needs the address the server answers at
@@ -622,11 +416,11 @@ impl Application {
             greeting.push(match config.developer_signup {
                 Signup::Open => format!(
                     "Developer dashboard (anyone may sign up): {base}{}",
-                    crate::web::developers::ROOT
+                    DEVELOPERS_ROOT
                 ),
                 Signup::Closed => format!(
                     "Developer dashboard: {base}{} (sign-up is closed: add developers with `tributary developers add EMAIL`)",
-                    crate::web::developers::ROOT
+                    DEVELOPERS_ROOT
                 ),
             });
         }
@@ -726,7 +520,7 @@ pub async fn main(interface: Interface) -> std::process::ExitCode {
     clap::Command::new(interface.binary())
         .version(env!("CARGO_PKG_VERSION"))
         .about(interface.about())
-        .after_help(crate::config::ENVIRONMENT_HELP)
+        .after_help(tributary_app::config::ENVIRONMENT_HELP)
         .get_matches();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let outcome = match Config::from_env() {
@@ -745,7 +539,6 @@ pub async fn main(interface: Interface) -> std::process::ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tributary_domain::model::Provider;
 
     #[test]
     fn an_unset_public_url_is_warned_of_only_beyond_loopback() {
@@ -761,26 +554,5 @@ mod tests {
             None
         );
         assert!(public_url_warning(None, &[addr("192.0.2.4:80")]).is_some());
-    }
-
-    #[test]
-    fn gocardless_connector_is_registered_only_when_configured() {
-        let unconfigured = Config::from_lookup(|_| None).unwrap();
-        assert!(
-            providers(&unconfigured, &unconfigured.outbound_guard())
-                .unwrap()
-                .get(Provider::GoCardless)
-                .is_none()
-        );
-
-        let configured = Config::from_lookup(|name| match name {
-            "TRIBUTARY_GOCARDLESS_SECRET_ID" => Some("id".to_owned()),
-            "TRIBUTARY_GOCARDLESS_SECRET_KEY" => Some("key".to_owned()),
-            _ => None,
-        })
-        .unwrap();
-        let registry = providers(&configured, &configured.outbound_guard()).unwrap();
-        assert!(registry.get(Provider::GoCardless).is_some());
-        assert!(registry.get(Provider::Sandbox).is_some());
     }
 }

@@ -54,7 +54,7 @@ impl AppState {
             payments: None,
             behind_proxy: false,
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
-            simplefin_daily_requests: crate::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
+            simplefin_daily_requests: tributary_app::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
             simplefin_max_window_days: None,
             developer_signup: tributary_auth::developers::Signup::Closed,
             sealer: None,
@@ -63,7 +63,7 @@ impl AppState {
         }
     }
 
-    pub fn with_metrics(mut self, access: &crate::config::MetricsAccess) -> Self {
+    pub fn with_metrics(mut self, access: &tributary_app::config::MetricsAccess) -> Self {
         self.metrics = Arc::new(crate::metrics::Metrics::new(access));
         self
     }

@@ -23,6 +23,7 @@ use tributary_domain::snapshot::ProviderSnapshot;
 use tributary_domain::status::StatusDetail;
 use tributary_storage::AnyConnection;
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
+use tributary_storage::job_outcomes::{self, DailyQuota, Failure};
 use tributary_storage::sync_jobs::{self, ClaimedJob};
 use tributary_storage::{Database, StorageError, sync_apply};
 
@@ -462,25 +463,28 @@ impl SyncEngine {
             .and_then(|c| c.daily_sync_limit())
         {
             let now = self.clock.now();
-            let mut conn = self.db.conn()?;
-            if !connections::take_daily_quota(
-                &mut conn,
-                job.connection_id,
-                now.date_naive(),
+            let today = now.date_naive();
+            let until = today
+                .succ_opt()
+                .unwrap_or(today)
+                .and_time(chrono::NaiveTime::MIN);
+            let reason = format!(
+                "sync deferred to {until} UTC: {} allows {limit} syncs a day per connection",
+                connection.provider
+            );
+            let quota = DailyQuota {
                 limit,
+                today,
+                next_window: until,
+                reason: &reason,
+            };
+            if !job_outcomes::take_quota_or_defer(
+                &mut *self.db.conn()?,
+                job,
+                quota,
+                now.naive_utc(),
             )? {
-                let until = now
-                    .date_naive()
-                    .succ_opt()
-                    .unwrap_or(now.date_naive())
-                    .and_time(chrono::NaiveTime::MIN);
-                let reason = format!(
-                    "sync deferred to {until} UTC: {} allows {limit} syncs a day per connection",
-                    connection.provider
-                );
                 log::info!("job {}: {reason}", job.id);
-                sync_jobs::retry_later(&mut conn, job, until, &reason)?;
-                connections::set_reason(&mut conn, job.connection_id, &reason, now.naive_utc())?;
                 return Ok(Prepared::Done(SyncOutcome::Deferred {
                     job_id: job.id,
                     until,
@@ -496,14 +500,13 @@ impl SyncEngine {
     /// Ends a job that cannot run as failed, with `reason` on its connection
     /// (status ERROR).
     fn end_in_error(&self, job: &ClaimedJob, reason: &str) -> Result<(), SyncError> {
-        fail_job(
-            &mut *self.db.conn()?,
-            job,
-            ConnectionStatus::Error,
+        let failure = Failure {
+            status: ConnectionStatus::Error,
             reason,
-            None,
-            self.clock.now().naive_utc(),
-        )?;
+            detail: None,
+        };
+        let now = self.clock.now().naive_utc();
+        job_outcomes::fail(&mut *self.db.conn()?, job, failure, None, now)?;
         Ok(())
     }
 
@@ -571,14 +574,12 @@ impl SyncEngine {
                 let detail = StatusDetail::AccountLimitReached(limit);
                 let reason = detail.reason();
                 log::warn!("job {}: {reason}", job.id);
-                fail_job(
-                    &mut conn,
-                    job,
-                    ConnectionStatus::Error,
-                    &reason,
-                    Some(&detail),
-                    now.naive_utc(),
-                )?;
+                let failure = Failure {
+                    status: ConnectionStatus::Error,
+                    reason: &reason,
+                    detail: Some(&detail),
+                };
+                job_outcomes::fail(&mut conn, job, failure, None, now.naive_utc())?;
                 Err(err.into())
             }
             Err(err) => {
@@ -608,16 +609,7 @@ impl SyncEngine {
         error: ConnectorError,
     ) -> Result<SyncOutcome, SyncError> {
         let now = self.clock.now();
-        let mut conn = self.db.conn()?;
         let reason = error.to_string();
-        connections::record_failure(
-            &mut conn,
-            job.connection_id,
-            error.connection_status(),
-            &reason,
-            None,
-            now.naive_utc(),
-        )?;
         let retry_at =
             (error.is_transient() && job.attempts < self.policy.max_attempts).then(|| {
                 let retry_after = match &error {
@@ -631,30 +623,29 @@ impl SyncEngine {
                 )
             });
         match retry_at {
-            Some(when) => {
-                log::warn!(
-                    "job {} (attempt {}) failed, retrying at {when}: {reason}",
-                    job.id,
-                    job.attempts
-                );
-                sync_jobs::retry_later(&mut conn, job, when, &reason)?;
-            }
-            None => {
-                log::warn!(
-                    "job {} (attempt {}) failed for good: {reason}",
-                    job.id,
-                    job.attempts
-                );
-                sync_jobs::finish(
-                    &mut conn,
-                    job,
-                    SyncJobStatus::Failed,
-                    None,
-                    Some(&reason),
-                    now.naive_utc(),
-                )?;
-            }
+            Some(when) => log::warn!(
+                "job {} (attempt {}) failed, retrying at {when}: {reason}",
+                job.id,
+                job.attempts
+            ),
+            None => log::warn!(
+                "job {} (attempt {}) failed for good: {reason}",
+                job.id,
+                job.attempts
+            ),
         }
+        let failure = Failure {
+            status: error.connection_status(),
+            reason: &reason,
+            detail: None,
+        };
+        job_outcomes::fail(
+            &mut *self.db.conn()?,
+            job,
+            failure,
+            retry_at,
+            now.naive_utc(),
+        )?;
         Ok(SyncOutcome::ProviderFailed {
             job_id: job.id,
             error,
@@ -708,19 +699,6 @@ impl SyncEngine {
             result
         })
     }
-}
-
-/// Ends a job as failed for good and records why on its connection.
-fn fail_job(
-    conn: &mut tributary_storage::AnyConnection,
-    job: &ClaimedJob,
-    status: ConnectionStatus,
-    reason: &str,
-    detail: Option<&StatusDetail>,
-    now: NaiveDateTime,
-) -> Result<(), StorageError> {
-    connections::record_failure(conn, job.connection_id, status, reason, detail, now)?;
-    sync_jobs::finish(conn, job, SyncJobStatus::Failed, None, Some(reason), now)
 }
 
 /// The job that answers a request to sync `connection` now.

@@ -15,6 +15,7 @@ pub mod checkouts;
 pub mod connections;
 pub mod dashboard;
 pub mod developers;
+pub mod job_outcomes;
 pub mod notices;
 pub mod oauth;
 pub mod read;

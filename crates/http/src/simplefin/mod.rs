@@ -35,8 +35,8 @@ use tributary_storage::{AnyConnection, StorageError, connections, read};
 pub use account_set::account_id as simplefin_account_id;
 
 /// Where the SimpleFIN server is mounted: its root URL is this path on the
-/// server's public address.
-pub const ROOT: &str = "/simplefin";
+/// server's public address (the CLI prints such URLs too).
+pub use tributary_app::links::SIMPLEFIN_ROOT as ROOT;
 
 /// Versions `GET /info` lists (the protocol's version prefixes).
 const VERSIONS: [&str; 2] = ["1.0", "2.0"];

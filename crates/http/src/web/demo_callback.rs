@@ -8,12 +8,12 @@
 
 use super::page::{PageError, render};
 use super::session::with_conn;
-use crate::demo::{self, DEMO_CALLBACK_PATH};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use tributary_app::demo::{self, DEMO_CALLBACK_PATH};
 use tributary_auth::oauth::{self, OAuthError};
 use tributary_domain::access::Viewer;
 use tributary_storage::{apps, read};

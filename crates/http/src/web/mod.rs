@@ -109,7 +109,7 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     // Before `/developers` itself: the demo callback page is the server's,
     // not a developer's.
     cfg.service(
-        web::resource(crate::demo::DEMO_CALLBACK_PATH)
+        web::resource(tributary_app::demo::DEMO_CALLBACK_PATH)
             .app_data(query_config())
             .wrap(security_headers())
             .route(web::get().to(demo_callback::page)),

@@ -36,8 +36,9 @@ use sign_in::PersonalSignIn;
 
 pub use session::DASHBOARD_COOKIE;
 
-/// Where a sign-in link points, under the server's public address.
-pub const SIGN_IN_LINK_PATH: &str = "/sign-in/link";
+/// Where a sign-in link points, under the server's public address (the
+/// CLI prints such links too, hence the shared constant).
+pub use tributary_app::links::SIGN_IN_LINK_PATH;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     static_files(cfg);

@@ -306,7 +306,7 @@ async fn app_page(
         ))
     })
     .await?;
-    let authorize_example = crate::demo::authorize_link(
+    let authorize_example = tributary_app::demo::authorize_link(
         &state.absolute_url(req, ""),
         &app.client_id,
         redirect_uris.first().map_or("", String::as_str),

@@ -30,7 +30,7 @@ use session::DeveloperSignIn;
 pub use session::DEVELOPER_COOKIE;
 
 /// Where the developer dashboard lives on platform-api.
-pub const ROOT: &str = "/developers";
+pub use tributary_app::links::DEVELOPERS_ROOT as ROOT;
 
 pub(super) fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -29,7 +29,7 @@ impl Drop for WorkerProcess {
 
 fn start_worker(database_url: &str, key: &str) -> WorkerProcess {
     WorkerProcess(
-        Command::new(env!("CARGO_BIN_EXE_tributary"))
+        Command::new(env!("CARGO_BIN_EXE_tributary-cli"))
             .arg("worker")
             .env("TRIBUTARY_DATABASE_URL", database_url)
             .env("TRIBUTARY_SECRET_KEY", key)

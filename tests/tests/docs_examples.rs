@@ -34,6 +34,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
+use tributary_app::config::{Config, ENVIRONMENT_HELP};
 use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::{Provider, SyncJobKind};
@@ -42,7 +43,6 @@ use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
-use tributary_http::config::{Config, ENVIRONMENT_HELP};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
 use tributary_providers::sandbox::{self, SandboxConnector};
@@ -51,12 +51,12 @@ use tributary_providers::{Registry, worker::worker_id};
 use tributary_storage::testing::{TestDatabase, testdata_bytes};
 use tributary_storage::{Database, DatabaseUrl, PoolOptions, apps};
 
-const TRIBUTARY: &str = env!("CARGO_BIN_EXE_tributary");
+const TRIBUTARY: &str = env!("CARGO_BIN_EXE_tributary-cli");
 /// The README's test command, which `.ci/run` must run.
 const TEST_COMMAND: &str = "cargo test --workspace";
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 #[actix_web::test]
