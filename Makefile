@@ -14,6 +14,7 @@ test:
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p tributary-bench --features run -- -D warnings
 
 fmt:
 	cargo fmt --all
@@ -33,4 +34,4 @@ soak:
 bench:
 	python3 -m venv target/bench-venv
 	target/bench-venv/bin/pip install --quiet mt-940==5.1.1 ofxtools==1.1.1
-	cargo run --release -p tributary-bench -- --parsers 20 --python target/bench-venv/bin/python $(ARGS)
+	cargo run --release -p tributary-bench --features run -- --parsers 20 --python target/bench-venv/bin/python $(ARGS)

@@ -70,7 +70,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     };
     let file = ofx_statement(rows);
     let now = chrono::Utc::now().naive_utc();
-    crate::reset_peak("self")?;
+    crate::memory::reset_peak("self")?;
 
     let started = Instant::now();
     let statements = import::parse(&file, Some(Format::Ofx))?;
@@ -89,7 +89,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     let store = started.elapsed();
     anyhow::ensure!(summary.added == rows, "stored {} of {rows}", summary.added);
     drop(conn);
-    let peak_rss_mib = crate::memory_mib("self", "VmHWM:")?;
+    let peak_rss_mib = crate::memory::memory_mib("self", "VmHWM:")?;
 
     // The same rows, read again for the raw insert once the peak is taken.
     let same_rows: Vec<_> = import::parse(&ofx_statement(rows), Some(Format::Ofx))?
@@ -97,7 +97,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
         .flat_map(|s| s.transactions)
         .collect();
     let raw_db = fresh()?;
-    let (_, account) = crate::empty_account(raw_db.db(), "raw@example.com", now)?;
+    let (_, account) = crate::accounts::empty_account(raw_db.db(), "raw@example.com", now)?;
     let started = Instant::now();
     insert_transactions(raw_db.db(), account, &same_rows)?;
     let raw = started.elapsed();

@@ -7,28 +7,28 @@
 //! application the binary runs) and the bare server, and alternates runs of
 //! the built-in load client against each, taking the median.
 
+mod accounts;
 mod bare;
 mod import;
 mod load;
+mod memory;
 mod parsers;
 
+use accounts::empty_account;
 use anyhow::{Context as _, bail};
+use memory::{memory_mib, reset_peak};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tributary_app::Config;
-use tributary_domain::access::Viewer;
-use tributary_domain::ids::{AccountId, UserId};
-use tributary_domain::model::{AccountKind, Provider};
-use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotInstitution};
+use tributary_domain::ids::AccountId;
 use tributary_http::server::{Application, Interface, Parts};
 use tributary_providers::Registry;
-use tributary_storage::connections::{self, NewConnection};
+use tributary_storage::Database;
 use tributary_storage::testing::{
     GENERATED_MERCHANTS, TestDatabase, insert_generated_transactions,
 };
-use tributary_storage::{Database, read, sync_apply, users};
 
 const USAGE: &str = "\
 tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
@@ -419,63 +419,6 @@ fn seed(db: &Database, rows: usize) -> anyhow::Result<Seeded> {
     })
 }
 
-/// A new user with one empty checking account (a statement connection of
-/// its own): the user and the account.
-fn empty_account(
-    db: &Database,
-    email: &str,
-    now: chrono::NaiveDateTime,
-) -> anyhow::Result<(UserId, AccountId)> {
-    let mut conn = db.conn()?;
-    let user = users::create_personal_user(&mut conn, email, now)?;
-    let institution = SnapshotInstitution {
-        provider_institution_id: "bench".into(),
-        name: "Bench Bank".into(),
-        logo_url: None,
-    };
-    let connection = connections::unscheduled_connection(
-        &mut conn,
-        &NewConnection {
-            user_id: user.id,
-            provider: Provider::Csv,
-            institution: &institution,
-            settings: &serde_json::json!({}),
-            sealed_credentials: None,
-            consent_expires_at: None,
-            now,
-        },
-    )?;
-    let snapshot = ProviderSnapshot {
-        institution,
-        accounts: vec![SnapshotAccount {
-            institution: None,
-            provider_account_id: "bench-checking".into(),
-            name: "Checking".into(),
-            kind: AccountKind::Checking,
-            currency: "EUR".into(),
-            mask: Some("0042".into()),
-            balance: None,
-            transactions: Vec::new(),
-            holdings: None,
-        }],
-        notices: Vec::new(),
-        pending_match: None,
-        complete: false,
-    };
-    sync_apply::apply_snapshot(&mut conn, connection.id, &snapshot, now)?;
-    Ok((user.id, only_account(&mut conn, user.id)?))
-}
-
-fn only_account(
-    conn: &mut tributary_storage::AnyConnection,
-    user: UserId,
-) -> anyhow::Result<AccountId> {
-    read::list_accounts(conn, &Viewer::whole_user(user))?
-        .first()
-        .map(|account| account.id)
-        .context("the seeded account is missing")
-}
-
 /// Set in an import measurement's environment: `backend:transactions`.
 const IMPORT_IN_CHILD: &str = "TRIBUTARY_BENCH_IMPORT";
 
@@ -547,29 +490,6 @@ impl ServerProcess {
     fn reset_peak(&self) -> anyhow::Result<()> {
         reset_peak(&self.child.id().to_string())
     }
-}
-
-/// A memory field of `/proc/<pid>/status` (`pid` may be `self`), in MiB.
-fn memory_mib(pid: &str, name: &str) -> anyhow::Result<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(name))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map(|kib| kib / 1024)
-        .with_context(|| format!("{name} in /proc/{pid}/status"))
-}
-
-/// Starts a process's VmHWM again from its present RSS (`clear_refs` 5).
-fn reset_peak(pid: &str) -> anyhow::Result<()> {
-    std::fs::write(format!("/proc/{pid}/clear_refs"), "5")?;
-    Ok(())
 }
 
 impl Drop for ServerProcess {

@@ -3,6 +3,8 @@
 
 // Test support: a failed unwrap here is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
+// Only for the tests (feature `e2e`, which they turn on): see Cargo.toml.
+#![cfg(feature = "e2e")]
 
 pub mod akahu;
 pub mod browser;
@@ -106,7 +108,7 @@ fn sandbox_user(
     let connection = engine
         .connect(
             user.id,
-            Provider::Sandbox,
+            tributary_providers::sandbox::PROVIDER,
             &sandbox::connect_request(email, sandbox::USER_GOOD),
         )
         .unwrap();
@@ -143,7 +145,7 @@ pub fn imported_account(
         conn,
         &NewConnection {
             user_id,
-            provider: Provider::Csv,
+            provider: Provider::CSV,
             institution: &institution,
             settings: &settings,
             sealed_credentials: None,
@@ -202,7 +204,7 @@ pub fn imported_account(
     let account = read::list_accounts(conn, &Viewer::whole_user(user_id))
         .unwrap()
         .into_iter()
-        .find(|a| a.provider == Provider::Csv)
+        .find(|a| a.provider == Provider::CSV)
         .unwrap()
         .id;
     (connection.id, account)

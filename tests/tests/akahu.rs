@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::akahu::{AkahuFake, Fault, PERSONAL_APP_TOKEN, PERSONAL_USER_TOKEN};
 use tributary_e2e::providers::{
     FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
@@ -70,13 +70,19 @@ fn scenario(
     .id;
 
     // Wrong tokens are refused before anything is stored.
-    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(_))) =
-        engine.connect(user, Provider::Akahu, &personal("user_token_wrong"))
-    else {
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(_))) = engine.connect(
+        user,
+        tributary_providers::akahu::PROVIDER,
+        &personal("user_token_wrong"),
+    ) else {
         panic!("a wrong user token connects nothing")
     };
     let connection = engine
-        .connect(user, Provider::Akahu, &personal(PERSONAL_USER_TOKEN))
+        .connect(
+            user,
+            tributary_providers::akahu::PROVIDER,
+            &personal(PERSONAL_USER_TOKEN),
+        )
         .unwrap()
         .id;
     assert!(
@@ -233,7 +239,9 @@ async fn a_full_app_connects_through_akahus_oauth() {
                 secret: None,
             };
             let consent = |deny: bool| {
-                let connection = engine.connect(user, Provider::Akahu, &request).unwrap();
+                let connection = engine
+                    .connect(user, tributary_providers::akahu::PROVIDER, &request)
+                    .unwrap();
                 let link = connection.settings["link"].as_str().unwrap().to_owned();
                 let link = if deny { format!("{link}&deny=1") } else { link };
                 let back = tokio::runtime::Handle::current()

@@ -34,10 +34,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use tributary_app::config::{Config, ENVIRONMENT_HELP};
+use tributary_app::config::{Config, environment_help};
 use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
-use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::model::SyncJobKind;
 use tributary_e2e::akahu::{self, AkahuFake};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
@@ -771,7 +771,7 @@ impl<'a> World<'a> {
         let connection = engine
             .connect(
                 user.id,
-                Provider::Sandbox,
+                tributary_providers::sandbox::PROVIDER,
                 &sandbox::connect_request(email, sandbox::USER_GOOD),
             )
             .map_err(|e| e.to_string())?;
@@ -850,7 +850,7 @@ fn is_status(shown: &str) -> bool {
 /// Every `TRIBUTARY_*` variable a document uses is one the servers read.
 fn check_variables(line: &str) -> Result<(), String> {
     for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-        if word.starts_with("TRIBUTARY_") && !ENVIRONMENT_HELP.contains(word) {
+        if word.starts_with("TRIBUTARY_") && !environment_help().contains(word) {
             return Err(format!("{word} is not a variable `--help` lists"));
         }
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::enablebanking::{EnableBankingFake, Fault, checking_transactions, days_ago};
 use tributary_e2e::providers::{
     FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
@@ -51,7 +51,7 @@ fn connect(engine: &SyncEngine, user: UserId) -> (ConnectionId, String) {
         secret: None,
     };
     let connection = engine
-        .connect(user, Provider::EnableBanking, &request)
+        .connect(user, tributary_providers::enablebanking::PROVIDER, &request)
         .unwrap();
     let link = connection.settings["link"].as_str().unwrap().to_owned();
     (connection.id, link)
@@ -95,7 +95,9 @@ fn scenario(
     .id;
 
     // The banks of a country, for the connect pages.
-    let banks = engine.institutions(Provider::EnableBanking, "fi").unwrap();
+    let banks = engine
+        .institutions(tributary_providers::enablebanking::PROVIDER, "fi")
+        .unwrap();
     assert_eq!(
         banks.iter().map(|b| b.id.as_str()).collect::<Vec<_>>(),
         ["FI/Nordea", "FI/S-Pankki"]

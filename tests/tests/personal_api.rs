@@ -1502,7 +1502,13 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
                 merchant: merchant.map(str::to_owned),
                 description: description.map(str::to_owned),
             };
-        for provider in Provider::ALL {
+        // Every provider id there is: each connector's and each statement format's.
+        let every_provider: Vec<Provider> = tributary_providers::catalog::CATALOG
+            .iter()
+            .map(|d| d.provider)
+            .chain(Provider::STATEMENT_FORMATS)
+            .collect();
+        for provider in &every_provider {
             let conn = &mut *server.database.db().conn().unwrap();
             let institution = SnapshotInstitution {
                 provider_institution_id: format!("bank-{provider}"),
@@ -1559,7 +1565,7 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
         }
         let bob = server.world.bob_key.clone();
         let accounts = get_json(&server, "/api/v1/accounts", &bob).await;
-        for provider in Provider::ALL {
+        for provider in &every_provider {
             let account = accounts["accounts"]
                 .as_array()
                 .unwrap()

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::plaid::{Fault, HOLDINGS, PlaidFake, return_from_plaid};
 use tributary_e2e::providers::{
     FaultCase, Matrix, engine_with, holdings_through_the_personal_api, run_fault_matrix,
@@ -50,7 +50,9 @@ fn at_plaid(link: &str, leave: bool) -> AuthorizationReturn {
 
 /// Connects through Hosted Link; the connection's id.
 fn connect(engine: &SyncEngine, user: UserId) -> ConnectionId {
-    let connection = engine.connect(user, Provider::Plaid, &request()).unwrap();
+    let connection = engine
+        .connect(user, tributary_providers::plaid::PROVIDER, &request())
+        .unwrap();
     let link = connection.settings["link"].as_str().unwrap().to_owned();
     engine
         .complete_authorization(connection.id, &at_plaid(&link, false))
@@ -94,7 +96,9 @@ fn scenario(
     .id;
 
     // The user leaves Plaid's pages without a bank: said, nothing kept.
-    let left = engine.connect(user, Provider::Plaid, &request()).unwrap();
+    let left = engine
+        .connect(user, tributary_providers::plaid::PROVIDER, &request())
+        .unwrap();
     let link = left.settings["link"].as_str().unwrap().to_owned();
     let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
         engine.complete_authorization(left.id, &at_plaid(&link, true))

@@ -17,7 +17,7 @@ use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::ids::AccountId;
-use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::model::SyncJobKind;
 use tributary_e2e::harness::personal as on_every_backend;
 use tributary_e2e::simplefin::{
     accounts, assert_exact_amounts, claim, claim_url, create_page, epoch, post_the_pending_bakery,
@@ -457,7 +457,7 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
                 secret: Some(token),
             };
             let connection = engine
-                .connect(reader, Provider::SimpleFin, &request)
+                .connect(reader, tributary_providers::simplefin::PROVIDER, &request)
                 .unwrap();
             engine
                 .sync_now(connection.id, SyncJobKind::Initial, "e2e")

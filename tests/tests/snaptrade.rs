@@ -16,7 +16,7 @@ use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_e2e::providers::{
     FaultCase, Matrix, engine_with, holdings_through_the_personal_api, run_fault_matrix,
@@ -47,7 +47,7 @@ fn through_the_portal(link: &str) -> AuthorizationReturn {
 
 fn connect(engine: &SyncEngine, user: UserId) -> ConnectionId {
     let connection = engine
-        .connect(user, Provider::SnapTrade, &request())
+        .connect(user, tributary_providers::snaptrade::PROVIDER, &request())
         .unwrap();
     let link = connection.settings["link"].as_str().unwrap().to_owned();
     engine

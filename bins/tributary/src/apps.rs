@@ -1,7 +1,7 @@
 //! `tributary apps`: Platform apps and their redirect URIs.
 
+use crate::cli::{AppsCommand, RedirectUrisCommand};
 use crate::terminal::shown;
-use crate::{AppsCommand, RedirectUrisCommand};
 use anyhow::{Context as _, bail};
 use tributary_auth::oauth::{new_client_id, new_client_secret, validate_redirect_uri};
 use tributary_domain::clock::Clock;

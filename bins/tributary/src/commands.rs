@@ -1,26 +1,23 @@
 //! What each subcommand does. Output is for people: plain lines and tables.
 
-use crate::terminal::shown;
-use crate::{
-    Cli, Command, ConnectCommand, ConnectionsCommand, KeysCommand, SecretsCommand, SyncArgs,
-    UsersCommand,
+use crate::cli::{
+    Cli, Command, ConnectionsCommand, KeysCommand, SecretsCommand, SyncArgs, UsersCommand,
 };
+use crate::connect::{self, ConnectCommand};
+use crate::support::{find_user, public_base, report, when};
+use crate::terminal::shown;
 use anyhow::{Context as _, bail};
 use std::sync::Arc;
 use tributary_app::config::Config;
-use tributary_app::connectors::sync_engine;
+use tributary_app::connectors::{providers, sync_engine};
 use tributary_app::database::open_database;
 use tributary_auth::api_keys;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::email::normalize_email;
 use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId};
-use tributary_domain::model::{Provider, SyncJobKind};
-use tributary_providers::ConnectRequest;
-use tributary_providers::gocardless::GoCardlessConnector;
-use tributary_providers::sandbox;
-use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_domain::model::SyncJobKind;
+use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{StopSignal, Worker, worker_id};
-use tributary_storage::users::UserRecord;
 use tributary_storage::{
     Database, DatabaseUrl, PoolOptions, StorageError, api_keys as key_store, connections, users,
 };
@@ -50,100 +47,19 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }) => create_key(&open()?, clock.as_ref(), &user, &name, &accounts),
         Command::Keys(KeysCommand::List { user }) => list_keys(&open()?, &user),
         Command::Keys(KeysCommand::Revoke { id }) => revoke_key(&open()?, clock.as_ref(), id),
-        Command::Connect(ConnectCommand::Sandbox { user, username }) => {
-            let db = open()?;
-            connect(
-                &db,
-                &sync_engine(&config, &db, clock)?,
-                &user,
-                Provider::Sandbox,
-                |email| sandbox::connect_request(email, &username),
-            )
-        }
-        Command::Connect(ConnectCommand::Simplefin { user, setup_token }) => {
-            let token = read_secret_argument(&setup_token)?;
-            let db = open()?;
-            connect(
-                &db,
-                &sync_engine(&config, &db, clock)?,
-                &user,
-                Provider::SimpleFin,
-                |_| ConnectRequest {
-                    settings: serde_json::json!({}),
-                    secret: Some(token),
-                },
-            )
-        }
-        Command::Connect(ConnectCommand::Gocardless {
+        Command::Connect(ConnectCommand::Provider {
+            connector,
             user,
-            institution,
             redirect,
-        }) => {
-            let db = open()?;
-            connect_by_link(
-                &db,
-                &sync_engine(&config, &db, clock)?,
-                &user,
-                Provider::GoCardless,
-                serde_json::json!({ "institution_id": institution, "redirect": redirect }),
-            )
-        }
-        Command::Connect(ConnectCommand::Enablebanking {
-            user,
-            bank,
-            redirect,
-        }) => {
-            let db = open()?;
-            connect_by_link(
-                &db,
-                &sync_engine(&config, &db, clock)?,
-                &user,
-                Provider::EnableBanking,
-                serde_json::json!({ "institution_id": bank, "redirect": redirect }),
-            )
-        }
-        Command::Connect(ConnectCommand::Plaid { user, redirect }) => {
-            let db = open()?;
-            let engine = sync_engine(&config, &db, clock)?;
-            let settings = serde_json::json!({ "redirect": redirect });
-            connect_by_link(&db, &engine, &user, Provider::Plaid, settings)
-        }
-        Command::Connect(ConnectCommand::Snaptrade { user, redirect }) => {
-            let db = open()?;
-            let engine = sync_engine(&config, &db, clock)?;
-            let settings = serde_json::json!({ "redirect": redirect });
-            connect_by_link(&db, &engine, &user, Provider::SnapTrade, settings)
-        }
-        Command::Connect(ConnectCommand::Akahu {
-            user,
-            app_token,
-            user_token,
-            redirect,
+            values,
         }) => {
             let db = open()?;
             let engine = sync_engine(&config, &db, clock)?;
-            match (app_token, user_token, redirect) {
-                (Some(app_token), Some(user_token), _) => {
-                    let user_token = read_secret_argument(&user_token)?;
-                    connect(&db, &engine, &user, Provider::Akahu, |_| ConnectRequest {
-                        settings: serde_json::json!({ "app_token": app_token }),
-                        secret: Some(user_token),
-                    })
-                }
-                (_, _, Some(redirect)) => {
-                    let settings = serde_json::json!({ "redirect": redirect });
-                    connect_by_link(&db, &engine, &user, Provider::Akahu, settings)
-                }
-                _ => bail!("give --app-token and --user-token, or --redirect"),
-            }
+            connect::connect(&db, &engine, &user, connector, redirect.as_deref(), &values)
         }
-        Command::Connect(ConnectCommand::Finish {
-            connection,
-            return_url,
-        }) => {
-            let return_url = read_secret_argument(&return_url)?;
+        Command::Connect(ConnectCommand::Finish(args)) => {
             let db = open()?;
-            finish_connection(&sync_engine(&config, &db, clock)?, connection, &return_url)
+            connect::finish(&sync_engine(&config, &db, clock)?, &args)
         }
         Command::Connections(ConnectionsCommand::List { user }) => {
             list_connections(&open()?, user.as_deref())
@@ -178,7 +94,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Webhooks(command) => {
             crate::webhooks::run(&open()?, &config, clock.as_ref(), command)
         }
-        Command::Institutions { country } => list_institutions(&config, &country),
+        Command::Institutions { country } => {
+            let registry = providers(&config, &config.outbound_guard())?;
+            connect::list_institutions(&registry, &country)
+        }
         Command::Worker => {
             let db = open()?;
             let mailer = tributary_app::mail::mailer(&config)?;
@@ -211,18 +130,6 @@ fn pool_for(command: &Command, configured: PoolOptions) -> PoolOptions {
 
 const ONE_SHOT_POOL_SIZE: u32 = 2;
 
-/// The argument itself, or standard input's first line for "-".
-fn read_secret_argument(argument: &str) -> anyhow::Result<String> {
-    if argument != "-" {
-        return Ok(argument.to_owned());
-    }
-    let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .context("reading the setup token from standard input")?;
-    Ok(line.trim().to_owned())
-}
-
 fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {
     let options = PoolOptions {
         max_size: 1,
@@ -239,13 +146,6 @@ fn migrate(url: &DatabaseUrl) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(crate) fn find_user(db: &Database, email: &str) -> anyhow::Result<UserRecord> {
-    let email = normalize_email(email)?;
-    users::find_personal_user(&mut *db.conn()?, &email)?.with_context(|| {
-        format!("no user {email}; create it with `tributary users create {email}`")
-    })
-}
-
 fn create_user(db: &Database, clock: &dyn Clock, email: &str) -> anyhow::Result<()> {
     let email = normalize_email(email)?;
     match users::create_personal_user(&mut *db.conn()?, &email, clock.now().naive_utc()) {
@@ -256,15 +156,6 @@ fn create_user(db: &Database, clock: &dyn Clock, email: &str) -> anyhow::Result<
         Err(StorageError::Conflict(_)) => bail!("user {email} already exists"),
         Err(err) => Err(err.into()),
     }
-}
-
-/// `url` as the base of links this server answers, without a trailing `/`.
-pub(crate) fn public_base(url: &str) -> anyhow::Result<&str> {
-    let base = url.trim().trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) {
-        bail!("--url must be an http(s) URL, got `{base}`");
-    }
-    Ok(base)
 }
 
 fn login_link(db: &Database, clock: &dyn Clock, email: &str, url: &str) -> anyhow::Result<()> {
@@ -348,14 +239,6 @@ fn list_keys(db: &Database, email: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A time in a table: minutes, UTC; `-` for none.
-pub(crate) fn when(time: Option<chrono::NaiveDateTime>) -> String {
-    time.map_or_else(
-        || "-".to_owned(),
-        |t| t.format("%Y-%m-%d %H:%M").to_string(),
-    )
-}
-
 fn revoke_key(db: &Database, clock: &dyn Clock, id: ApiKeyId) -> anyhow::Result<()> {
     match key_store::revoke(&mut *db.conn()?, id, clock.now().naive_utc()) {
         Ok(key_store::Revocation {
@@ -398,162 +281,6 @@ fn disconnect(db: &Database, clock: &dyn Clock, id: ConnectionId) -> anyhow::Res
         "Connection {id} ({}) is disconnected: it is no longer synced, and its accounts and transactions stay.",
         shown(&connection.institution_name)
     );
-    Ok(())
-}
-
-/// Connects `email`'s user to `provider` with the request `request_for`
-/// builds, then runs the first sync.
-fn connect(
-    db: &Database,
-    engine: &SyncEngine,
-    email: &str,
-    provider: Provider,
-    request_for: impl FnOnce(&str) -> ConnectRequest,
-) -> anyhow::Result<()> {
-    let user = find_user(db, email)?;
-    let connection = match engine.connect(user.id, provider, &request_for(&user.email)) {
-        Ok(connection) => connection,
-        Err(SyncError::Connect(err)) => bail!("{provider} refused the connection: {err}"),
-        Err(err) => return Err(err.into()),
-    };
-    println!(
-        "Connected {} to {} (connection {}).",
-        shown(&user.email),
-        shown(&connection.institution_name),
-        connection.id
-    );
-    // A second connection to the same bank is allowed (two logins at one
-    // bank) but is more often a command run twice: say so.
-    let twins: Vec<String> =
-        tributary_storage::connections::list_connections(&mut *db.conn()?, Some(user.id))?
-            .into_iter()
-            .filter(|c| {
-                c.id != connection.id
-                    && c.provider == provider
-                    && c.institution_name == connection.institution_name
-            })
-            .map(|c| c.id.to_string())
-            .collect();
-    if !twins.is_empty() {
-        println!(
-            "Note: {} already has a connection to {} (connection {}); this one is separate and syncs the same accounts again.",
-            shown(&user.email),
-            shown(&connection.institution_name),
-            twins.join(", ")
-        );
-    }
-    report(
-        connection.id,
-        engine.sync_now(connection.id, SyncJobKind::Initial, &worker_id("cli")),
-    )
-}
-
-/// Connects through a bank link the user must open before the first sync.
-fn connect_by_link(
-    db: &Database,
-    engine: &SyncEngine,
-    email: &str,
-    provider: Provider,
-    settings: serde_json::Value,
-) -> anyhow::Result<()> {
-    let user = find_user(db, email)?;
-    let request = ConnectRequest {
-        settings,
-        secret: None,
-    };
-    let connection = match engine.connect(user.id, provider, &request) {
-        Ok(connection) => connection,
-        Err(SyncError::NoConnector(_)) => bail!(
-            "{provider} is not configured: {}",
-            match provider {
-                Provider::EnableBanking =>
-                    "set TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE",
-                Provider::Plaid => "set TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET",
-                Provider::SnapTrade =>
-                    "set TRIBUTARY_SNAPTRADE_CLIENT_ID and TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
-                _ => "set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY",
-            }
-        ),
-        Err(SyncError::Connect(err)) => bail!("{provider} refused the connection: {err}"),
-        Err(err) => return Err(err.into()),
-    };
-    let link = connection
-        .settings
-        .get("link")
-        .and_then(|l| l.as_str())
-        .unwrap_or("(the provider gave no link)");
-    println!(
-        "Created connection {} to {} for {}.",
-        connection.id,
-        shown(&connection.institution_name),
-        shown(&user.email)
-    );
-    println!("The user must open this link and authorise their bank:\n{link}");
-    match provider {
-        Provider::EnableBanking | Provider::Plaid | Provider::SnapTrade | Provider::Akahu => {
-            println!(
-                "They are then sent to the return address; run: tributary connect finish --connection {} --return-url '<that address>'",
-                connection.id
-            )
-        }
-        _ => println!("Then run: tributary sync --connection {}", connection.id),
-    }
-    Ok(())
-}
-
-/// Completes a connection with the address the bank returned the user to,
-/// then runs its first sync.
-fn finish_connection(
-    engine: &SyncEngine,
-    connection: ConnectionId,
-    return_url: &str,
-) -> anyhow::Result<()> {
-    let record = tributary_storage::connections::get_connection(
-        &mut *engine.database().conn()?,
-        connection,
-    )?;
-    // A connection that waits for the user's return still has the link
-    // it sent them to.
-    if record.settings.get("link").is_none() {
-        bail!("connection {connection} is waiting for no return from a bank");
-    }
-    let url = url::Url::parse(return_url.trim())
-        .context("--return-url: give the whole address the bank sent the user to")?;
-    let returned = tributary_providers::AuthorizationReturn::new(url.query_pairs().into_owned());
-    match engine.complete_authorization(connection, &returned) {
-        Ok(_) => {}
-        Err(SyncError::Connect(err)) => {
-            bail!("the bank's return did not complete the connection: {err}")
-        }
-        Err(err) => return Err(err.into()),
-    }
-    println!("Connection {connection} is authorised.");
-    report(
-        connection,
-        engine.sync_now(connection, SyncJobKind::Initial, &worker_id("cli")),
-    )
-}
-
-fn list_institutions(config: &Config, country: &str) -> anyhow::Result<()> {
-    let settings = config
-        .gocardless
-        .as_ref()
-        .context("GoCardless is not configured: set TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY")?;
-    let connector = GoCardlessConnector::new(settings.connector_config())?;
-    let institutions = connector.institutions(country)?;
-    println!(
-        "{:<40}  {:<12}  {:>5}  NAME",
-        "ID (--institution)", "BIC", "DAYS"
-    );
-    for bank in institutions {
-        println!(
-            "{:<40}  {:<12}  {:>5}  {}",
-            shown(&bank.id),
-            shown(&bank.bic.unwrap_or_default()),
-            bank.transaction_total_days.unwrap_or_default(),
-            shown(&bank.name)
-        );
-    }
     Ok(())
 }
 
@@ -635,6 +362,7 @@ fn import(
                 .with_context(|| format!("--profile {}: not a CSV profile", path.display()))
         })
         .transpose()?;
+    let reading = import::Reading { format, profile };
     let bar = indicatif::ProgressBar::new(files.len() as u64).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files  {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
@@ -643,10 +371,17 @@ fn import(
     let mut failed = 0;
     for file in files {
         bar.set_message(file.display().to_string());
+        // Each file is an import of its own (`import::read_files`), so one
+        // that does not read leaves the others imported.
         let outcome = std::fs::read(file)
             .map_err(|err| err.to_string())
             .and_then(|bytes| {
-                import::parse_with_profile(&bytes, format, profile.as_ref()).map_err(|err| {
+                let one = import::StatementFile {
+                    name: file.display().to_string(),
+                    bytes,
+                };
+                import::read_files(vec![one], &reading).map_err(|unreadable| {
+                    let err = unreadable.reason;
                     if err.wants_format_or_profile() {
                         format!("{err}: name it with --format, or give a CSV --profile")
                     } else {
@@ -867,67 +602,6 @@ fn sync(db: &Database, engine: &SyncEngine, args: &SyncArgs) -> anyhow::Result<(
     Ok(())
 }
 
-/// Prints how one sync went; an error when it failed. A sync that could
-/// not start (no such connection) is only returned, not printed.
-fn report(
-    connection_id: ConnectionId,
-    result: Result<SyncOutcome, SyncError>,
-) -> anyhow::Result<()> {
-    match result {
-        Ok(SyncOutcome::Synced { summary: s, .. }) => {
-            println!(
-                "Connection {connection_id}: synced {} accounts ({} new); transactions {} new, {} updated ({} pending now posted), {} removed, {} unchanged; {} holdings.",
-                s.accounts_seen,
-                s.accounts_created,
-                s.transactions_added,
-                s.transactions_updated,
-                s.posted_from_pending,
-                s.transactions_removed,
-                s.transactions_unchanged,
-                s.holdings_replaced
-            );
-            Ok(())
-        }
-        Ok(SyncOutcome::ProviderFailed {
-            error, retry_at, ..
-        }) => {
-            let retry = retry_at.map_or_else(String::new, |at| {
-                format!(
-                    " (a worker retries at {} UTC)",
-                    at.format("%Y-%m-%d %H:%M:%S")
-                )
-            });
-            println!(
-                "Connection {connection_id}: failed, now {}: {}{retry}",
-                error.connection_status(),
-                shown(&error.to_string())
-            );
-            bail!("connection {connection_id} failed to sync")
-        }
-        Ok(SyncOutcome::Deferred { until, .. }) => {
-            println!(
-                "Connection {connection_id}: deferred to {until} UTC (the provider's daily quota is used up); a worker runs it then."
-            );
-            Ok(())
-        }
-        Ok(SyncOutcome::LeaseLost { job_id }) => {
-            println!(
-                "Connection {connection_id}: job {job_id} was taken over by another worker; nothing stored here."
-            );
-            bail!("connection {connection_id}: sync taken over")
-        }
-        Ok(SyncOutcome::GaveUp { reason, .. }) => {
-            println!(
-                "Connection {connection_id}: failed, now ERROR: {}",
-                shown(&reason.to_string())
-            );
-            bail!("connection {connection_id} failed to sync")
-        }
-        // Not printed here: the caller says it (once).
-        Err(err) => Err(anyhow::Error::from(err).context(format!("connection {connection_id}"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -940,7 +614,7 @@ mod tests {
         };
         let one_shots = [
             Command::Users(UsersCommand::List),
-            Command::Sync(crate::SyncArgs {
+            Command::Sync(crate::cli::SyncArgs {
                 user: None,
                 connection: Some(ConnectionId::new(1)),
                 all: false,

@@ -1,6 +1,6 @@
 //! `tributary developers`: who may sign in to the developer dashboard.
 
-use crate::DevelopersCommand;
+use crate::cli::DevelopersCommand;
 use crate::terminal::shown;
 use tributary_domain::clock::Clock;
 use tributary_domain::email::normalize_email;

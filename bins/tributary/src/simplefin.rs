@@ -1,8 +1,8 @@
 //! `tributary simplefin`: destinations that read a user's data over
 //! SimpleFIN (docs/simplefin.md).
 
-use crate::SimplefinCommand;
-use crate::commands::{find_user, public_base, when};
+use crate::cli::SimplefinCommand;
+use crate::support::{find_user, public_base, when};
 use crate::terminal::shown;
 use anyhow::bail;
 use tributary_app::links::SIMPLEFIN_ROOT;

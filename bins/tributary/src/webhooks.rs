@@ -1,8 +1,8 @@
 //! `tributary webhooks`: webhook endpoints of a Personal user or a Platform
 //! app, as the API manages them (docs/changes.md#webhooks).
 
+use crate::cli::{WebhookOwnerArgs, WebhooksCommand};
 use crate::terminal::shown;
-use crate::{WebhookOwnerArgs, WebhooksCommand};
 use anyhow::{Context as _, bail};
 use tributary_app::Config;
 use tributary_domain::clock::Clock;

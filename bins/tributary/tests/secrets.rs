@@ -5,7 +5,6 @@
 
 use std::process::{Command, Output};
 use tributary_auth::keyring::{Keyring, generate_key};
-use tributary_domain::model::Provider;
 use tributary_domain::secrets::credentials_context;
 use tributary_domain::snapshot::SnapshotInstitution;
 use tributary_storage::connections::{self, NewConnection};
@@ -34,7 +33,8 @@ fn rotation_reseals_every_credential_with_the_new_key() {
         let now = chrono::Utc::now().naive_utc();
         let user =
             users::create_personal_user(&mut db.conn().unwrap(), "keys@example.com", now).unwrap();
-        let context = credentials_context(user.id, Provider::SimpleFin.as_str());
+        let context =
+            credentials_context(user.id, tributary_providers::simplefin::PROVIDER.as_str());
         let secret = b"https://user:password@bridge.example/simplefin";
         let sealed = Keyring::new(&old_key, &[]).unwrap().seal(secret, &context);
         let institution = SnapshotInstitution {
@@ -46,7 +46,7 @@ fn rotation_reseals_every_credential_with_the_new_key() {
             &mut db.conn().unwrap(),
             &NewConnection {
                 user_id: user.id,
-                provider: Provider::SimpleFin,
+                provider: tributary_providers::simplefin::PROVIDER,
                 institution: &institution,
                 settings: &serde_json::json!({}),
                 sealed_credentials: Some(&sealed),

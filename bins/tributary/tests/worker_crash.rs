@@ -17,7 +17,7 @@ use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::model::SyncJobKind;
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_providers::{ConnectRequest, Registry};
@@ -169,7 +169,7 @@ fn connect(
         secret: Some(token),
     };
     let connection = engine
-        .connect(user, Provider::SimpleFin, &request)
+        .connect(user, tributary_providers::simplefin::PROVIDER, &request)
         .unwrap()
         .id;
     Connected {

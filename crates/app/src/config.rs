@@ -1,7 +1,7 @@
 //! Configuration from `TRIBUTARY_*` environment variables, read once at start
 //! and passed down. With nothing set, a binary runs on `sqlite://tributary.db`
 //! at 127.0.0.1:8080. `--help` lists every variable
-//! ([`ENVIRONMENT_HELP`]).
+//! ([`environment_help`]).
 
 use std::time::Duration;
 use tributary_domain::schedule::SyncPolicy;
@@ -10,8 +10,31 @@ use tributary_storage::{Backend, DatabaseUrl, PoolOptions, StorageError};
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://tributary.db";
 pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
 
-/// The environment variables a server reads, for `--help`.
-pub const ENVIRONMENT_HELP: &str = "\
+/// The environment variables a process reads, for `--help`: the general
+/// ones, then each connector's (from its description), then the rest.
+pub fn environment_help() -> String {
+    let mut help = String::from(GENERAL_HELP);
+    for description in tributary_providers::catalog::CATALOG {
+        for variable in description.environment {
+            help.push_str(&help_line(variable.names, variable.help));
+        }
+    }
+    help.push_str(SERVICES_HELP);
+    help
+}
+
+/// `  NAME  help`: the help starts in one column after short names, two
+/// spaces after long ones.
+fn help_line(names: &str, help: &str) -> String {
+    const COLUMN: usize = 26;
+    if names.len() + 2 <= COLUMN {
+        format!("  {names:<COLUMN$}{help}\n")
+    } else {
+        format!("  {names}  {help}\n")
+    }
+}
+
+const GENERAL_HELP: &str = "\
 Configuration (environment variables):
   TRIBUTARY_DATABASE_URL    sqlite://PATH or postgres://USER@HOST/DB [default: sqlite://tributary.db]
   TRIBUTARY_BIND            address to listen on, host:port [default: 127.0.0.1:8080]
@@ -25,19 +48,10 @@ Configuration (environment variables):
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
-  TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY  enable GoCardless Bank Account Data
   TRIBUTARY_PUBLIC_URL      how users reach this server, for every URL it hands out; set it on any server others reach [default: the request's Host]
-  TRIBUTARY_GOCARDLESS_URL  its API root [default: https://bankaccountdata.gocardless.com/api/v2]
-  TRIBUTARY_ENABLEBANKING_APP_ID, TRIBUTARY_ENABLEBANKING_KEY_FILE  enable Enable Banking: the application's id and its RSA private key (a PEM file)
-  TRIBUTARY_ENABLEBANKING_URL  its API root [default: https://api.enablebanking.com]
-  TRIBUTARY_PLAID_CLIENT_ID, TRIBUTARY_PLAID_SECRET  enable Plaid (Hosted Link) with the operator's keys
-  TRIBUTARY_PLAID_URL       its API root: https://sandbox.plaid.com for Plaid's sandbox [default: https://production.plaid.com]
-  TRIBUTARY_PLAID_COUNTRIES  countries whose banks Plaid's Link offers [default: US,CA]
-  TRIBUTARY_SNAPTRADE_CLIENT_ID, TRIBUTARY_SNAPTRADE_CONSUMER_KEY  enable SnapTrade (brokerages) with the operator's keys
-  TRIBUTARY_SNAPTRADE_URL   its API root [default: https://api.snaptrade.com]
-  TRIBUTARY_AKAHU_APP_TOKEN, TRIBUTARY_AKAHU_APP_SECRET  an Akahu full app, for OAuth (without: users connect Akahu with their personal app's tokens)
-  TRIBUTARY_AKAHU_URL       its API root [default: https://api.akahu.io/v1]
-  TRIBUTARY_AKAHU_OAUTH_URL  its sign-in page [default: https://oauth.akahu.nz]
+";
+
+const SERVICES_HELP: &str = "\
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
   TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS  personal-api: how many days back one SimpleFIN request may reach; an older start-date is moved up, with a warning [default: none: as far as asked]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry, and URLs from its forwarded host and scheme [default: off]
@@ -84,17 +98,9 @@ pub struct Config {
     pub sync_policy: SyncPolicy,
     /// How often an idle worker looks for due work.
     pub worker_poll: Duration,
-    /// GoCardless Bank Account Data, when its secret id and key are set.
-    pub gocardless: Option<GoCardlessSettings>,
-    /// Enable Banking, when its application id and key file are set.
-    pub enablebanking: Option<EnableBankingSettings>,
-    /// Plaid, when its client id and secret are set.
-    pub plaid: Option<PlaidSettings>,
-    /// SnapTrade, when its client id and consumer key are set.
-    pub snaptrade: Option<SnapTradeSettings>,
-    /// Akahu: always, for personal apps; with the operator's full app for
-    /// OAuth when its token and secret are set.
-    pub akahu: AkahuSettings,
+    /// The connectors the environment configures (each reads its own
+    /// variables: providers::description), built when a process starts.
+    pub connectors: Vec<tributary_providers::catalog::Configured>,
     /// How users reach this server (links in portal sessions); from the
     /// request's Host when unset.
     pub public_url: Option<String>,
@@ -222,122 +228,6 @@ pub enum PaymentsSettings {
     },
 }
 
-/// The operator's GoCardless Bank Account Data credentials.
-#[derive(Debug, Clone)]
-pub struct GoCardlessSettings {
-    pub base_url: String,
-    pub secret_id: Secret,
-    pub secret_key: Secret,
-}
-
-impl GoCardlessSettings {
-    /// The connector's configuration, with the providers' common timeout.
-    pub fn connector_config(&self) -> tributary_providers::gocardless::GoCardlessConfig {
-        tributary_providers::gocardless::GoCardlessConfig {
-            base_url: self.base_url.clone(),
-            secret_id: self.secret_id.0.clone(),
-            secret_key: self.secret_key.0.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        }
-    }
-}
-
-/// The operator's Enable Banking application.
-#[derive(Debug, Clone)]
-pub struct EnableBankingSettings {
-    pub base_url: String,
-    pub application_id: String,
-    /// The application's RSA private key (PEM), read when the server starts.
-    pub key_file: std::path::PathBuf,
-}
-
-impl EnableBankingSettings {
-    /// The connector's configuration: reads the key file.
-    pub fn connector_config(
-        &self,
-    ) -> anyhow::Result<tributary_providers::enablebanking::EnableBankingConfig> {
-        use anyhow::Context as _;
-        let private_key_pem = std::fs::read_to_string(&self.key_file).with_context(|| {
-            format!(
-                "TRIBUTARY_ENABLEBANKING_KEY_FILE: reading {}",
-                self.key_file.display()
-            )
-        })?;
-        Ok(tributary_providers::enablebanking::EnableBankingConfig {
-            base_url: self.base_url.clone(),
-            application_id: self.application_id.clone(),
-            private_key_pem,
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        })
-    }
-}
-
-/// The operator's Plaid keys.
-#[derive(Debug, Clone)]
-pub struct PlaidSettings {
-    pub base_url: String,
-    pub client_id: Secret,
-    pub secret: Secret,
-    pub country_codes: Vec<String>,
-}
-
-impl PlaidSettings {
-    pub fn connector_config(&self) -> tributary_providers::plaid::PlaidConfig {
-        tributary_providers::plaid::PlaidConfig {
-            base_url: self.base_url.clone(),
-            client_id: self.client_id.0.clone(),
-            secret: self.secret.0.clone(),
-            country_codes: self.country_codes.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        }
-    }
-}
-
-/// The operator's SnapTrade keys.
-#[derive(Debug, Clone)]
-pub struct SnapTradeSettings {
-    pub base_url: String,
-    pub client_id: String,
-    pub consumer_key: Secret,
-}
-
-impl SnapTradeSettings {
-    pub fn connector_config(&self) -> tributary_providers::snaptrade::SnapTradeConfig {
-        tributary_providers::snaptrade::SnapTradeConfig {
-            base_url: self.base_url.clone(),
-            client_id: self.client_id.clone(),
-            consumer_key: self.consumer_key.0.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        }
-    }
-}
-
-/// Akahu: its roots, and the operator's full app if any.
-#[derive(Debug, Clone)]
-pub struct AkahuSettings {
-    pub base_url: String,
-    pub oauth_url: String,
-    /// The app's token and secret.
-    pub app: Option<(String, Secret)>,
-}
-
-impl AkahuSettings {
-    pub fn connector_config(&self) -> tributary_providers::akahu::AkahuConfig {
-        tributary_providers::akahu::AkahuConfig {
-            base_url: self.base_url.clone(),
-            oauth_url: self.oauth_url.clone(),
-            app: self
-                .app
-                .as_ref()
-                .map(|(token, secret)| tributary_providers::akahu::AkahuApp {
-                    app_token: token.clone(),
-                    app_secret: secret.0.clone(),
-                }),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
-        }
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// Not a `#[source]`: the message already holds the reason, and a
@@ -350,51 +240,15 @@ pub enum ConfigError {
         value: String,
         reason: &'static str,
     },
+    /// A connector's setting.
+    #[error(transparent)]
+    Connector(#[from] tributary_providers::description::SettingError),
 }
 
 impl From<StorageError> for ConfigError {
     fn from(err: StorageError) -> Self {
         ConfigError::DatabaseUrl(err)
     }
-}
-
-/// A provider's two settings that go together: both, or neither.
-fn both_or_neither(
-    lookup: &impl Fn(&str) -> Option<String>,
-    (first, second): (&'static str, &'static str),
-    reason: &'static str,
-) -> Result<Option<(String, String)>, ConfigError> {
-    match (lookup(first), lookup(second)) {
-        (Some(a), Some(b)) => Ok(Some((a, b))),
-        (None, None) => Ok(None),
-        _ => Err(ConfigError::Invalid {
-            name: first,
-            value: "<redacted>".into(),
-            reason,
-        }),
-    }
-}
-
-/// `TRIBUTARY_PLAID_COUNTRIES`: two-letter country codes (`US,CA`), upper
-/// case.
-fn plaid_country_codes(list: String) -> Result<Vec<String>, ConfigError> {
-    let codes: Vec<String> = list
-        .split(',')
-        .map(|c| c.trim().to_ascii_uppercase())
-        .filter(|c| !c.is_empty())
-        .collect();
-    if codes.is_empty()
-        || !codes
-            .iter()
-            .all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
-    {
-        return Err(ConfigError::Invalid {
-            name: "TRIBUTARY_PLAID_COUNTRIES",
-            value: list,
-            reason: "give two-letter country codes, separated by commas (US,CA)",
-        });
-    }
-    Ok(codes)
 }
 
 /// `TRIBUTARY_OUTBOUND_ALLOW_PRIVATE`, or its older name from when only
@@ -566,67 +420,7 @@ impl Config {
                     .collect()
             })
             .unwrap_or_default();
-        let gocardless = both_or_neither(
-            &lookup,
-            ("TRIBUTARY_GOCARDLESS_SECRET_ID", "TRIBUTARY_GOCARDLESS_SECRET_KEY"),
-            "set both TRIBUTARY_GOCARDLESS_SECRET_ID and TRIBUTARY_GOCARDLESS_SECRET_KEY, or neither",
-        )?
-        .map(|(id, key)| GoCardlessSettings {
-            base_url: lookup("TRIBUTARY_GOCARDLESS_URL")
-                .unwrap_or_else(|| tributary_providers::gocardless::DEFAULT_BASE_URL.to_owned()),
-            secret_id: Secret(id),
-            secret_key: Secret(key),
-        });
-        let enablebanking = both_or_neither(
-            &lookup,
-            ("TRIBUTARY_ENABLEBANKING_APP_ID", "TRIBUTARY_ENABLEBANKING_KEY_FILE"),
-            "set both TRIBUTARY_ENABLEBANKING_APP_ID and TRIBUTARY_ENABLEBANKING_KEY_FILE, or neither",
-        )?
-        .map(|(application_id, key_file)| EnableBankingSettings {
-            base_url: lookup("TRIBUTARY_ENABLEBANKING_URL")
-                .unwrap_or_else(|| tributary_providers::enablebanking::DEFAULT_BASE_URL.to_owned()),
-            application_id,
-            key_file: key_file.into(),
-        });
-        let plaid = match both_or_neither(
-            &lookup,
-            ("TRIBUTARY_PLAID_CLIENT_ID", "TRIBUTARY_PLAID_SECRET"),
-            "set both TRIBUTARY_PLAID_CLIENT_ID and TRIBUTARY_PLAID_SECRET, or neither",
-        )? {
-            Some((client_id, secret)) => Some(PlaidSettings {
-                base_url: lookup("TRIBUTARY_PLAID_URL")
-                    .unwrap_or_else(|| tributary_providers::plaid::DEFAULT_BASE_URL.to_owned()),
-                client_id: Secret(client_id),
-                secret: Secret(secret),
-                country_codes: plaid_country_codes(
-                    lookup("TRIBUTARY_PLAID_COUNTRIES").unwrap_or_else(|| "US,CA".into()),
-                )?,
-            }),
-            None => None,
-        };
-        let snaptrade = both_or_neither(
-            &lookup,
-            ("TRIBUTARY_SNAPTRADE_CLIENT_ID", "TRIBUTARY_SNAPTRADE_CONSUMER_KEY"),
-            "set both TRIBUTARY_SNAPTRADE_CLIENT_ID and TRIBUTARY_SNAPTRADE_CONSUMER_KEY, or neither",
-        )?
-        .map(|(client_id, consumer_key)| SnapTradeSettings {
-            base_url: lookup("TRIBUTARY_SNAPTRADE_URL")
-                .unwrap_or_else(|| tributary_providers::snaptrade::DEFAULT_BASE_URL.to_owned()),
-            client_id,
-            consumer_key: Secret(consumer_key),
-        });
-        let akahu = AkahuSettings {
-            base_url: lookup("TRIBUTARY_AKAHU_URL")
-                .unwrap_or_else(|| tributary_providers::akahu::DEFAULT_BASE_URL.to_owned()),
-            oauth_url: lookup("TRIBUTARY_AKAHU_OAUTH_URL")
-                .unwrap_or_else(|| tributary_providers::akahu::DEFAULT_OAUTH_URL.to_owned()),
-            app: both_or_neither(
-                &lookup,
-                ("TRIBUTARY_AKAHU_APP_TOKEN", "TRIBUTARY_AKAHU_APP_SECRET"),
-                "set both TRIBUTARY_AKAHU_APP_TOKEN and TRIBUTARY_AKAHU_APP_SECRET, or neither",
-            )?
-            .map(|(token, secret)| (token, Secret(secret))),
-        };
+        let connectors = tributary_providers::catalog::configure(&lookup)?;
         let public_url = lookup("TRIBUTARY_PUBLIC_URL")
             .map(|u| u.trim().trim_end_matches('/').to_owned())
             .filter(|u| !u.is_empty());
@@ -713,11 +507,7 @@ impl Config {
             mail_from,
             payments,
             public_url,
-            gocardless,
-            enablebanking,
-            plaid,
-            snaptrade,
-            akahu,
+            connectors,
             database_url,
             bind,
             seed_demo,

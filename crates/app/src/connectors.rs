@@ -5,11 +5,6 @@ use std::sync::Arc;
 use tributary_domain::clock::Clock;
 use tributary_outbound::Guard;
 use tributary_providers::Registry;
-use tributary_providers::akahu::AkahuConnector;
-use tributary_providers::enablebanking::EnableBankingConnector;
-use tributary_providers::gocardless::GoCardlessConnector;
-use tributary_providers::plaid::PlaidConnector;
-use tributary_providers::snaptrade::SnapTradeConnector;
 use tributary_providers::sync::SyncEngine;
 use tributary_storage::Database;
 
@@ -42,42 +37,17 @@ pub fn engine_over(
     )
 }
 
-/// Every provider's connector: the built-in ones, Akahu (its personal apps
-/// need no configuration), and GoCardless, Enable Banking, Plaid and
-/// SnapTrade when their credentials are configured. Those whose addresses
-/// users give (SimpleFIN) reach only what `outbound` allows; the others'
-/// API roots are the operator's to set.
+/// Every connector the configuration enables, built (blocking: they make
+/// HTTP clients). Those whose addresses users give (SimpleFIN) reach only
+/// what `outbound` allows; the others' API roots are the operator's to set.
 pub fn providers(config: &Config, outbound: &Guard) -> anyhow::Result<Registry> {
-    let mut registry = Registry::with_defaults(outbound);
-    if let Some(gocardless) = &config.gocardless {
-        registry.register(Arc::new(GoCardlessConnector::new(
-            gocardless.connector_config(),
-        )?));
-    }
-    if let Some(enablebanking) = &config.enablebanking {
-        registry.register(Arc::new(
-            EnableBankingConnector::new(enablebanking.connector_config()?)
-                .map_err(|err| anyhow::anyhow!("TRIBUTARY_ENABLEBANKING_KEY_FILE: {err}"))?,
-        ));
-    }
-    if let Some(plaid) = &config.plaid {
-        registry.register(Arc::new(PlaidConnector::new(plaid.connector_config())?));
-    }
-    registry.register(Arc::new(AkahuConnector::new(
-        config.akahu.connector_config(),
-    )?));
-    if let Some(snaptrade) = &config.snaptrade {
-        registry.register(Arc::new(SnapTradeConnector::new(
-            snaptrade.connector_config(),
-        )?));
-    }
-    Ok(registry)
+    Ok(Registry::build(&config.connectors, outbound)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tributary_domain::model::Provider;
+    use tributary_providers::{gocardless, sandbox};
 
     #[test]
     fn gocardless_connector_is_registered_only_when_configured() {
@@ -85,7 +55,7 @@ mod tests {
         assert!(
             providers(&unconfigured, &unconfigured.outbound_guard())
                 .unwrap()
-                .get(Provider::GoCardless)
+                .get(gocardless::PROVIDER)
                 .is_none()
         );
 
@@ -96,7 +66,7 @@ mod tests {
         })
         .unwrap();
         let registry = providers(&configured, &configured.outbound_guard()).unwrap();
-        assert!(registry.get(Provider::GoCardless).is_some());
-        assert!(registry.get(Provider::Sandbox).is_some());
+        assert!(registry.get(gocardless::PROVIDER).is_some());
+        assert!(registry.get(sandbox::PROVIDER).is_some());
     }
 }

@@ -3,7 +3,7 @@
 //! first curl and the first click show something.
 
 use tributary_auth::{api_keys, dashboard};
-use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::model::SyncJobKind;
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_storage::{Database, StorageError, users};
@@ -39,7 +39,7 @@ pub fn seed_if_empty(
     drop(conn);
     let connection = engine.connect(
         user.id,
-        Provider::Sandbox,
+        tributary_providers::sandbox::PROVIDER,
         &sandbox::connect_request(DEMO_EMAIL, sandbox::USER_GOOD),
     )?;
     let accounts = match engine.sync_now(connection.id, SyncJobKind::Initial, "demo-seed")? {

@@ -26,7 +26,7 @@ pub fn payments(config: &Config, db: &Database) -> Option<Arc<dyn PaymentProcess
             api_base: api_base.clone(),
             secret_key: secret_key.0.clone(),
             price_id: price_id.clone(),
-            timeout: tributary_providers::registry::PROVIDER_TIMEOUT,
+            timeout: tributary_providers::connector::PROVIDER_TIMEOUT,
         })),
     }
 }

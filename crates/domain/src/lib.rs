@@ -21,5 +21,6 @@ pub mod snapshot;
 pub mod status;
 pub mod summary;
 pub mod text;
+pub mod webhook_event;
 
 pub use money::Decimal;

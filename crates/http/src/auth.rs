@@ -36,7 +36,7 @@ pub(crate) async fn as_viewer<C: Credential, T: Send + 'static>(
     work: impl FnOnce(&mut AnyConnection, Viewer) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let now = state.clock.now();
-    crate::data::with_conn(state, move |conn| {
+    crate::fault::with_conn(state, move |conn| {
         let viewer = credential.verify(conn, now)?;
         work(conn, viewer)
     })

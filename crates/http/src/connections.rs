@@ -124,7 +124,7 @@ pub(crate) struct Connection {
     id: ConnectionId,
     /// sandbox, simplefin, gocardless, import.
     #[schema(value_type = String, examples("sandbox"))]
-    provider: &'static str,
+    provider: String,
     institution_name: String,
     /// ACTIVE, REAUTH_REQUIRED, ERROR, DISCONNECTED.
     #[schema(value_type = String, examples("ACTIVE"))]
@@ -145,7 +145,7 @@ impl From<ConnectionRecord> for Connection {
     fn from(c: ConnectionRecord) -> Self {
         Connection {
             id: c.id,
-            provider: c.provider.as_str(),
+            provider: c.provider.to_string(),
             institution_name: c.institution_name,
             status: c.status.as_str(),
             status_reason: c.status_reason,

@@ -228,7 +228,7 @@ impl Surface {
             Surface::SimpleFin => {
                 crate::simplefin::SimpleFinError::bad_request(message).error_response()
             }
-            Surface::Page => crate::web::refusal_page(message),
+            Surface::Page => crate::web::resource::refusal_page(message),
         }
     }
 }
@@ -426,7 +426,7 @@ mod tests {
     /// is a page here, and nothing else there is.
     #[test]
     fn each_routed_operation_is_refused_in_its_own_shape() {
-        use crate::server::Interface;
+        use crate::interface::Interface;
         for interface in [Interface::Personal, Interface::Platform] {
             for (root, operations) in crate::openapi::routed(interface) {
                 for operation in operations {

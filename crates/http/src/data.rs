@@ -540,7 +540,7 @@ async fn get_holdings<C: Credential>(
     let account_id = auth::checked(&state, &credential, parse_account_id(&path)).await?;
     let (account, holdings) = auth::as_viewer(&state, credential, move |conn, viewer| {
         let account = visible_account(conn, &viewer, account_id)?;
-        if !account.provider.supports_holdings() {
+        if !tributary_providers::catalog::reports_holdings(account.provider) {
             // 501, as the hosted service answers: clients map exactly this
             // status to "not supported" (a 400 fails their whole sync).
             return Err(ApiError::not_implemented(

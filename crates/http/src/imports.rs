@@ -120,32 +120,19 @@ pub(crate) async fn read_upload(payload: &mut Multipart) -> Result<Upload, Uploa
     Ok(upload)
 }
 
-/// A file of an upload that does not read: its name and why.
-#[derive(Debug)]
-pub(crate) struct UnreadableFile {
-    pub name: String,
-    pub reason: import::ImportError,
-}
-
-/// Reads every uploaded file, first to last, stopping at the first that
-/// does not read. Parsing is CPU work on up to 20 MiB, so it runs on a
-/// blocking thread, never on the server's event loop.
+/// Reads every uploaded file (`import::read_files`, the one way files
+/// become an import) on a blocking thread: parsing is CPU work on up to
+/// 20 MiB, never for the server's event loop.
 pub(crate) async fn read_statements(
     files: Vec<(String, Vec<u8>)>,
-    format: Option<Format>,
-    profile: Option<CsvProfile>,
-) -> Result<Result<Vec<import::Statement>, UnreadableFile>, actix_web::error::BlockingError> {
-    web::block(move || {
-        let mut statements = Vec::new();
-        for (name, bytes) in files {
-            match import::parse_with_profile(&bytes, format, profile.as_ref()) {
-                Ok(read) => statements.extend(read),
-                Err(reason) => return Err(UnreadableFile { name, reason }),
-            }
-        }
-        Ok(statements)
-    })
-    .await
+    reading: import::Reading,
+) -> Result<Result<Vec<import::Statement>, import::UnreadableFile>, actix_web::error::BlockingError>
+{
+    let files = files
+        .into_iter()
+        .map(|(name, bytes)| import::StatementFile { name, bytes })
+        .collect();
+    web::block(move || import::read_files(files, &reading)).await
 }
 
 /// The statement formats `?format=` names, for the OpenAPI document.
@@ -323,7 +310,7 @@ async fn upload<C: Credential>(
         ));
     }
     let file_count = files.len();
-    let statements = read_statements(files, format, profile)
+    let statements = read_statements(files, import::Reading { format, profile })
         .await?
         .map_err(|file| {
             let advice = if file.reason.wants_format_or_profile() {

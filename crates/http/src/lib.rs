@@ -15,6 +15,7 @@ pub mod fault;
 pub mod feed;
 pub mod health;
 pub mod imports;
+pub mod interface;
 pub mod malformed;
 pub mod metrics;
 pub mod openapi;

@@ -213,7 +213,7 @@ pub fn serve(cfg: &mut web::ServiceConfig, root: &str, operations: Vec<Operation
         match kind {
             Kind::Plain => cfg.service(resource),
             Kind::Data => cfg.service(crate::conditional::data_resource(resource)),
-            Kind::Page => cfg.service(crate::web::page_resource(resource)),
+            Kind::Page => cfg.service(crate::web::resource::page_resource(resource)),
         };
     }
 }

@@ -2,6 +2,7 @@
 //! database, sync engine, worker, mailer, payments, demo data), assembled
 //! into the state the handlers share, bound and served.
 
+pub use crate::interface::Interface;
 use crate::state::AppState;
 use crate::{
     access_log, control_characters, error, malformed, metrics, request_id, routes as route,
@@ -27,21 +28,13 @@ use tributary_providers::Registry;
 use tributary_providers::payments::PaymentProcessor;
 use tributary_storage::Database;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interface {
-    /// `/api/v1`, API keys.
-    Personal,
-    /// `/api/platform`: apps' users, OAuth 2 tokens, bearer data endpoints.
-    Platform,
-}
-
 fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
     move |cfg: &mut web::ServiceConfig| {
         // The JSON interface: exactly what its OpenAPI document describes.
         for (root, operations) in crate::openapi::routed(interface) {
             route::serve(cfg, root, operations);
         }
-        cfg.service(route::get("/metrics", metrics::scrape_with_token));
+        cfg.service(route::get("/metrics", metrics::serve::scrape_with_token));
         match interface {
             Interface::Platform => crate::web::configure_pages(cfg),
             Interface::Personal => crate::web::dashboard::configure(cfg),
@@ -106,7 +99,7 @@ pub fn bind(
                     .wrap(from_fn(error::envelope_framework_errors))
                     .wrap(from_fn(request_id::middleware))
                     .wrap(access_log::logger())
-                    .wrap(from_fn(metrics::record));
+                    .wrap(from_fn(metrics::serve::record));
                 let http = actix_http::HttpService::build()
                     .local_addr(addr)
                     // The app's fallback host when a request names none: HTTP/1.1
@@ -137,7 +130,7 @@ pub fn bind(
             .listen("tributary-metrics", listener, move || {
                 let app = App::new()
                     .app_data(data.clone())
-                    .service(route::get("/metrics", metrics::scrape))
+                    .service(route::get("/metrics", metrics::serve::scrape))
                     .default_service(web::to(error::no_route));
                 actix_http::HttpService::build()
                     .finish(map_config(app, |_| AppConfig::default()))
@@ -487,40 +480,13 @@ fn shutdown_on_signal(
     })
 }
 
-impl Interface {
-    fn name(self) -> &'static str {
-        match self {
-            Interface::Personal => "Personal API",
-            Interface::Platform => "Platform API",
-        }
-    }
-
-    fn binary(self) -> &'static str {
-        match self {
-            Interface::Personal => "personal-api",
-            Interface::Platform => "platform-api",
-        }
-    }
-
-    fn about(self) -> &'static str {
-        match self {
-            Interface::Personal => {
-                "Tributary Personal API: serves /api/v1 (accounts, transactions, balances, holdings) to API-key holders."
-            }
-            Interface::Platform => {
-                "Tributary Platform API: serves integrators' apps under /api/platform (users, OAuth 2 tokens, bearer data endpoints, portal sessions)."
-            }
-        }
-    }
-}
-
 /// The whole `main` of a server binary: `--help`/`--version`, logging,
 /// configuration from the environment, serving, and the exit code.
 pub async fn main(interface: Interface) -> std::process::ExitCode {
     clap::Command::new(interface.binary())
         .version(env!("CARGO_PKG_VERSION"))
         .about(interface.about())
-        .after_help(tributary_app::config::ENVIRONMENT_HELP)
+        .after_help(tributary_app::config::environment_help())
         .get_matches();
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let outcome = match Config::from_env() {

@@ -59,7 +59,7 @@ pub struct Account {
     pub institution_logo: Option<String>,
     /// Where the data comes from: sandbox, simplefin, gocardless, import.
     #[schema(value_type = String, examples("sandbox"))]
-    pub provider: &'static str,
+    pub provider: String,
     /// ISO 4217.
     #[schema(examples("USD"))]
     pub currency: String,
@@ -82,7 +82,7 @@ impl From<AccountView> for Account {
             name: view.name,
             institution_name: view.institution_name,
             institution_logo: view.institution_logo,
-            provider: view.provider.as_str(),
+            provider: view.provider.to_string(),
             currency: view.currency,
             status: view.status.as_str(),
             kind: view.kind.as_str(),

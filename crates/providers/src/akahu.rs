@@ -23,6 +23,11 @@ use crate::connector::{
     classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::description::{
+    Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
+    SettingError, SetupError, Variable, constructor,
+};
+use crate::connector::PROVIDER_TIMEOUT;
 use crate::psd2::{hex_string, record_ids};
 use chrono::{DateTime, Utc};
 use rand::Rng as _;
@@ -35,6 +40,109 @@ use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::Decimal;
 use tributary_domain::pending_match::PendingMatchRule;
 use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("akahu");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "Akahu",
+    summary: "New Zealand banks through Akahu: paste your personal app's tokens from my.akahu.nz.",
+    reports: Reports::ACCOUNTS,
+    connect: Connect {
+        fields: &[
+            Field {
+                name: "app_token",
+                flag: Some("app-token"),
+                label: "App token (app_token_…)",
+                help: "The personal app's token (app_token_…).",
+                input: Input::Text { autocomplete: "off" },
+                required: false,
+                default: None,
+                remembered_as: None,
+            },
+            Field {
+                name: "user_token",
+                flag: Some("user-token"),
+                label: "User token (user_token_…)",
+                help: "The user token (\"-\" reads it from standard input, keeping it out of the shell history).",
+                input: Input::Secret { autocomplete: "off" },
+                required: false,
+                default: None,
+                remembered_as: None,
+            },
+        ],
+        note: Some("Both are on the Developers page of my.akahu.nz. If this server has its own Akahu app, leave both empty to sign in at Akahu instead."),
+        hands_off: true,
+        picks_institution: false,
+        return_address: ReturnAddress::Sometimes,
+        finish_on_return: true,
+        command_help: "Connect New Zealand banks through Akahu: with a personal app's tokens (--app-token and --user-token, then it syncs), or, when the server has an Akahu app (TRIBUTARY_AKAHU_APP_TOKEN and _SECRET), through Akahu's sign-in page (--redirect; then `tributary connect finish`).",
+        request: request_from,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_AKAHU_APP_TOKEN, TRIBUTARY_AKAHU_APP_SECRET",
+            help: "an Akahu full app, for OAuth (without: users connect Akahu with their personal app's tokens)",
+        },
+        Variable {
+            names: "TRIBUTARY_AKAHU_URL",
+            help: "its API root [default: https://api.akahu.io/v1]",
+        },
+        Variable {
+            names: "TRIBUTARY_AKAHU_OAUTH_URL",
+            help: "its sign-in page [default: https://oauth.akahu.nz]",
+        },
+    ],
+    configure,
+};
+
+/// Always offered (a person's own personal app needs no configuration);
+/// with the operator's full app, people may also sign in at Akahu.
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let app = env
+        .both_or_neither("TRIBUTARY_AKAHU_APP_TOKEN", "TRIBUTARY_AKAHU_APP_SECRET")?
+        .map(|(app_token, app_secret)| AkahuApp {
+            app_token,
+            app_secret,
+        });
+    let config = AkahuConfig {
+        base_url: env
+            .get("TRIBUTARY_AKAHU_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        oauth_url: env
+            .get("TRIBUTARY_AKAHU_OAUTH_URL")
+            .unwrap_or_else(|| DEFAULT_OAUTH_URL.to_owned()),
+        app,
+        timeout: PROVIDER_TIMEOUT,
+    };
+    Ok(constructor(move || {
+        AkahuConnector::new(config.clone()).map_err(|err| SetupError::new("Akahu", err))
+    }))
+}
+
+/// A personal app's two tokens, or neither and a return address (the
+/// server's own app, through Akahu's sign-in page).
+fn request_from(
+    answers: &crate::description::Answers<'_>,
+) -> Result<ConnectRequest, &'static str> {
+    let (app_token, user_token) = (answers.get("app_token"), answers.get("user_token"));
+    if app_token.is_empty() != user_token.is_empty() {
+        return Err("Paste both tokens of your personal app from my.akahu.nz.");
+    }
+    if !app_token.is_empty() {
+        return Ok(ConnectRequest {
+            settings: json!({ "app_token": app_token }),
+            secret: Some(user_token.to_owned()),
+        });
+    }
+    let redirect = answers.return_address.ok_or(
+        "Give both tokens of your personal app (--app-token and --user-token), or --redirect to sign in at Akahu.",
+    )?;
+    Ok(ConnectRequest {
+        settings: json!({ "redirect": redirect }),
+        secret: None,
+    })
+}
 
 pub const DEFAULT_BASE_URL: &str = "https://api.akahu.io/v1";
 pub const DEFAULT_OAUTH_URL: &str = "https://oauth.akahu.nz";
@@ -349,9 +457,9 @@ fn transaction(t: &Transaction, provider_id: String) -> SnapshotTransaction {
     }
 }
 
-impl crate::Connector for AkahuConnector {
+impl crate::connector::Connector for AkahuConnector {
     fn provider(&self) -> Provider {
-        Provider::Akahu
+        PROVIDER
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {

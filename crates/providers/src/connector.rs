@@ -257,6 +257,9 @@ pub struct InstitutionChoice {
     pub logo_url: Option<String>,
 }
 
+/// How long a provider may take to answer one request.
+pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(60);
+
 pub trait Connector: Send + Sync + fmt::Debug {
     fn provider(&self) -> Provider;
 

@@ -25,6 +25,11 @@ use crate::connector::{
     InstitutionChoice, Prepared, classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::description::{
+    Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
+    SettingError, SetupError, Variable, constructor,
+};
+use crate::connector::PROVIDER_TIMEOUT;
 use crate::psd2::{TypedBalance, hex_string, pick_balance, record_ids};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rand::Rng as _;
@@ -36,6 +41,77 @@ use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::pending_match::PendingMatchRule;
 use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("enablebanking");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "Enable Banking",
+    summary: "Banks in the EU and EEA (PSD2): find your bank, consent at your bank and come back here.",
+    reports: Reports::ACCOUNTS,
+    connect: Connect {
+        fields: &[Field {
+            name: "institution_id",
+            flag: Some("bank"),
+            label: "Bank id (for example FI/Nordea)",
+            help: "The bank: its country and its name as Enable Banking lists it, e.g. FI/Nordea.",
+            input: Input::Text { autocomplete: "off" },
+            required: true,
+            default: None,
+            remembered_as: Some("institution_id"),
+        }],
+        note: None,
+        hands_off: true,
+        picks_institution: true,
+        return_address: ReturnAddress::Always { default: None },
+        finish_on_return: true,
+        command_help: "Connect a bank through Enable Banking: prints the bank's page the user must open; the bank sends them back to --redirect with a code, which `tributary connect finish` takes (needs TRIBUTARY_ENABLEBANKING_APP_ID and _KEY_FILE).",
+        request: crate::psd2::bank_request,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_ENABLEBANKING_APP_ID, TRIBUTARY_ENABLEBANKING_KEY_FILE",
+            help: "enable Enable Banking: the application's id and its RSA private key (a PEM file)",
+        },
+        Variable {
+            names: "TRIBUTARY_ENABLEBANKING_URL",
+            help: "its API root [default: https://api.enablebanking.com]",
+        },
+    ],
+    configure,
+};
+
+/// Offered with the operator's application: its id, and its private key,
+/// read from the file when the connector is built (at start).
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let Some((application_id, key_file)) = env.both_or_neither(
+        "TRIBUTARY_ENABLEBANKING_APP_ID",
+        "TRIBUTARY_ENABLEBANKING_KEY_FILE",
+    )?
+    else {
+        return Ok(None);
+    };
+    let base_url = env
+        .get("TRIBUTARY_ENABLEBANKING_URL")
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+    Ok(constructor(move || {
+        let private_key_pem = std::fs::read_to_string(&key_file).map_err(|err| {
+            SetupError::new(
+                "Enable Banking",
+                format!("TRIBUTARY_ENABLEBANKING_KEY_FILE: reading {key_file}: {err}"),
+            )
+        })?;
+        EnableBankingConnector::new(EnableBankingConfig {
+            base_url: base_url.clone(),
+            application_id: application_id.clone(),
+            private_key_pem,
+            timeout: PROVIDER_TIMEOUT,
+        })
+        .map_err(|err| {
+            SetupError::new("Enable Banking", format!("TRIBUTARY_ENABLEBANKING_KEY_FILE: {err}"))
+        })
+    }))
+}
 
 pub const DEFAULT_BASE_URL: &str = "https://api.enablebanking.com";
 /// PSD2 lets an application read an account about 4 times a day unattended.
@@ -653,9 +729,9 @@ fn kept_institution(settings: &Value) -> SnapshotInstitution {
     }
 }
 
-impl crate::Connector for EnableBankingConnector {
+impl crate::connector::Connector for EnableBankingConnector {
     fn provider(&self) -> Provider {
-        Provider::EnableBanking
+        PROVIDER
     }
 
     fn institutions(&self, country: &str) -> Result<Vec<InstitutionChoice>, ConnectorError> {

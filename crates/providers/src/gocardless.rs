@@ -20,7 +20,12 @@ use crate::connector::{
     InstitutionChoice, Prepared, classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::description::{
+    Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
+    SettingError, SetupError, Variable, constructor,
+};
 use crate::psd2::{TypedBalance, hex_string, pick_balance, record_ids};
+use crate::connector::PROVIDER_TIMEOUT;
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng as _;
 use reqwest::StatusCode;
@@ -33,6 +38,69 @@ use std::time::{Duration, Instant};
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::parse_decimal;
 use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("gocardless");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "GoCardless Bank Account Data",
+    summary: "European banks (PSD2): sign in at your bank and come back here.",
+    reports: Reports::ACCOUNTS,
+    connect: Connect {
+        fields: &[Field {
+            name: "institution_id",
+            flag: Some("institution"),
+            label: "Bank id (for example SANDBOXFINANCE_SFIN0000)",
+            help: "GoCardless institution id, e.g. SANDBOXFINANCE_SFIN0000.",
+            input: Input::Text { autocomplete: "off" },
+            required: true,
+            default: None,
+            remembered_as: Some("institution_id"),
+        }],
+        note: None,
+        hands_off: true,
+        picks_institution: true,
+        return_address: ReturnAddress::Always {
+            default: Some("https://gocardless.com"),
+        },
+        finish_on_return: false,
+        command_help: "Connect a bank through GoCardless Bank Account Data: prints the bank link the user must open; once they have, run `tributary sync --connection ID` (needs TRIBUTARY_GOCARDLESS_SECRET_ID and _KEY).",
+        request: crate::psd2::bank_request,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_GOCARDLESS_SECRET_ID, TRIBUTARY_GOCARDLESS_SECRET_KEY",
+            help: "enable GoCardless Bank Account Data",
+        },
+        Variable {
+            names: "TRIBUTARY_GOCARDLESS_URL",
+            help: "its API root [default: https://bankaccountdata.gocardless.com/api/v2]",
+        },
+    ],
+    configure,
+};
+
+/// Offered with the operator's secret id and key.
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let Some((secret_id, secret_key)) = env.both_or_neither(
+        "TRIBUTARY_GOCARDLESS_SECRET_ID",
+        "TRIBUTARY_GOCARDLESS_SECRET_KEY",
+    )?
+    else {
+        return Ok(None);
+    };
+    let config = GoCardlessConfig {
+        base_url: env
+            .get("TRIBUTARY_GOCARDLESS_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        secret_id,
+        secret_key,
+        timeout: PROVIDER_TIMEOUT,
+    };
+    Ok(constructor(move || {
+        GoCardlessConnector::new(config.clone()).map_err(|err| SetupError::new("GoCardless", err))
+    }))
+}
 
 pub const DEFAULT_BASE_URL: &str = "https://bankaccountdata.gocardless.com/api/v2";
 /// GoCardless: 4 calls per day per account and scope.
@@ -312,7 +380,7 @@ struct Requisition {
 
 impl Connector for GoCardlessConnector {
     fn provider(&self) -> Provider {
-        Provider::GoCardless
+        PROVIDER
     }
 
     fn institutions(&self, country: &str) -> Result<Vec<InstitutionChoice>, ConnectorError> {

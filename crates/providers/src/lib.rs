@@ -1,25 +1,43 @@
 //! Providers: the [`Connector`] trait every data source implements, the
-//! sources themselves (one module each), and the sync engine that runs a
-//! connector and hands its snapshot to storage.
+//! sources themselves (one module each, each with its [`Description`]), and
+//! the sync engine that runs a connector and hands its snapshot to storage.
 
-pub mod akahu;
+pub mod catalog;
 pub mod connector;
-pub mod enablebanking;
-pub mod gocardless;
+pub mod description;
 pub mod import;
 pub mod payments;
-pub mod plaid;
 mod provider_http;
 mod psd2;
 pub mod registry;
-pub mod sandbox;
-pub mod simplefin;
-pub mod snaptrade;
 pub mod sync;
 pub mod worker;
+
+/// Declares each connector's module and lists its description in
+/// [`catalog::CATALOG`], in the order the bank list shows them.
+macro_rules! connectors {
+    ($($module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+        /// Every connector of this build.
+        pub(crate) const CONNECTORS: &[&description::Description] = &[$(&$module::DESCRIPTION),+];
+    };
+}
+
+// Adding a provider: its module, and its line here (docs/architecture.md,
+// "Adding a provider").
+connectors! {
+    sandbox,
+    simplefin,
+    gocardless,
+    enablebanking,
+    plaid,
+    snaptrade,
+    akahu,
+}
 
 pub use connector::{
     AuthorizationReturn, ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext,
     InstitutionChoice, Prepared,
 };
+pub use description::Description;
 pub use registry::Registry;

@@ -26,6 +26,11 @@ use crate::connector::{
     classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::description::{
+    Connect, Constructor, Description, Environment, Reports, ReturnAddress,
+    SettingError, SetupError, Variable, constructor,
+};
+use crate::connector::PROVIDER_TIMEOUT;
 use crate::psd2::hex_string;
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng as _;
@@ -37,6 +42,86 @@ use std::time::Duration;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("plaid");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "Plaid",
+    summary: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
+    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    connect: Connect {
+        fields: &[],
+        note: Some("You choose your bank and sign in on Plaid's pages; Plaid brings you back here."),
+        hands_off: true,
+        picks_institution: false,
+        return_address: ReturnAddress::Always { default: None },
+        finish_on_return: true,
+        command_help: "Connect a bank or brokerage through Plaid's Hosted Link: prints Plaid's page the user must open; once Plaid sends them to --redirect, `tributary connect finish` completes it (needs TRIBUTARY_PLAID_CLIENT_ID and _SECRET).",
+        request: crate::description::return_only,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_PLAID_CLIENT_ID, TRIBUTARY_PLAID_SECRET",
+            help: "enable Plaid (Hosted Link) with the operator's keys",
+        },
+        Variable {
+            names: "TRIBUTARY_PLAID_URL",
+            help: "its API root: https://sandbox.plaid.com for Plaid's sandbox [default: https://production.plaid.com]",
+        },
+        Variable {
+            names: "TRIBUTARY_PLAID_COUNTRIES",
+            help: "countries whose banks Plaid's Link offers [default: US,CA]",
+        },
+    ],
+    configure,
+};
+
+/// Offered with the operator's client id and secret.
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let Some((client_id, secret)) =
+        env.both_or_neither("TRIBUTARY_PLAID_CLIENT_ID", "TRIBUTARY_PLAID_SECRET")?
+    else {
+        return Ok(None);
+    };
+    let config = PlaidConfig {
+        base_url: env
+            .get("TRIBUTARY_PLAID_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        client_id,
+        secret,
+        country_codes: country_codes(
+            env.get("TRIBUTARY_PLAID_COUNTRIES")
+                .unwrap_or_else(|| "US,CA".into()),
+        )?,
+        timeout: PROVIDER_TIMEOUT,
+    };
+    Ok(constructor(move || {
+        PlaidConnector::new(config.clone()).map_err(|err| SetupError::new("Plaid", err))
+    }))
+}
+
+/// `TRIBUTARY_PLAID_COUNTRIES`: two-letter country codes (`US,CA`), upper
+/// case.
+fn country_codes(list: String) -> Result<Vec<String>, SettingError> {
+    let codes: Vec<String> = list
+        .split(',')
+        .map(|c| c.trim().to_ascii_uppercase())
+        .filter(|c| !c.is_empty())
+        .collect();
+    if codes.is_empty()
+        || !codes
+            .iter()
+            .all(|c| c.len() == 2 && c.bytes().all(|b| b.is_ascii_alphabetic()))
+    {
+        return Err(SettingError {
+            name: "TRIBUTARY_PLAID_COUNTRIES",
+            value: Some(list),
+            reason: "give two-letter country codes, separated by commas (US,CA)".into(),
+        });
+    }
+    Ok(codes)
+}
 
 pub const DEFAULT_BASE_URL: &str = "https://production.plaid.com";
 const API_VERSION: &str = "2020-09-14";
@@ -572,9 +657,9 @@ fn transaction(t: Transaction) -> SnapshotTransaction {
     }
 }
 
-impl crate::Connector for PlaidConnector {
+impl crate::connector::Connector for PlaidConnector {
     fn provider(&self) -> Provider {
-        Provider::Plaid
+        PROVIDER
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {

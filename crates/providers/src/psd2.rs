@@ -10,6 +10,24 @@ use std::collections::HashMap;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::SnapshotBalance;
 
+/// The connect request of a PSD2 aggregator: the bank the person chose
+/// (by country and name, or by its id), and where it sends them back.
+pub(crate) fn bank_request(
+    answers: &crate::description::Answers<'_>,
+) -> Result<crate::connector::ConnectRequest, &'static str> {
+    let institution = answers.get("institution_id");
+    if institution.is_empty() {
+        return Err("Choose your bank: find it by its country and name.");
+    }
+    let redirect = answers
+        .return_address
+        .ok_or("Give the address the bank sends the person back to (--redirect).")?;
+    Ok(crate::connector::ConnectRequest {
+        settings: serde_json::json!({ "institution_id": institution, "redirect": redirect }),
+        secret: None,
+    })
+}
+
 /// A balance of a typed list, as a provider spells it.
 pub(crate) trait TypedBalance {
     fn balance_type(&self) -> &str;

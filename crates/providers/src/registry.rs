@@ -1,16 +1,12 @@
 //! Which connector serves which provider.
 
+use crate::catalog::{self, Configured};
 use crate::connector::Connector;
-use crate::sandbox::SandboxConnector;
-use crate::simplefin::SimpleFinConnector;
-use std::time::Duration;
-use tributary_outbound::Guard;
-
-/// How long a provider may take to answer one request.
-pub const PROVIDER_TIMEOUT: Duration = Duration::from_secs(60);
+use crate::description::SetupError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tributary_domain::model::Provider;
+use tributary_outbound::Guard;
 
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
@@ -18,18 +14,25 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Every connector that needs no configuration; those whose requests a
-    /// user aims (SimpleFIN) go through `outbound`.
-    pub fn with_defaults(outbound: &Guard) -> Self {
+    /// Builds every configured connector (blocking: they make HTTP
+    /// clients); those whose requests a user aims (SimpleFIN) go through
+    /// `outbound`.
+    pub fn build(configured: &[Configured], outbound: &Guard) -> Result<Self, SetupError> {
         let mut registry = Registry::default();
-        registry.register(Arc::new(SandboxConnector::default()));
-        match SimpleFinConnector::new(PROVIDER_TIMEOUT, outbound) {
-            Ok(simplefin) => registry.register(Arc::new(simplefin)),
-            Err(err) => {
-                log::error!("SimpleFIN is unavailable: its HTTP client did not start: {err}")
-            }
+        for connector in configured {
+            registry.register(connector.build(outbound)?);
         }
-        registry
+        Ok(registry)
+    }
+
+    /// Every connector that needs no configuration (the sandbox, SimpleFIN,
+    /// and those whose people bring their own app's tokens).
+    pub fn with_defaults(outbound: &Guard) -> Self {
+        let configured = catalog::configure(&|_| None).unwrap_or_default();
+        Registry::build(&configured, outbound).unwrap_or_else(|err| {
+            log::error!("a connector that needs no configuration did not start: {err}");
+            Registry::default()
+        })
     }
 
     pub fn register(&mut self, connector: Arc<dyn Connector>) {

@@ -25,12 +25,68 @@ use reqwest::StatusCode;
 use reqwest::blocking::Response;
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
+use crate::description::{
+    Answers, Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
+    SettingError, SetupError,
+};
+use crate::connector::PROVIDER_TIMEOUT;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::reconcile::PendingMatchRule;
 use tributary_domain::snapshot::*;
 use tributary_outbound::{Guard, GuardedClient, Redirects, Refusal};
+
+pub const PROVIDER: Provider = Provider::new("simplefin");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "SimpleFIN Bridge",
+    summary: "US and Canadian banks through SimpleFIN: paste a setup token from the bridge.",
+    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    connect: Connect {
+        fields: &[Field {
+            name: "setup_token",
+            flag: Some("setup-token"),
+            label: "Setup token",
+            help: "The setup token from SimpleFIN (\"-\" reads it from standard input, keeping it out of the shell history).",
+            input: Input::LongSecret,
+            required: true,
+            default: None,
+            remembered_as: None,
+        }],
+        note: None,
+        hands_off: false,
+        picks_institution: false,
+        return_address: ReturnAddress::Never,
+        finish_on_return: false,
+        command_help: "Connect SimpleFIN with a setup token (claimed once; the access URL it yields is stored sealed) and sync it.",
+        request: request_from,
+    },
+    environment: &[],
+    configure,
+};
+
+/// Always offered: the addresses it reaches are the users' (their setup
+/// tokens'), checked by the outbound guard.
+fn configure(_: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    Ok(Some(Arc::new(|guard: &Guard| {
+        SimpleFinConnector::new(PROVIDER_TIMEOUT, guard)
+            .map(|c| Arc::new(c) as Arc<dyn Connector>)
+            .map_err(|err| SetupError::new("SimpleFIN", err))
+    })))
+}
+
+fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
+    match answers.get("setup_token") {
+        "" => Err("Paste the setup token from SimpleFIN Bridge."),
+        token => Ok(ConnectRequest {
+            settings: serde_json::json!({}),
+            secret: Some(token.to_owned()),
+        }),
+    }
+}
 
 /// How far back the first sync reads.
 const FIRST_SYNC_DAYS: i64 = 90;
@@ -257,7 +313,7 @@ impl SimpleFinConnector {
 
 impl Connector for SimpleFinConnector {
     fn provider(&self) -> Provider {
-        Provider::SimpleFin
+        PROVIDER
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {

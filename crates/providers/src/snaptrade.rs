@@ -28,6 +28,11 @@ use crate::connector::{
     classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::description::{
+    Connect, Constructor, Description, Environment, Reports, ReturnAddress,
+    SettingError, SetupError, Variable, constructor,
+};
+use crate::connector::PROVIDER_TIMEOUT;
 use crate::psd2::hex_string;
 use base64::Engine as _;
 use chrono::{DateTime, Days, NaiveDate, Utc};
@@ -42,6 +47,58 @@ use std::time::Duration;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("snaptrade");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "SnapTrade",
+    summary: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
+    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    connect: Connect {
+        fields: &[],
+        note: Some("You choose your brokerage and sign in in SnapTrade's portal; SnapTrade brings you back here."),
+        hands_off: true,
+        picks_institution: false,
+        return_address: ReturnAddress::Always { default: None },
+        finish_on_return: true,
+        command_help: "Connect brokerages through SnapTrade's Connection Portal: prints the portal's address the user must open; once SnapTrade sends them to --redirect, `tributary connect finish` completes it (needs TRIBUTARY_SNAPTRADE_CLIENT_ID and _CONSUMER_KEY).",
+        request: crate::description::return_only,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_SNAPTRADE_CLIENT_ID, TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
+            help: "enable SnapTrade (brokerages) with the operator's keys",
+        },
+        Variable {
+            names: "TRIBUTARY_SNAPTRADE_URL",
+            help: "its API root [default: https://api.snaptrade.com]",
+        },
+    ],
+    configure,
+};
+
+/// Offered with the operator's client id and consumer key.
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let Some((client_id, consumer_key)) = env.both_or_neither(
+        "TRIBUTARY_SNAPTRADE_CLIENT_ID",
+        "TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
+    )?
+    else {
+        return Ok(None);
+    };
+    let config = SnapTradeConfig {
+        base_url: env
+            .get("TRIBUTARY_SNAPTRADE_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        client_id,
+        consumer_key,
+        timeout: PROVIDER_TIMEOUT,
+    };
+    Ok(constructor(move || {
+        SnapTradeConnector::new(config.clone()).map_err(|err| SetupError::new("SnapTrade", err))
+    }))
+}
 
 pub const DEFAULT_BASE_URL: &str = "https://api.snaptrade.com";
 /// SnapTrade asks for holdings at most 4 times a day per user in the
@@ -568,9 +625,9 @@ fn return_url(request: &ConnectRequest) -> Result<&str, ConnectorError> {
         })
 }
 
-impl crate::Connector for SnapTradeConnector {
+impl crate::connector::Connector for SnapTradeConnector {
     fn provider(&self) -> Provider {
-        Provider::SnapTrade
+        PROVIDER
     }
 
     fn daily_sync_limit(&self) -> Option<i32> {

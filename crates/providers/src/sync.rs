@@ -426,6 +426,13 @@ impl SyncEngine {
             Prepared::Done(outcome) => return Ok(outcome),
         };
         match self.fetch(job, &connection, credentials.as_deref()) {
+            Ok(snapshot) if !holdings_expected(connection.provider, &snapshot) => {
+                let error = ConnectorError::Misconfigured(format!(
+                    "provider {} reported holdings but is not described as reporting them",
+                    connection.provider
+                ));
+                self.record_provider_failure(job, error)
+            }
             Ok(snapshot) => self.record_snapshot(job, &snapshot),
             Err(error) => self.record_provider_failure(job, error),
         }
@@ -699,6 +706,14 @@ impl SyncEngine {
             result
         })
     }
+}
+
+/// Whether `snapshot` holds holdings only if `provider` reports them (its
+/// description says so): a connector that sends what it says it never
+/// does is a bug to see, not data to store.
+fn holdings_expected(provider: Provider, snapshot: &ProviderSnapshot) -> bool {
+    crate::catalog::reports_holdings(provider)
+        || snapshot.accounts.iter().all(|a| a.holdings.is_none())
 }
 
 /// The job that answers a request to sync `connection` now.

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_providers::gocardless::{GoCardlessConfig, GoCardlessConnector};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_providers::{ConnectRequest, ConnectorError, Registry};
@@ -189,7 +189,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         secret: None,
     };
     let connection = engine
-        .connect(user, Provider::GoCardless, &request)
+        .connect(user, tributary_providers::gocardless::PROVIDER, &request)
         .unwrap();
     let link = connection.settings["link"].as_str().unwrap().to_owned();
     assert!(link.starts_with("https://ob.nordigen.com/psd2/start/"));

@@ -71,7 +71,7 @@ fn importing_twice_changes_nothing_and_statements_become_balance_history() {
 
         let conn = &mut *db.conn().unwrap();
         let accounts = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap();
-        assert!(accounts.iter().all(|a| a.provider == Provider::File));
+        assert!(accounts.iter().all(|a| a.provider == Provider::FILE));
         let camt = accounts
             .iter()
             .find(|a| a.mask.as_deref() == Some("6890"))

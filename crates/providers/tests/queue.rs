@@ -29,7 +29,7 @@ struct CountingSandbox {
 
 impl Connector for CountingSandbox {
     fn provider(&self) -> Provider {
-        Provider::Sandbox
+        tributary_providers::sandbox::PROVIDER
     }
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
         self.inner.prepare(request)
@@ -58,7 +58,7 @@ fn new_connection(
     engine
         .connect(
             user.id,
-            Provider::Sandbox,
+            tributary_providers::sandbox::PROVIDER,
             &sandbox::connect_request(email, sandbox::USER_GOOD),
         )
         .unwrap()
@@ -212,7 +212,7 @@ fn the_scheduler_skips_connections_only_the_user_can_fix() {
         let settings =
             sandbox::connect_request("reauth@example.com", sandbox::USER_REAUTH_REQUIRED);
         let broken = engine
-            .connect(user.id, Provider::Sandbox, &settings)
+            .connect(user.id, tributary_providers::sandbox::PROVIDER, &settings)
             .unwrap()
             .id;
         engine.sync_now(broken, SyncJobKind::Initial, "w").unwrap();
@@ -344,7 +344,7 @@ fn a_sync_longer_than_the_lease_finishes_once_with_two_workers() {
                 .unwrap();
                 let request = sandbox::connect_request(&email, sandbox::USER_SLOW);
                 engine
-                    .connect(user.id, Provider::Sandbox, &request)
+                    .connect(user.id, tributary_providers::sandbox::PROVIDER, &request)
                     .unwrap()
                     .id
             })

@@ -14,7 +14,7 @@ use tributary_auth::keyring::{Keyring, generate_key};
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_outbound::{Guard, PrivateAllowance};
 use tributary_providers::simplefin::SimpleFinConnector;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
@@ -121,7 +121,7 @@ fn setup(rt: &tokio::runtime::Handle, db: &Database) -> Setup {
         secret: Some(setup_token.clone()),
     };
     let connection = engine
-        .connect(user, Provider::SimpleFin, &request)
+        .connect(user, tributary_providers::simplefin::PROVIDER, &request)
         .unwrap()
         .id;
     Setup {
@@ -156,7 +156,7 @@ fn scenario(rt: &tokio::runtime::Handle, db: Database) {
         secret: Some(setup_token),
     };
     let again = engine
-        .connect(user, Provider::SimpleFin, &request)
+        .connect(user, tributary_providers::simplefin::PROVIDER, &request)
         .unwrap_err();
     assert!(
         matches!(again, SyncError::Connect(ConnectorError::InvalidCredentials(ref m)) if m.contains("already claimed")),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::ids::{ConnectionId, UserId};
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind, SyncJobStatus};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind, SyncJobStatus};
 use tributary_providers::sandbox;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{ConnectorError, Registry};
@@ -37,7 +37,9 @@ fn setup(db: &Database, username: &str) -> (SyncEngine, Arc<ManualClock>, UserId
     let email = format!("{username}@example.com");
     let (engine, clock, user) = engine_and_user(db, &email);
     let settings = sandbox::connect_request(&email, username);
-    let connection = engine.connect(user, Provider::Sandbox, &settings).unwrap();
+    let connection = engine
+        .connect(user, tributary_providers::sandbox::PROVIDER, &settings)
+        .unwrap();
     (engine, clock, user, connection.id)
 }
 
@@ -221,7 +223,7 @@ fn bad_credentials_store_no_connection() {
         let (engine, _clock, user) = engine_and_user(db, "bad@example.com");
         let settings = sandbox::connect_request("bad@example.com", sandbox::USER_BAD_CREDENTIALS);
         let err = engine
-            .connect(user, Provider::Sandbox, &settings)
+            .connect(user, tributary_providers::sandbox::PROVIDER, &settings)
             .unwrap_err();
         assert!(
             matches!(

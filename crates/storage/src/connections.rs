@@ -14,6 +14,7 @@ use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::notice::{Notice, ReminderStage};
 use tributary_domain::snapshot::SnapshotInstitution;
 use tributary_domain::status::StatusDetail;
+use tributary_domain::webhook_event::WebhookEvent;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = connections)]
@@ -289,16 +290,11 @@ pub fn announce_expiring_consents(
             expires.and_utc().timestamp(),
             stage.as_str()
         );
-        let mut data = serde_json::Map::new();
-        data.insert("connection_id".into(), id.into());
-        data.insert(
-            "consent_expires_at".into(),
-            expires
-                .and_utc()
-                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                .into(),
-        );
-        data.insert("notice".into(), stage.as_str().into());
+        let event = WebhookEvent::ConnectionConsentExpiring {
+            connection_id: ConnectionId::new(id),
+            expires_at: expires,
+            stage,
+        };
         let notice = Notice::ConsentExpiring {
             connection_id: ConnectionId::new(id),
             institution,
@@ -306,14 +302,8 @@ pub fn announce_expiring_consents(
             stage,
         };
         let told = conn.atomically(|conn| {
-            let heard = crate::webhooks::announce(
-                conn,
-                UserId::new(user),
-                tributary_domain::model::WebhookEventType::ConnectionConsentExpiring,
-                data,
-                Some(&once),
-                now,
-            )?;
+            let heard =
+                crate::webhooks::announce(conn, UserId::new(user), &event, Some(&once), now)?;
             let mailed = notices::record(
                 conn,
                 Recipient::User(UserId::new(user)),
@@ -355,19 +345,13 @@ fn announce_status(
     if old == new {
         return Ok(());
     }
-    let mut data = serde_json::Map::new();
-    data.insert("connection_id".into(), id.get().into());
-    data.insert("old_status".into(), old.as_str().into());
-    data.insert("new_status".into(), new.as_str().into());
-    data.insert("reason".into(), reason.into());
-    crate::webhooks::announce(
-        conn,
-        user_id,
-        tributary_domain::model::WebhookEventType::ConnectionStatusChanged,
-        data,
-        None,
-        now,
-    )?;
+    let event = WebhookEvent::ConnectionStatusChanged {
+        connection_id: id,
+        old_status: old,
+        new_status: new,
+        reason: reason.map(str::to_owned),
+    };
+    crate::webhooks::announce(conn, user_id, &event, None, now)?;
     Ok(())
 }
 

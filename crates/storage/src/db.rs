@@ -21,99 +21,8 @@ use std::time::Duration;
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 
-/// One connection type for both backends; queries written once against it run
-/// on either. Backend-specific SQL lives in `crate::backend`.
-#[derive(diesel::MultiConnection)]
-pub enum AnyConnection {
-    Postgresql(PgConnection),
-    Sqlite(SqliteConnection),
-}
-
-impl AnyConnection {
-    /// Runs `work` in one transaction (a savepoint when one is open): every
-    /// write of it commits, or none. For callers above storage that must
-    /// join several repository calls into one unit. On SQLite the
-    /// outermost transaction is `BEGIN IMMEDIATE`: it takes the write lock
-    /// up front (waiting up to the busy timeout), so a unit that reads
-    /// before it writes cannot fail with "database is locked" halfway.
-    pub fn atomically<T>(
-        &mut self,
-        work: impl FnOnce(&mut AnyConnection) -> StorageResult<T>,
-    ) -> StorageResult<T> {
-        self.transaction_begun_by(&UNIT_OF_WORK, work)
-    }
-
-    /// Runs `work`'s reads against one snapshot of the database, so that
-    /// several queries (a page and its total) agree even while writers
-    /// commit in between: PostgreSQL `REPEATABLE READ READ ONLY`; SQLite
-    /// (WAL) keeps a read transaction's snapshot until it ends.
-    pub fn read_snapshot<T, E: From<StorageError>>(
-        &mut self,
-        work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
-    ) -> Result<T, E> {
-        self.transaction_begun_by(&READ_SNAPSHOT, work)
-    }
-
-    /// Begins a transaction of kind `begin` (fails with
-    /// `AlreadyInTransaction` inside one).
-    fn begin(&mut self, begin: &Begin) -> diesel::QueryResult<()> {
-        use diesel::connection::AnsiTransactionManager;
-        match self {
-            AnyConnection::Postgresql(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, begin.postgres)
-            }
-            AnyConnection::Sqlite(c) => {
-                AnsiTransactionManager::begin_transaction_sql(c, begin.sqlite)
-            }
-        }
-    }
-
-    /// A transaction opened by the backend's `BEGIN …` statement; inside an
-    /// open transaction, a savepoint (which keeps the outer one's mode).
-    fn transaction_begun_by<T, E: From<StorageError>>(
-        &mut self,
-        begin: &Begin,
-        work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
-    ) -> Result<T, E> {
-        use diesel::connection::TransactionManager;
-        match self.begin(begin) {
-            Err(diesel::result::Error::AlreadyInTransaction) => {
-                return self
-                    .transaction(|conn| work(conn).map_err(Nested::Work))
-                    .map_err(Nested::into_inner);
-            }
-            begun => begun.map_err(|err| E::from(err.into()))?,
-        }
-        match work(self) {
-            Ok(value) => {
-                <Self as Connection>::TransactionManager::commit_transaction(self)
-                    .map_err(|err| E::from(err.into()))?;
-                Ok(value)
-            }
-            Err(err) => {
-                <Self as Connection>::TransactionManager::rollback_transaction(self)
-                    .map_err(|err| E::from(err.into()))?;
-                Err(err)
-            }
-        }
-    }
-}
-
-/// How each backend begins a transaction of one kind.
-struct Begin {
-    postgres: &'static str,
-    sqlite: &'static str,
-}
-
-const UNIT_OF_WORK: Begin = Begin {
-    postgres: "BEGIN",
-    sqlite: "BEGIN IMMEDIATE",
-};
-
-const READ_SNAPSHOT: Begin = Begin {
-    postgres: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-    sqlite: "BEGIN DEFERRED",
-};
+use crate::connection::READ_SNAPSHOT;
+pub use crate::connection::{AnyConnection, MultiBackend};
 
 /// A read snapshot that outlives one call: a pooled connection inside an
 /// open read-only transaction, for a response read and sent in batches
@@ -152,37 +61,6 @@ impl HeldSnapshot {
         use diesel::connection::TransactionManager;
         <AnyConnection as Connection>::TransactionManager::commit_transaction(&mut self.conn)?;
         Ok(())
-    }
-}
-
-/// `work`'s own error through diesel's `transaction`, which needs one that
-/// a diesel error converts into.
-enum Nested<E> {
-    Work(E),
-    Diesel(diesel::result::Error),
-}
-
-impl<E> From<diesel::result::Error> for Nested<E> {
-    fn from(err: diesel::result::Error) -> Self {
-        Nested::Diesel(err)
-    }
-}
-
-impl<E: From<StorageError>> Nested<E> {
-    fn into_inner(self) -> E {
-        match self {
-            Nested::Work(err) => err,
-            Nested::Diesel(err) => E::from(err.into()),
-        }
-    }
-}
-
-impl fmt::Debug for AnyConnection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            AnyConnection::Postgresql(_) => "AnyConnection::Postgresql",
-            AnyConnection::Sqlite(_) => "AnyConnection::Sqlite",
-        })
     }
 }
 
@@ -324,7 +202,7 @@ impl ManageConnection for Manager {
     /// whose reader went away, see [`HeldSnapshot`]).
     fn has_broken(&self, conn: &mut AnyConnection) -> bool {
         use diesel::connection::{AnsiTransactionManager, TransactionManager};
-        let lost = CONNECTION_LOST.replace(false);
+        let lost = crate::error::take_connection_lost();
         let in_transaction = match conn {
             AnyConnection::Postgresql(c) => {
                 AnsiTransactionManager::is_broken_transaction_manager(c)
@@ -333,19 +211,6 @@ impl ManageConnection for Manager {
         };
         lost || in_transaction
     }
-}
-
-thread_local! {
-    /// Set when a query on this thread found its connection gone; the pool
-    /// reads it when that connection is handed back (on the same thread,
-    /// right after the failed work).
-    static CONNECTION_LOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks the connection this thread is using as lost: the pool drops it
-/// when it comes back instead of handing it to the next request.
-pub(crate) fn note_connection_lost() {
-    CONNECTION_LOST.set(true);
 }
 
 /// SQLite settings that are per connection, not per file.

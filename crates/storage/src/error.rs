@@ -65,7 +65,7 @@ impl From<DieselError> for StorageError {
                 // connection that failed this way is dropped, not reused
                 // (dropping one that could still have served costs a
                 // reconnect, nothing more).
-                crate::db::note_connection_lost();
+                note_connection_lost();
                 StorageError::Unavailable(info.message().to_owned())
             }
             other => StorageError::Query(other),
@@ -89,4 +89,22 @@ impl From<tributary_domain::model::UnknownValue> for StorageError {
     fn from(err: tributary_domain::model::UnknownValue) -> Self {
         StorageError::Corrupt(err.to_string())
     }
+}
+
+thread_local! {
+    /// Set when a query on this thread found its connection gone; the pool
+    /// reads it when that connection is handed back (on the same thread,
+    /// right after the failed work).
+    static CONNECTION_LOST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the connection this thread is using as lost: the pool drops it
+/// when it comes back instead of handing it to the next request.
+pub(crate) fn note_connection_lost() {
+    CONNECTION_LOST.set(true);
+}
+
+/// Whether this thread's connection was marked lost, clearing the mark.
+pub(crate) fn take_connection_lost() -> bool {
+    CONNECTION_LOST.replace(false)
 }

@@ -98,7 +98,8 @@ fn sync(conn: &mut AnyConnection, connection: ConnectionId, txs: Vec<SnapshotTra
 fn each_kind_of_change_reads_as_the_client_needs_it() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "feed@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "feed@example.com", Provider::new("sandbox"));
         let viewer = Viewer::whole_user(user);
         let mut mirror = Mirror::default();
         assert_eq!(mirror.catch_up(conn, &viewer, 100), Read::default());
@@ -168,7 +169,7 @@ fn each_kind_of_change_reads_as_the_client_needs_it() {
         assert_eq!(mirror.rows, stored(conn, &viewer));
 
         // A key scoped to another account sees none of this.
-        let other = connect(conn, user, Provider::Sandbox);
+        let other = connect(conn, user, Provider::new("sandbox"));
         sync_apply::apply_snapshot(
             conn,
             other,
@@ -206,8 +207,9 @@ fn a_mirror_kept_through_the_feed_equals_the_data_while_two_connections_sync_at_
     on_every_backend(|db: &Database| {
         let (user, first, second) = {
             let conn = &mut *db.conn().unwrap();
-            let (user, first) = user_with_connection(conn, "race@example.com", Provider::Sandbox);
-            (user, first, connect(conn, user, Provider::Sandbox))
+            let (user, first) =
+                user_with_connection(conn, "race@example.com", Provider::new("sandbox"));
+            (user, first, connect(conn, user, Provider::new("sandbox")))
         };
         let viewer = Viewer::whole_user(user);
         const ROUNDS: u32 = 12;
@@ -269,7 +271,8 @@ fn a_mirror_kept_through_the_feed_equals_the_data_while_two_connections_sync_at_
 fn purged_tombstones_expire_older_positions_but_not_the_start() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "purge@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "purge@example.com", Provider::new("sandbox"));
         let viewer = Viewer::whole_user(user);
         sync(conn, connection, vec![pending("p1", 1, "-1.00")]);
         let mut mirror = Mirror::default();

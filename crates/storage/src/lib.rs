@@ -4,11 +4,13 @@
 
 mod backend;
 mod columns;
+pub mod connection;
 pub mod db;
 pub mod error;
 pub mod schema;
 
 pub mod api_keys;
+pub mod app_users;
 pub mod apps;
 pub mod changes;
 pub mod checkouts;

@@ -574,7 +574,7 @@ pub fn imported_accounts(
     Ok(accounts::table
         .inner_join(connections::table)
         .filter(accounts::user_id.eq(user_id.get()))
-        .filter(connections::provider.eq(Provider::File.as_str()))
+        .filter(connections::provider.eq(Provider::FILE.as_str()))
         .order(accounts::id)
         .select(ImportedAccount::as_select())
         .load(conn)?)

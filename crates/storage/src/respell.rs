@@ -7,7 +7,7 @@
 //! are never merged) and counted.
 
 use crate::StorageResult;
-use crate::db::AnyConnection;
+use crate::connection::AnyConnection;
 use crate::schema::{developers, users};
 use diesel::prelude::*;
 use tributary_domain::email::normalize_email;

@@ -14,12 +14,12 @@ use std::collections::HashSet;
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
 use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
-use tributary_domain::model::WebhookEventType;
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
     ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
 };
 use tributary_domain::status::AccountLimitExceeded;
+use tributary_domain::webhook_event::WebhookEvent;
 
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
@@ -163,27 +163,14 @@ fn announce_transactions(
         position: FeedPosition::new(ChangeSeq::new(seq.get() - 1), i64::MAX),
         fingerprint: FeedCursor::fingerprint(&Viewer::whole_user(user_id), None),
     };
-    let mut data = serde_json::Map::new();
-    data.insert(
-        "account_ids".into(),
-        account_ids
-            .iter()
-            .map(|id| id.to_string())
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    data.insert("cursor".into(), cursor.to_text().into());
-    data.insert("added".into(), summary.transactions_added.into());
-    data.insert("modified".into(), summary.transactions_updated.into());
-    data.insert("removed".into(), summary.transactions_removed.into());
-    crate::webhooks::announce(
-        conn,
-        user_id,
-        WebhookEventType::TransactionsUpdated,
-        data,
-        None,
-        now,
-    )?;
+    let event = WebhookEvent::TransactionsUpdated {
+        account_ids: account_ids.iter().copied().map(AccountId::new).collect(),
+        cursor,
+        added: summary.transactions_added,
+        modified: summary.transactions_updated,
+        removed: summary.transactions_removed,
+    };
+    crate::webhooks::announce(conn, user_id, &event, None, now)?;
     Ok(())
 }
 
@@ -249,11 +236,14 @@ fn apply_account(
         record_balance(conn, account_id, balance, complete, stamp, summary)?;
     }
 
+    // Which connectors may report holdings is the sync engine's check
+    // (providers::catalog::reports_holdings); statement formats are known
+    // here.
     if let Some(positions) = &account.holdings {
         let provider = connection.provider;
-        if !provider.supports_holdings() {
+        if provider.statement_holdings() == Some(false) {
             return Err(StorageError::InvalidReference(format!(
-                "provider {provider} reported holdings but is not marked as supporting them"
+                "a {provider} statement carries no holdings"
             )));
         }
         diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id.get())))

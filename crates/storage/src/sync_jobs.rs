@@ -18,6 +18,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::ids::{ConnectionId, SyncJobId};
 use tributary_domain::model::{SyncJobKind, SyncJobStatus};
+use tributary_domain::webhook_event::WebhookEvent;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = sync_jobs)]
@@ -185,16 +186,16 @@ pub fn finish(
                 .find(job.connection_id.get())
                 .select(crate::schema::connections::user_id)
                 .first(conn)?;
-            let mut data = serde_json::Map::new();
-            data.insert("connection_id".into(), job.connection_id.get().into());
-            data.insert("job_id".into(), job.id.get().into());
-            data.insert("attempts".into(), job.attempts.into());
-            data.insert("reason".into(), error.into());
+            let event = WebhookEvent::SyncFailed {
+                connection_id: job.connection_id,
+                job_id: job.id,
+                attempts: job.attempts,
+                reason: error.map(str::to_owned),
+            };
             crate::webhooks::announce(
                 conn,
                 tributary_domain::ids::UserId::new(user),
-                tributary_domain::model::WebhookEventType::SyncFailed,
-                data,
+                &event,
                 None,
                 now,
             )?;

@@ -2,6 +2,7 @@
 //! PostgreSQL database (see `testing`).
 
 use crate::api_keys::{self, NewApiKey};
+use crate::app_users;
 use crate::connections::{self, NewConnection};
 use crate::read::{self, TransactionFilter, TransactionPosition};
 use crate::testing::on_every_backend;
@@ -112,7 +113,8 @@ pub(crate) fn connect(
 fn amounts_come_back_with_the_same_digits() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "exact@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "exact@example.com", Provider::new("sandbox"));
         let amounts = ["12345678901234.56789", "-0.10", "0.1", "-1650.00"];
         let txns = amounts
             .iter()
@@ -136,7 +138,8 @@ fn amounts_come_back_with_the_same_digits() {
 fn reapplying_a_snapshot_changes_nothing() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "twice@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "twice@example.com", Provider::new("sandbox"));
         let snap = snapshot(vec![account(
             "a",
             vec![transaction("t1", 1, "-5.00"), transaction("t2", 2, "7.00")],
@@ -172,7 +175,7 @@ fn posted_record_replaces_its_pending_row_keeping_the_id() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "pending@example.com", Provider::Sandbox);
+            user_with_connection(conn, "pending@example.com", Provider::new("sandbox"));
         let mut pending = transaction("p1", 20, "-20.00");
         pending.is_pending = true;
         sync_apply::apply_snapshot(
@@ -215,7 +218,7 @@ fn a_failing_sync_leaves_the_previous_state_whole() {
         let conn = &mut *db.conn().unwrap();
         // A CSV connection cannot carry holdings: storing them fails midway,
         // after the account and its transactions were written.
-        let (user, connection) = user_with_connection(conn, "atomic@example.com", Provider::Csv);
+        let (user, connection) = user_with_connection(conn, "atomic@example.com", Provider::CSV);
         sync_apply::apply_snapshot(
             conn,
             connection,
@@ -254,8 +257,8 @@ fn a_failing_sync_leaves_the_previous_state_whole() {
 fn accounts_of_others_and_out_of_scope_are_invisible() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let (alice, c1) = user_with_connection(conn, "alice@example.com", Provider::Sandbox);
-        let (bob, c2) = user_with_connection(conn, "bob@example.com", Provider::Sandbox);
+        let (alice, c1) = user_with_connection(conn, "alice@example.com", Provider::new("sandbox"));
+        let (bob, c2) = user_with_connection(conn, "bob@example.com", Provider::new("sandbox"));
         sync_apply::apply_snapshot(
             conn,
             c1,
@@ -305,7 +308,8 @@ fn accounts_of_others_and_out_of_scope_are_invisible() {
 fn keyset_pages_stay_stable_while_rows_arrive() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "pages@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "pages@example.com", Provider::new("sandbox"));
         // Several rows share a date, so the id decides order within a day.
         let first: Vec<_> = (0..9)
             .map(|i| transaction(&format!("t{i}"), 1 + i / 3, "-1.00"))
@@ -361,7 +365,7 @@ fn a_search_matches_description_or_merchant_in_any_case_and_pages_newest_first()
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "search@example.com", Provider::Sandbox);
+            user_with_connection(conn, "search@example.com", Provider::new("sandbox"));
         let described = |id: &str, day: u32, merchant: Option<&str>, description: Option<&str>| {
             SnapshotTransaction {
                 merchant: merchant.map(str::to_owned),
@@ -435,7 +439,7 @@ fn each_read_is_one_query_whatever_the_row_count() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "queries@example.com", Provider::Sandbox);
+            user_with_connection(conn, "queries@example.com", Provider::new("sandbox"));
         let many: Vec<_> = (0..50)
             .map(|i| transaction(&format!("t{i}"), 1 + i % 28, "-1.00"))
             .collect();
@@ -489,9 +493,10 @@ fn each_read_is_one_query_whatever_the_row_count() {
 fn api_keys_are_stored_as_hashes_with_their_scope() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "keys@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "keys@example.com", Provider::new("sandbox"));
         let (other, other_connection) =
-            user_with_connection(conn, "other@example.com", Provider::Sandbox);
+            user_with_connection(conn, "other@example.com", Provider::new("sandbox"));
         sync_apply::apply_snapshot(
             conn,
             connection,
@@ -587,7 +592,7 @@ fn foreign_keys_are_enforced() {
             conn,
             &NewConnection {
                 user_id: UserId::new(42),
-                provider: Provider::Sandbox,
+                provider: Provider::new("sandbox"),
                 institution: &institution(),
                 settings: &serde_json::json!({}),
                 sealed_credentials: None,
@@ -605,8 +610,8 @@ fn a_connection_is_erased_only_by_its_owner_and_takes_its_data_along() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (owner, connection) =
-            user_with_connection(conn, "owner@example.com", Provider::Sandbox);
-        let (other, _) = user_with_connection(conn, "other@example.com", Provider::Sandbox);
+            user_with_connection(conn, "owner@example.com", Provider::new("sandbox"));
+        let (other, _) = user_with_connection(conn, "other@example.com", Provider::new("sandbox"));
         let snap = snapshot(vec![account("a", vec![transaction("t1", 2, "-5.00")])]);
         sync_apply::apply_snapshot(conn, connection, &snap, now()).unwrap();
         assert_eq!(
@@ -718,7 +723,7 @@ fn reads_in_one_snapshot_agree_while_a_writer_commits_between_them() {
         let (account_id, connection) = {
             let conn = &mut *db.conn().unwrap();
             let (user, connection) =
-                user_with_connection(conn, "snapshot@example.com", Provider::Sandbox);
+                user_with_connection(conn, "snapshot@example.com", Provider::new("sandbox"));
             let first = snapshot(vec![account("a", vec![transaction("t1", 1, "-1.00")])]);
             sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
             let viewer = Viewer::whole_user(user);
@@ -765,7 +770,7 @@ fn on_sqlite_a_unit_of_work_holds_the_write_lock_from_its_first_read() {
     let database = crate::testing::TestDatabase::sqlite();
     let db = database.db();
     let conn = &mut *db.conn().unwrap();
-    let (_, connection) = user_with_connection(conn, "lock@example.com", Provider::Sandbox);
+    let (_, connection) = user_with_connection(conn, "lock@example.com", Provider::new("sandbox"));
     conn.atomically(|conn| {
         connections::get_connection(conn, connection)?;
         let other = &mut *db.conn().unwrap();
@@ -853,7 +858,8 @@ fn tally_and_counts(conn: &mut AnyConnection, user: UserId) -> (read::Transactio
 fn the_tally_follows_every_insert_update_and_delete() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "tally@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "tally@example.com", Provider::new("sandbox"));
         let mut pending = transaction("p1", 3, "-5.00");
         pending.is_pending = true;
         let mut vanishing = transaction("p2", 3, "-7.00");
@@ -911,7 +917,7 @@ fn concurrent_imports_into_one_account_add_up_in_its_tally() {
         let user = {
             let conn = &mut *db.conn().unwrap();
             let (user, connection) =
-                user_with_connection(conn, "race@example.com", Provider::Sandbox);
+                user_with_connection(conn, "race@example.com", Provider::new("sandbox"));
             sync_apply::apply_snapshot(
                 conn,
                 connection,
@@ -957,7 +963,7 @@ fn a_held_snapshot_reads_one_state_and_an_abandoned_one_is_not_reused() {
         let (user, connection) = {
             let conn = &mut *db.conn().unwrap();
             let (user, connection) =
-                user_with_connection(conn, "held@example.com", Provider::Sandbox);
+                user_with_connection(conn, "held@example.com", Provider::new("sandbox"));
             let first = snapshot(vec![account("a", vec![transaction("t1", 1, "-1.00")])]);
             sync_apply::apply_snapshot(conn, connection, &first, now()).unwrap();
             (user, connection)
@@ -1064,7 +1070,7 @@ fn a_sync_reads_only_the_stored_rows_it_can_change_and_ends_as_a_full_read_would
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "history@example.com", Provider::Sandbox);
+            user_with_connection(conn, "history@example.com", Provider::new("sandbox"));
         let history: Vec<_> = (0..300)
             .map(|i| transaction(&format!("h{i}"), 1 + i % 28, "-1.00"))
             .collect();
@@ -1313,15 +1319,15 @@ fn a_developer_lists_searches_and_deletes_only_their_own_apps_users() {
         };
         let first = user(conn, "first@example.com", Some("CUST-100%"));
         let second = user(conn, "second@example.com", None);
-        connect(conn, second.id, Provider::Sandbox);
-        let emails = |lines: Vec<developers::AppUserLine>| {
+        connect(conn, second.id, Provider::new("sandbox"));
+        let emails = |lines: Vec<app_users::AppUserLine>| {
             lines
                 .into_iter()
                 .map(|l| (l.user.email, l.connections.len(), l.accounts))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
-            emails(developers::app_users(conn, adas.id, None, 50).unwrap()),
+            emails(app_users::app_users(conn, adas.id, None, 50).unwrap()),
             [
                 ("second@example.com".to_owned(), 1, 0),
                 ("first@example.com".to_owned(), 0, 0)
@@ -1331,13 +1337,13 @@ fn a_developer_lists_searches_and_deletes_only_their_own_apps_users() {
         // Any case, and `%` taken literally.
         for search in ["FIRST", "cust-100%", "usr_firstexample"] {
             assert_eq!(
-                emails(developers::app_users(conn, adas.id, Some(search), 50).unwrap()),
+                emails(app_users::app_users(conn, adas.id, Some(search), 50).unwrap()),
                 [("first@example.com".to_owned(), 0, 0)],
                 "{search}"
             );
         }
         assert!(
-            developers::app_users(conn, adas.id, Some("%%"), 50)
+            app_users::app_users(conn, adas.id, Some("%%"), 50)
                 .unwrap()
                 .is_empty()
         );
@@ -1465,7 +1471,7 @@ fn each_account_is_at_its_own_bank_behind_one_aggregator_connection() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "banks@example.com", Provider::SimpleFin);
+            user_with_connection(conn, "banks@example.com", Provider::new("simplefin"));
         let bank = |id: &str, name: &str| SnapshotInstitution {
             provider_institution_id: id.into(),
             name: name.into(),

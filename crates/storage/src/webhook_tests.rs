@@ -30,7 +30,8 @@ fn endpoint(conn: &mut crate::AnyConnection, owner: EndpointOwner, types: &[Webh
 fn deliveries_are_fenced_by_their_lease_and_cancelled_with_their_endpoint() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "hooks@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "hooks@example.com", Provider::new("sandbox"));
         let owner = EndpointOwner::User(user);
         endpoint(conn, owner, &[WebhookEventType::ConnectionStatusChanged]);
         endpoint(conn, owner, &[WebhookEventType::SyncFailed]);
@@ -96,7 +97,7 @@ fn a_consents_reminders_are_written_once_each_a_week_and_a_day_before() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
-            user_with_connection(conn, "consent@example.com", Provider::Sandbox);
+            user_with_connection(conn, "consent@example.com", Provider::new("sandbox"));
         endpoint(
             conn,
             EndpointOwner::User(user),
@@ -150,7 +151,8 @@ fn mail_due(conn: &mut crate::AnyConnection, at: chrono::NaiveDateTime) -> Vec<(
 fn a_consents_reminders_are_mailed_once_each_with_or_without_a_webhook() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (_, connection) = user_with_connection(conn, "mailed@example.com", Provider::Sandbox);
+        let (_, connection) =
+            user_with_connection(conn, "mailed@example.com", Provider::new("sandbox"));
         let expires = now() + Duration::days(10);
         crate::testing::set_consent_expiry(conn, connection, expires);
         let week_before = expires - Duration::days(6);
@@ -209,7 +211,7 @@ fn a_consents_reminders_are_mailed_once_each_with_or_without_a_webhook() {
 fn a_notice_lost_to_another_worker_records_nothing_and_retries_wait() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, _) = user_with_connection(conn, "lease@example.com", Provider::Sandbox);
+        let (user, _) = user_with_connection(conn, "lease@example.com", Provider::new("sandbox"));
         let notice = Notice::EndpointDisabled {
             endpoint_id: tributary_domain::ids::WebhookEndpointId::new(1),
             url: "https://hooks.example/in".into(),
@@ -243,7 +245,8 @@ fn a_notice_lost_to_another_worker_records_nothing_and_retries_wait() {
 fn a_disabled_endpoints_owner_is_told_a_user_or_the_apps_developer() {
     on_every_backend(|db: &Database| {
         let conn = &mut *db.conn().unwrap();
-        let (user, connection) = user_with_connection(conn, "owner@example.com", Provider::Sandbox);
+        let (user, connection) =
+            user_with_connection(conn, "owner@example.com", Provider::new("sandbox"));
         let owned = crate::tests::app_named(conn, "owned-app");
         let operators = crate::tests::app_named(conn, "operators-app");
         let (developer, _) = crate::developers::add(conn, "dev@example.com", now()).unwrap();
@@ -274,7 +277,11 @@ fn a_disabled_endpoints_owner_is_told_a_user_or_the_apps_developer() {
                 },
             )
             .unwrap();
-            disconnected.push(crate::tests::connect(conn, app_user.id, Provider::Sandbox));
+            disconnected.push(crate::tests::connect(
+                conn,
+                app_user.id,
+                Provider::new("sandbox"),
+            ));
         }
         for connection in disconnected {
             connections::disconnect(conn, connection, now()).unwrap();

@@ -15,6 +15,7 @@ use rand::Rng as _;
 use tributary_domain::ids::{AppId, UserId, WebhookDeliveryId, WebhookEndpointId, WebhookEventId};
 use tributary_domain::model::{DeliveryStatus, WebhookEventType};
 use tributary_domain::notice::Notice;
+use tributary_domain::webhook_event::WebhookEvent;
 
 /// Who owns an endpoint: a Personal user, or an app (it hears about all
 /// its users).
@@ -379,16 +380,15 @@ pub fn record_event(
     })
 }
 
-/// Writes an event of `event_type` about `user_id` to the outbox, in the
-/// Standard Webhooks shape `{type, timestamp, data}`; `data` gains the
-/// user's id as their app knows it (a Personal user's own id otherwise).
-/// Called by the changes themselves, in their transactions; `false` when
-/// `once_key` was used before and nothing was written.
+/// Writes `event` about `user_id` to the outbox, in the Standard Webhooks
+/// shape `{type, timestamp, data}`; `data` gains the user's id as their app
+/// knows it (a Personal user's own id otherwise). Called by the changes
+/// themselves, in their transactions; `false` when `once_key` was used
+/// before and nothing was written.
 pub(crate) fn announce(
     conn: &mut AnyConnection,
     user_id: UserId,
-    event_type: WebhookEventType,
-    mut data: serde_json::Map<String, serde_json::Value>,
+    event: &WebhookEvent,
     once_key: Option<&str>,
     now: NaiveDateTime,
 ) -> StorageResult<bool> {
@@ -396,10 +396,12 @@ pub(crate) fn announce(
         .find(user_id.get())
         .select(users::public_id)
         .first(conn)?;
+    let mut data = event.data();
     data.insert(
         "user_id".into(),
         public_id.unwrap_or_else(|| user_id.to_string()).into(),
     );
+    let event_type = event.event_type();
     let payload = serde_json::json!({
         "type": event_type.as_str(),
         "timestamp": now.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

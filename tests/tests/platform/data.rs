@@ -55,7 +55,7 @@ async fn an_apps_account_limit_stops_a_sync_that_would_pass_it() {
             let connection = engine
                 .connect(
                     user,
-                    Provider::Sandbox,
+                    tributary_providers::sandbox::PROVIDER,
                     &sandbox::connect_request("limited@example.com", sandbox::USER_GOOD),
                 )
                 .unwrap();

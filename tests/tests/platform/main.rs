@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tributary_auth::oauth;
 use tributary_domain::clock::Clock;
 use tributary_domain::ids::UserId;
-use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_domain::model::SyncJobKind;
 use tributary_domain::status::{AccountLimitExceeded, StatusDetail};
 use tributary_e2e::harness::platform as on_every_backend;
 use tributary_e2e::json_answer;
@@ -110,7 +110,7 @@ async fn give_sandbox_bank(server: &PlatformServer, user_id: UserId, email: &str
         let connection = engine
             .connect(
                 user_id,
-                Provider::Sandbox,
+                tributary_providers::sandbox::PROVIDER,
                 &sandbox::connect_request(&email, sandbox::USER_GOOD),
             )
             .unwrap();

@@ -11,8 +11,8 @@
 pub(crate) mod responses;
 mod text_rule;
 
+use crate::interface::Interface;
 use crate::routes::Operation;
-use crate::server::Interface;
 use crate::{connections, data, feed, health, imports, platform, webhooks};
 use actix_web::{HttpRequest, HttpResponse};
 use std::sync::OnceLock;
@@ -189,7 +189,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
 fn reference_operations() -> Vec<Operation> {
     vec![
         Operation::new::<__path_openapi_json, _, _>(openapi_json),
-        crate::web::reference_operation(),
+        crate::web::reference::operation(),
     ]
 }
 

@@ -126,7 +126,7 @@ fn constrain(schema: &mut Schema, pattern: &str, referred: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::server::Interface;
+    use crate::interface::Interface;
 
     /// Every operation may answer the refusal, and the strings say so.
     #[test]

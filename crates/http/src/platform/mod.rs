@@ -21,7 +21,7 @@ pub fn root_operations() -> Vec<Operation> {
 /// revocation endpoints.
 pub fn oauth_operations() -> Vec<Operation> {
     vec![
-        crate::web::authorize_operation(),
+        crate::web::authorize::operation(),
         Operation::new::<oauth::__path_token, _, _>(oauth::token),
         Operation::new::<oauth::__path_revoke, _, _>(oauth::revoke),
     ]

@@ -7,6 +7,7 @@
 //! links them), so it keeps its SimpleFIN id and clients never see it
 //! twice. Amounts and balances are strings with their exact digits.
 
+use super::error::{ErrorCode, ErrorItem};
 use super::query::{AccountsQuery, Version};
 use chrono::{NaiveDate, NaiveDateTime};
 use serde::Serialize;
@@ -67,58 +68,6 @@ pub struct AccountSet {
     #[serde(skip_serializing_if = "Option::is_none")]
     connections: Option<Vec<Connection>>,
     accounts: Vec<Account>,
-}
-
-/// The error codes of protocol version 2, and only those: a client falls
-/// back from an unknown subcode to its prefix, so a code of our own would
-/// tell it no more than `gen.`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum ErrorCode {
-    /// A general error (the server's own failure).
-    #[serde(rename = "gen.")]
-    General,
-    /// How the API is used: a malformed parameter, a window that was
-    /// capped, the daily budget spent. Meant for the developer.
-    #[serde(rename = "gen.api")]
-    Api,
-    /// The Access URL's credentials open nothing.
-    #[serde(rename = "gen.auth")]
-    Auth,
-    /// A connection that is not working, for another reason than sign-in.
-    #[serde(rename = "con.")]
-    Connection,
-    /// The bank wants the user to sign in again.
-    #[serde(rename = "con.auth")]
-    ConnectionAuth,
-    /// The account could not be updated; its stored data is still listed.
-    #[serde(rename = "act.failed")]
-    AccountFailed,
-}
-
-/// One entry of `errlist`. `message` repeats `msg`: the protocol's table
-/// names `msg`, its quickstart example `message`, and clients were written
-/// from both.
-#[derive(Debug, Serialize)]
-pub struct ErrorItem {
-    pub code: ErrorCode,
-    pub msg: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    conn_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    account_id: Option<String>,
-}
-
-impl ErrorItem {
-    pub fn general(code: ErrorCode, msg: String) -> Self {
-        Self {
-            code,
-            message: msg.clone(),
-            msg,
-            conn_id: None,
-            account_id: None,
-        }
-    }
 }
 
 #[derive(Debug, Serialize)]

@@ -15,16 +15,19 @@
 //! `errors` (strings) and `errlist` (codes), never the data envelope.
 
 mod account_set;
+mod error;
 mod query;
 
 use crate::fault::Fault;
+use crate::interface::Interface;
 use crate::routes;
-use crate::server::Interface;
 use crate::state::AppState;
-use account_set::{AccountData, AccountSet, ErrorCode, ErrorItem, Gathered, Origin};
+use account_set::{AccountData, AccountSet, Gathered, Origin};
 use actix_web::http::StatusCode;
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, web};
+use error::ErrorCode;
+pub use error::SimpleFinError;
 use query::AccountsQuery;
 use std::collections::HashSet;
 use tributary_auth::simplefin::{self as access, SimpleFinAuthError};
@@ -53,95 +56,6 @@ pub fn configure(cfg: &mut web::ServiceConfig, interface: Interface) {
             .service(routes::one("/claim/{token}", "POST", web::post().to(claim)))
             .service(routes::get("/accounts", accounts)),
     );
-}
-
-/// A failure of the SimpleFIN surface, rendered as the protocol's clients
-/// read it: the status they branch on, and the message in `errors`.
-#[derive(Debug)]
-pub struct SimpleFinError {
-    status: StatusCode,
-    code: ErrorCode,
-    pub(crate) message: String,
-    retry_after: Option<u64>,
-    fault: Option<Fault>,
-}
-
-impl SimpleFinError {
-    fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            code,
-            message: message.into(),
-            retry_after: None,
-            fault: None,
-        }
-    }
-
-    pub(crate) fn bad_request(message: String) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, ErrorCode::Api, message)
-    }
-
-    /// The protocol's answer to credentials that do not open the data.
-    fn forbidden(message: &str) -> Self {
-        Self::new(StatusCode::FORBIDDEN, ErrorCode::Auth, message)
-    }
-}
-
-impl std::fmt::Display for SimpleFinError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {:?}: {}",
-            self.status.as_u16(),
-            self.code,
-            self.message
-        )
-    }
-}
-
-impl From<StorageError> for SimpleFinError {
-    fn from(err: StorageError) -> Self {
-        Fault::from(err).into()
-    }
-}
-
-impl From<actix_web::error::BlockingError> for SimpleFinError {
-    fn from(err: actix_web::error::BlockingError) -> Self {
-        Fault::from(err).into()
-    }
-}
-
-impl From<Fault> for SimpleFinError {
-    fn from(fault: Fault) -> Self {
-        Self {
-            status: fault.status(),
-            code: ErrorCode::General,
-            message: fault.kind.message().to_owned(),
-            retry_after: fault.retry_after(),
-            fault: Some(fault),
-        }
-    }
-}
-
-impl ResponseError for SimpleFinError {
-    fn status_code(&self) -> StatusCode {
-        self.status
-    }
-
-    fn error_response(&self) -> HttpResponse {
-        if let Some(fault) = &self.fault {
-            fault.log();
-        }
-        let mut response = HttpResponse::build(self.status);
-        if let Some(seconds) = self.retry_after {
-            response.insert_header((header::RETRY_AFTER, seconds.to_string()));
-        }
-        response.json(serde_json::json!({
-            "errors": [self.message],
-            "errlist": [ErrorItem::general(self.code, self.message.clone())],
-            "accounts": [],
-        }))
-    }
 }
 
 /// `GET /create`, where the protocol sends a person to make a setup token:
@@ -266,16 +180,14 @@ fn budget_spent(now: chrono::DateTime<chrono::Utc>, daily_requests: i32) -> Simp
         .and_time(chrono::NaiveTime::MIN)
         .and_utc();
     let wait = (tomorrow - now).num_seconds().max(1) as u64;
-    SimpleFinError {
-        retry_after: Some(wait),
-        ..SimpleFinError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorCode::Api,
-            format!(
-                "This access may make {daily_requests} requests a day and has made them; try again in {wait} seconds."
-            ),
-        )
-    }
+    SimpleFinError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::Api,
+        format!(
+            "This access may make {daily_requests} requests a day and has made them; try again in {wait} seconds."
+        ),
+    )
+    .retrying_after(wait)
 }
 
 /// Everything the answer says, read in one snapshot: the accounts the
@@ -330,7 +242,7 @@ fn gather(
                 };
                 // Newest first from storage; the protocol orders by `posted`.
                 transactions.reverse();
-                let holdings = if view.provider.supports_holdings() {
+                let holdings = if tributary_providers::catalog::reports_holdings(view.provider) {
                     read::list_holdings(conn, view.id)?
                 } else {
                     Vec::new()

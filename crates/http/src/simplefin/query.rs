@@ -3,7 +3,7 @@
 //! exclusive; `pending=1`; `account=` repeatable; `balances-only=1`) and the
 //! version the client asks for.
 
-use super::SimpleFinError;
+use super::error::SimpleFinError;
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use tributary_storage::read::TransactionFilter;
 

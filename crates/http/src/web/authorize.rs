@@ -211,3 +211,9 @@ pub(super) async fn start(
         .map_err(PageError::internal)?;
     Ok(response)
 }
+
+/// The authorization endpoint, `/oauth/authorize` under `/api/platform`:
+/// the browser flow's first page, in the Platform's OpenAPI document.
+pub(crate) fn operation() -> crate::routes::Operation {
+    crate::routes::Operation::new::<__path_start, _, _>(start).page()
+}

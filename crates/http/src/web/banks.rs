@@ -14,12 +14,14 @@ use serde::Deserialize;
 use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::status::StatusDetail;
-use tributary_providers::sandbox;
+use tributary_providers::catalog;
+use tributary_providers::description::{Description, Field};
 use tributary_storage::apps;
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::read::AccountSummary;
 
-/// A way to connect, as the list shows it.
+/// A way to connect, as the list shows it: a connector (from its
+/// description), or the statement upload.
 #[derive(Debug, Clone)]
 pub(super) struct Bank {
     pub key: &'static str,
@@ -28,55 +30,47 @@ pub(super) struct Bank {
     /// Whether connecting may send the person on to another site (their
     /// bank, the aggregator's own pages) straight from the form's post.
     pub hands_off: bool,
+    /// The connector's description; `None` for the upload.
+    pub connector: Option<&'static Description>,
 }
 
-pub(super) const SANDBOX: Bank = Bank {
-    key: "sandbox",
-    name: sandbox::INSTITUTION_NAME,
-    description: "A test bank with realistic accounts and transactions. Username user_good, any password.",
-    hands_off: false,
-};
-pub(super) const SIMPLEFIN: Bank = Bank {
-    key: "simplefin",
-    name: "SimpleFIN Bridge",
-    description: "US and Canadian banks through SimpleFIN: paste a setup token from the bridge.",
-    hands_off: false,
-};
-pub(super) const GOCARDLESS: Bank = Bank {
-    key: "gocardless",
-    name: "GoCardless Bank Account Data",
-    description: "European banks (PSD2): sign in at your bank and come back here.",
-    hands_off: true,
-};
-pub(super) const ENABLEBANKING: Bank = Bank {
-    key: "enablebanking",
-    name: "Enable Banking",
-    description: "Banks in the EU and EEA (PSD2): find your bank, consent at your bank and come back here.",
-    hands_off: true,
-};
-pub(super) const PLAID: Bank = Bank {
-    key: "plaid",
-    name: "Plaid",
-    description: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
-    hands_off: true,
-};
-pub(super) const SNAPTRADE: Bank = Bank {
-    key: "snaptrade",
-    name: "SnapTrade",
-    description: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
-    hands_off: true,
-};
-pub(super) const AKAHU: Bank = Bank {
-    key: "akahu",
-    name: "Akahu",
-    description: "New Zealand banks through Akahu: paste your personal app's tokens from my.akahu.nz.",
-    hands_off: true,
-};
+impl Bank {
+    /// A connector's entry, as its description tells it.
+    pub(super) fn of(description: &'static Description) -> Bank {
+        Bank {
+            key: description.provider.as_str(),
+            name: description.name,
+            description: description.summary,
+            hands_off: description.connect.hands_off,
+            connector: Some(description),
+        }
+    }
+
+    /// What the person fills in (none for the upload).
+    pub fn fields(&self) -> &'static [Field] {
+        self.connector.map_or(&[], |c| c.connect.fields)
+    }
+
+    /// The paragraph the form shows with the fields.
+    pub fn note(&self) -> Option<&'static str> {
+        self.connector.and_then(|c| c.connect.note)
+    }
+
+    /// For providers that reach many banks: the provider, whose banks the
+    /// person finds by country and name.
+    pub(super) fn reaches_many(&self) -> Option<Provider> {
+        self.connector
+            .filter(|c| c.connect.picks_institution)
+            .map(|c| c.provider)
+    }
+}
+
 pub(super) const UPLOAD: Bank = Bank {
     key: "upload",
     name: "Upload a statement file",
     description: "camt.052/053/054, MT940/MT942, OFX/QFX or CSV from your bank's website.",
     hands_off: false,
+    connector: None,
 };
 
 pub(super) fn engine(state: &AppState) -> Result<Engine, PageError> {
@@ -89,29 +83,17 @@ pub(super) fn engine(state: &AppState) -> Result<Engine, PageError> {
     })
 }
 
-/// The ways to connect this server offers.
+/// The ways to connect this server offers: its connectors, in the
+/// catalog's order, then the upload.
 fn banks(state: &AppState) -> Vec<Bank> {
-    let mut banks = vec![SANDBOX];
-    if let Some(engine) = &state.engine {
-        if engine.supports(Provider::SimpleFin) {
-            banks.push(SIMPLEFIN);
-        }
-        if engine.supports(Provider::GoCardless) {
-            banks.push(GOCARDLESS);
-        }
-        if engine.supports(Provider::EnableBanking) {
-            banks.push(ENABLEBANKING);
-        }
-        if engine.supports(Provider::Plaid) {
-            banks.push(PLAID);
-        }
-        if engine.supports(Provider::SnapTrade) {
-            banks.push(SNAPTRADE);
-        }
-        if engine.supports(Provider::Akahu) {
-            banks.push(AKAHU);
-        }
-    }
+    let mut banks: Vec<Bank> = match &state.engine {
+        Some(engine) => catalog::CATALOG
+            .iter()
+            .filter(|d| engine.supports(d.provider))
+            .map(|d| Bank::of(d))
+            .collect(),
+        None => Vec::new(),
+    };
     banks.push(UPLOAD);
     banks
 }

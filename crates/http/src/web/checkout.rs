@@ -6,7 +6,7 @@
 use super::csp::Policy;
 use super::page::{PageError, render_with, see_other};
 use super::session::{self, CsrfForm, Session, with_conn};
-use super::sign_in::{NextStep, next_step};
+use super::session::{NextStep, next_step};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -14,10 +14,11 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use std::collections::HashMap;
 use tributary_domain::ids::{AccountId, ConnectionId};
 use tributary_domain::model::{Provider, SyncJobKind};
+use tributary_providers::description::{Answers, ReturnAddress};
 use tributary_providers::import::{self, ImportTarget, StoreError, TargetError, TargetField};
-use tributary_providers::sandbox;
 use tributary_providers::sync::SyncError;
 use tributary_providers::{AuthorizationReturn, ConnectRequest, InstitutionChoice};
 use tributary_storage::connections::ConnectionRecord;
@@ -262,7 +263,7 @@ pub(super) async fn form<V: Visitor>(
         .await;
     }
     let action = format!("/connect/banks/{}", bank.key);
-    let Some(provider) = reaches_many(&bank) else {
+    let Some(provider) = bank.reaches_many() else {
         return bank_form(&visitor, &bank, &action, "", None, StatusCode::OK);
     };
     let country = search.country.trim().to_ascii_uppercase();
@@ -308,40 +309,29 @@ pub(super) async fn form<V: Visitor>(
     .answer(StatusCode::OK)
 }
 
+/// A credential form as posted: the CSRF token and the fields of the
+/// connector's description.
 #[derive(Deserialize)]
 pub(super) struct CredentialsForm {
-    pub csrf: String,
-    #[serde(default)]
-    username: String,
-    #[serde(default)]
-    setup_token: String,
-    #[serde(default)]
-    institution_id: String,
-    /// Akahu: a personal app's token, and the user's token (a secret).
-    #[serde(default)]
-    app_token: String,
-    #[serde(default)]
-    user_token: String,
+    csrf: String,
+    /// The description's fields, by name.
+    #[serde(flatten)]
+    fields: HashMap<String, String>,
 }
 
 impl CredentialsForm {
-    /// What the form shows again after a refusal (never a secret).
-    pub(super) fn prefill(&self, bank: &Bank) -> &str {
-        match bank.key {
-            "gocardless" => &self.institution_id,
-            "sandbox" => &self.username,
-            _ => "",
-        }
+    pub(super) fn csrf(&self) -> &str {
+        &self.csrf
     }
-}
 
-/// The provider of a bank list entry that reaches many banks, found by
-/// country, where the user consents at their bank's own page.
-fn reaches_many(bank: &Bank) -> Option<Provider> {
-    match bank.key {
-        "gocardless" => Some(Provider::GoCardless),
-        "enablebanking" => Some(Provider::EnableBanking),
-        _ => None,
+    /// What the form shows again after a refusal: the value of the field
+    /// the connection remembers (never a secret).
+    pub(super) fn prefill(&self, bank: &Bank) -> &str {
+        bank.fields()
+            .iter()
+            .find(|f| f.remembered_as.is_some() && !f.input.is_secret())
+            .and_then(|f| self.fields.get(f.name))
+            .map_or("", |v| v.trim())
     }
 }
 
@@ -354,79 +344,16 @@ fn connect_request(
     email: &str,
     return_url: impl FnOnce(&str) -> String,
 ) -> Result<(Provider, ConnectRequest), &'static str> {
-    match bank.key {
-        "sandbox" => {
-            let username = form.username.trim();
-            if username.is_empty() {
-                return Err("Enter the sandbox username (user_good connects).");
-            }
-            Ok((Provider::Sandbox, sandbox::connect_request(email, username)))
-        }
-        "simplefin" => {
-            let token = form.setup_token.trim();
-            if token.is_empty() {
-                return Err("Paste the setup token from SimpleFIN Bridge.");
-            }
-            Ok((
-                Provider::SimpleFin,
-                ConnectRequest {
-                    settings: serde_json::json!({}),
-                    secret: Some(token.to_owned()),
-                },
-            ))
-        }
-        key @ ("gocardless" | "enablebanking") => {
-            let institution = form.institution_id.trim();
-            if institution.is_empty() {
-                return Err("Choose your bank: find it by its country and name.");
-            }
-            let provider = reaches_many(bank).ok_or("This bank connects another way.")?;
-            Ok((
-                provider,
-                ConnectRequest {
-                    settings: serde_json::json!({
-                        "institution_id": institution,
-                        "redirect": return_url(key),
-                    }),
-                    secret: None,
-                },
-            ))
-        }
-        // The user chooses the bank (or brokerage) on the aggregator's pages.
-        key @ ("plaid" | "snaptrade") => Ok((
-            if key == "plaid" {
-                Provider::Plaid
-            } else {
-                Provider::SnapTrade
-            },
-            ConnectRequest {
-                settings: serde_json::json!({ "redirect": return_url(key) }),
-                secret: None,
-            },
-        )),
-        "akahu" => {
-            let (app_token, user_token) = (form.app_token.trim(), form.user_token.trim());
-            if app_token.is_empty() != user_token.is_empty() {
-                return Err("Paste both tokens of your personal app from my.akahu.nz.");
-            }
-            Ok((
-                Provider::Akahu,
-                if app_token.is_empty() {
-                    // No tokens: the server's own Akahu app, through OAuth.
-                    ConnectRequest {
-                        settings: serde_json::json!({ "redirect": return_url("akahu") }),
-                        secret: None,
-                    }
-                } else {
-                    ConnectRequest {
-                        settings: serde_json::json!({ "app_token": app_token }),
-                        secret: Some(user_token.to_owned()),
-                    }
-                },
-            ))
-        }
-        _ => Err("This bank connects by upload."),
-    }
+    let connector = bank.connector.ok_or("This bank connects by upload.")?;
+    let return_address = match connector.connect.return_address {
+        ReturnAddress::Never => None,
+        ReturnAddress::Always { .. } | ReturnAddress::Sometimes => Some(return_url(bank.key)),
+    };
+    let answers = form.fields.iter().fold(
+        Answers::new(email, return_address.as_deref()),
+        |answers, (name, value)| answers.with(name, value),
+    );
+    (connector.connect.request)(&answers).map(|request| (connector.provider, request))
 }
 
 /// A connector's refusal, in plain words with what to do.
@@ -489,7 +416,7 @@ pub(super) async fn connect<V: Visitor>(
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
     let visitor: V = connecting(&req, &state).await?;
-    visitor.check_csrf(&form.csrf)?;
+    visitor.check_csrf(form.csrf())?;
     let bank = find_bank(&state, &path)?;
     if holdings(&state, visitor.user().id).await?.remaining == Some(0) {
         return Err(limit_reached(&visitor));
@@ -682,7 +609,7 @@ pub(super) async fn upload<V: Visitor>(
         return refused("Choose a statement file to upload.".to_owned()).await;
     }
     let files = upload.files.len();
-    let statements = match read_statements(upload.files, None, None).await? {
+    let statements = match read_statements(upload.files, import::Reading::default()).await? {
         Ok(statements) => statements,
         Err(file) => {
             return refused(format!(

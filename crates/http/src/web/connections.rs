@@ -2,10 +2,7 @@
 //! runs, trying again, re-authenticating (the data is kept) and removing
 //! (the data is erased).
 
-use super::banks::{
-    AKAHU, Bank, ConnectionLine, ENABLEBANKING, GOCARDLESS, PLAID, SANDBOX, SIMPLEFIN, SNAPTRADE,
-    holdings, lines,
-};
+use super::banks::{Bank, ConnectionLine, holdings, lines};
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
 use super::page::{PageError, render, see_other};
 use super::session::{CsrfForm, with_conn};
@@ -290,16 +287,7 @@ pub(super) async fn disconnect<V: Visitor>(
 }
 
 fn bank_of(provider: Provider) -> Option<Bank> {
-    match provider {
-        Provider::Sandbox => Some(SANDBOX),
-        Provider::SimpleFin => Some(SIMPLEFIN),
-        Provider::GoCardless => Some(GOCARDLESS),
-        Provider::EnableBanking => Some(ENABLEBANKING),
-        Provider::Plaid => Some(PLAID),
-        Provider::SnapTrade => Some(SNAPTRADE),
-        Provider::Akahu => Some(AKAHU),
-        _ => None,
-    }
+    tributary_providers::catalog::describe(provider).map(Bank::of)
 }
 
 pub(super) async fn reauth_form<V: Visitor>(
@@ -311,14 +299,11 @@ pub(super) async fn reauth_form<V: Visitor>(
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     // The same login or the same bank as before, unless changed.
-    let setting = match connection.provider {
-        Provider::Sandbox => "username",
-        Provider::GoCardless | Provider::EnableBanking => "institution_id",
-        _ => "",
-    };
-    let prefill = connection
-        .settings
-        .get(setting)
+    let prefill = bank
+        .fields()
+        .iter()
+        .find_map(|field| field.remembered_as)
+        .and_then(|setting| connection.settings.get(setting))
         .and_then(|v| v.as_str())
         .unwrap_or_default()
         .to_owned();
@@ -331,7 +316,7 @@ pub(super) async fn reauth<V: Visitor>(
     path: web::Path<String>,
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
-    let (visitor, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
+    let (visitor, connection) = open::<V>(&req, &state, &path, Some(form.csrf())).await?;
     let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let target = Target::Existing(connection.id);

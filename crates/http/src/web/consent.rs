@@ -8,7 +8,7 @@ use super::banks::user_lines;
 use super::csp::Policy;
 use super::page::{PageError, render, see_other};
 use super::session::{self, Session, removal, with_conn};
-use super::sign_in::{NextStep, next_step};
+use super::session::{NextStep, next_step};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -10,7 +10,7 @@
 //! no-store. No secret appears in a URL except the final authorization code.
 
 mod account_scope;
-mod authorize;
+pub(crate) mod authorize;
 mod banks;
 mod checkout;
 mod code_sign_in;
@@ -25,83 +25,17 @@ pub(crate) mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
 mod portal;
-mod reference;
+pub(crate) mod reference;
+pub(crate) mod resource;
 mod session;
 mod sign_in;
 mod simplefin;
 mod visitor;
 
-use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 
+use resource::{form_config, no_page, query_config, security_headers};
 pub use session::SESSION_COOKIE;
-
-/// A form that does not parse (a field missing or malformed) is answered
-/// with a page naming the field, like every other refusal.
-fn form_config() -> web::FormConfig {
-    web::FormConfig::default().error_handler(|err, _req| {
-        page::PageError::bad_request(format!(
-            "The form could not be read ({err}). Go back, reload the page and try again."
-        ))
-        .into()
-    })
-}
-
-fn query_config() -> web::QueryConfig {
-    web::QueryConfig::default().error_handler(|err, _req| {
-        page::PageError::bad_request(format!("The address could not be read ({err}).")).into()
-    })
-}
-
-/// The headers on every page's answer besides its policy ([`csp`]).
-const SECURITY_HEADERS: [(&str, &str); 4] = [
-    ("X-Frame-Options", "DENY"),
-    ("X-Content-Type-Options", "nosniff"),
-    // Page URLs (the portal link) never leak to other sites.
-    ("Referrer-Policy", "no-referrer"),
-    ("Cache-Control", "no-store"),
-];
-
-fn security_headers() -> DefaultHeaders {
-    // A page that needs more sets its own policy ([`csp`]); this one is kept.
-    SECURITY_HEADERS.into_iter().fold(
-        DefaultHeaders::new().add(("Content-Security-Policy", csp::Policy::strict().value())),
-        DefaultHeaders::add,
-    )
-}
-
-/// The error page for a request refused before any page's route ran
-/// (`crate::control_characters`), with the pages' security headers.
-pub(crate) fn refusal_page(message: String) -> HttpResponse {
-    use actix_web::ResponseError as _;
-    use actix_web::http::header::TryIntoHeaderPair as _;
-    let mut response = page::PageError::bad_request(message).error_response();
-    let policy = csp::Policy::strict().value();
-    let headers =
-        std::iter::once(("Content-Security-Policy", policy.as_str())).chain(SECURITY_HEADERS);
-    for pair in headers {
-        if let Ok((name, value)) = pair.try_into_pair() {
-            response.headers_mut().insert(name, value);
-        }
-    }
-    response
-}
-
-/// The authorization endpoint, `/oauth/authorize` under `/api/platform`:
-/// the browser flow's first page, in the Platform's OpenAPI document.
-pub fn authorize_operation() -> crate::routes::Operation {
-    crate::routes::Operation::new::<authorize::__path_start, _, _>(authorize::start).page()
-}
-
-/// The API reference page, `/docs` under each interface's API root.
-pub fn reference_operation() -> crate::routes::Operation {
-    crate::routes::Operation::new::<reference::__path_page, _, _>(reference::page).page()
-}
-
-/// `resource` as a page: the pages' security headers on every answer.
-pub fn page_resource(resource: actix_web::Resource) -> impl actix_web::dev::HttpServiceFactory {
-    resource.wrap(security_headers())
-}
 
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
@@ -201,10 +135,6 @@ fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
 }
 
 /// Unknown addresses among the pages get a page, not the API's JSON.
-async fn no_page() -> Result<HttpResponse, page::PageError> {
-    Err(page::PageError::not_found())
-}
-
 /// The pages' stylesheet and script, on both servers.
 fn static_files(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -6,8 +6,8 @@
 //! contain the words.
 
 use super::page::{PageError, render};
+use crate::interface::Interface;
 use crate::openapi;
-use crate::server::Interface;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
@@ -403,6 +403,11 @@ pub(super) fn example(document: &Value, schema: &Value, depth: usize) -> Value {
 
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// The API reference page, `/docs` under each interface's API root.
+pub(crate) fn operation() -> crate::routes::Operation {
+    crate::routes::Operation::new::<__path_page, _, _>(page).page()
 }
 
 #[cfg(test)]

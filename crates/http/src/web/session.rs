@@ -1,7 +1,6 @@
 //! The session behind the cookie, loaded for each page, and its CSRF check.
 
 use super::page::PageError;
-use super::sign_in::{NextStep, next_step};
 use super::visitor::{Detour, Header, Visitor};
 use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
@@ -9,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use tributary_auth::web_session;
 use tributary_domain::ids::ConnectionId;
-use tributary_domain::model::WebSessionPurpose;
+use tributary_domain::model::{BillingModel, WebSessionPurpose};
 use tributary_storage::AnyConnection;
 use tributary_storage::apps::{self, AppRecord};
 use tributary_storage::users::{self, UserRecord};
@@ -224,6 +223,36 @@ pub(super) async fn with_conn<T: Send + 'static>(
     work: impl FnOnce(&mut AnyConnection) -> Result<T, PageError> + Send + 'static,
 ) -> Result<T, PageError> {
     crate::fault::with_conn(state, work).await
+}
+
+/// Where a signed-in person goes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NextStep {
+    /// The app's users pay, and this one has not yet.
+    Checkout,
+    /// Connect banks (and, in the authorization flow, consent).
+    Banks,
+}
+
+impl NextStep {
+    pub fn path(self) -> &'static str {
+        match self {
+            NextStep::Checkout => "/connect/checkout",
+            NextStep::Banks => "/connect/banks",
+        }
+    }
+}
+
+pub(super) fn next_step(session: &Session) -> NextStep {
+    let paid = session
+        .user
+        .as_ref()
+        .is_some_and(|u| u.subscribed_at.is_some());
+    if session.app.billing_model == BillingModel::User && !paid {
+        NextStep::Checkout
+    } else {
+        NextStep::Banks
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! that address: the same user the app may have registered with POST /users.
 
 use super::page::{PageError, render, render_with, see_other};
-use super::session::{self, Session, with_conn};
+use super::session::{self, Session, next_step, with_conn};
 use crate::state::AppState;
 use crate::web::mailer::deliver;
 use actix_web::http::StatusCode;
@@ -12,7 +12,6 @@ use serde::Deserialize;
 use tributary_auth::oauth;
 use tributary_auth::sign_in::{self, SignInError};
 use tributary_domain::email::normalize_email;
-use tributary_domain::model::BillingModel;
 use tributary_notify::mail::Mail;
 use tributary_storage::apps::{self, NewAppUser};
 use tributary_storage::sign_in_codes::{CodeBinding, SignInSurface, latest_sign_in_code};
@@ -47,36 +46,6 @@ pub(super) struct EmailForm {
 pub(super) struct CodeForm {
     csrf: String,
     code: String,
-}
-
-/// Where a signed-in person goes next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NextStep {
-    /// The app's users pay, and this one has not yet.
-    Checkout,
-    /// Connect banks (and, in the authorization flow, consent).
-    Banks,
-}
-
-impl NextStep {
-    pub fn path(self) -> &'static str {
-        match self {
-            NextStep::Checkout => "/connect/checkout",
-            NextStep::Banks => "/connect/banks",
-        }
-    }
-}
-
-pub(super) fn next_step(session: &Session) -> NextStep {
-    let paid = session
-        .user
-        .as_ref()
-        .is_some_and(|u| u.subscribed_at.is_some());
-    if session.app.billing_model == BillingModel::User && !paid {
-        NextStep::Checkout
-    } else {
-        NextStep::Banks
-    }
 }
 
 fn sign_in_page(

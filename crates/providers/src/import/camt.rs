@@ -2,8 +2,10 @@
 //! (intraday report; its entries become pending) and camt.054 (debit/credit
 //! notification), versions .001.01 to .001.08, several statements per file.
 
+use super::error::{Place, ReadError, Reason};
+use super::identity::{EntryIdentity, entry_ids, identity_text, is_placeholder};
+use super::statement::Statement;
 use super::xml::{self, Element, Reading};
-use super::{EntryIdentity, Place, ReadError, Reason, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
@@ -296,7 +298,7 @@ fn statement(
         let description = description.or_else(|| {
             entry
                 .text_at("NtryDtls/TxDtls/Refs/EndToEndId")
-                .filter(|reference| !super::is_placeholder(reference))
+                .filter(|reference| !is_placeholder(reference))
                 .map(str::to_owned)
         });
         // Only the entry's own AcctSvcrRef is unique per account (ISO 20022:

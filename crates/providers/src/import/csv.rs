@@ -4,9 +4,10 @@
 //! bank exports) is recognised and the date format and decimal separator
 //! are detected from the values. An error names the row and column.
 
-use super::{
-    ASSUMED_CURRENCY, EntryIdentity, Place, ReadError, Reason, Statement, assumed_currency_note,
-    entry_ids, identity_text, legacy_account_id, unnamed_account_id,
+use super::error::{Place, ReadError, Reason};
+use super::identity::{EntryIdentity, entry_ids, identity_text};
+use super::statement::{
+    ASSUMED_CURRENCY, Statement, assumed_currency_note, legacy_account_id, unnamed_account_id,
 };
 use chrono::{Datelike, NaiveDate};
 use serde::Deserialize;
@@ -1741,7 +1742,7 @@ mod tests {
         );
         // Ids are still made with the account id of before, so a file
         // imported then is found again.
-        let ids = crate::import::entry_ids(
+        let ids = crate::import::identity::entry_ids(
             "unidentified-EUR",
             &[EntryIdentity {
                 reference: None,

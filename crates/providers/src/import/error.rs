@@ -5,6 +5,12 @@
 
 use std::fmt;
 
+/// How deep the elements of an XML (camt) or OFX file may nest. Real
+/// statements nest about a dozen levels; the limit keeps a crafted file from
+/// exhausting a thread's stack (trees are built iteratively, but dropped and
+/// searched recursively) while leaving room for any real layout.
+pub const MAX_NESTING: usize = 100;
+
 /// Where in a file, in the reader's terms: `byte 120`, `line 14 (:61:)`,
 /// `statement 2, entry 5`, `row 7, column 3 (Betrag)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +66,7 @@ pub enum Reason {
     Profile(String),
     #[error(
         "elements nest deeper than {} levels, the most Tributary reads (statements nest about a dozen)",
-        super::MAX_NESTING
+        MAX_NESTING
     )]
     TooDeep,
 }

@@ -5,7 +5,9 @@
 //! Structured `:86:` details are read in the German (`?20`…`?29`, `?32`)
 //! and Dutch (`/NAME/…/REMI/…`) styles; anything else is kept as text.
 
-use super::{EntryIdentity, Place, ReadError, Reason, Statement, entry_ids, identity_text};
+use super::error::{Place, ReadError, Reason};
+use super::identity::{EntryIdentity, entry_ids, identity_text};
+use super::statement::Statement;
 use chrono::{Datelike, NaiveDate};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};

@@ -6,7 +6,7 @@
 //! (docs/imports.md). PostgreSQL cannot store NUL in text at all; SQLite
 //! could, and both backends keep the same.
 
-use super::Statement;
+use super::statement::Statement;
 
 /// `statement` without NUL in any of its texts, with a note when there
 /// were some.

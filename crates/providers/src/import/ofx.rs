@@ -7,8 +7,10 @@
 //! values, empty tags, and timestamps such as `20180804093914:014` or
 //! `20150909084609.717[-6:MDT]` (the date is their first eight digits).
 
+use super::error::{MAX_NESTING, Place, ReadError, Reason};
+use super::identity::{EntryIdentity, entry_ids, identity_text};
+use super::statement::Statement;
 use super::xml::Element;
-use super::{EntryIdentity, Place, ReadError, Reason, Statement, entry_ids, identity_text};
 use chrono::NaiveDate;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -172,7 +174,7 @@ impl Document {
 /// Builds the element tree of the `<OFX>` body. An element followed by text
 /// is a leaf, closed by the next tag whether or not its end tag follows
 /// (SGML); end tags close everything opened since their start tag.
-/// Elements may nest at most [`super::MAX_NESTING`] levels.
+/// Elements may nest at most [`MAX_NESTING`] levels.
 fn tree(text: &str) -> Result<Document, ReadError> {
     let start = text
         .find("<OFX>")
@@ -236,7 +238,7 @@ fn tree(text: &str) -> Result<Document, ReadError> {
                     document.attach(&mut stack, element);
                 } else {
                     // The stack's first entry is the document, not an element.
-                    if stack.len() > super::MAX_NESTING {
+                    if stack.len() > MAX_NESTING {
                         return Err(at_byte(position).at(Reason::TooDeep));
                     }
                     if ENTRY_PATHS.iter().any(|(s, _)| *s == element.name) {

@@ -2,7 +2,7 @@
 //! by path rather than as a stream. Namespace prefixes are dropped (camt's
 //! elements are matched by local name in every version).
 
-use super::{Place, ReadError, Reason};
+use super::error::{Place, ReadError, Reason};
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
@@ -130,7 +130,7 @@ pub fn decode(bytes: &[u8]) -> String {
 }
 
 /// Parses a whole document; an error says where (byte offset) and why.
-/// Elements may nest at most [`super::MAX_NESTING`] levels.
+/// Elements may nest at most [`super::error::MAX_NESTING`] levels.
 ///
 /// An element's text is kept as written, except for whitespace at its
 /// start and end (the indentation around child elements). quick-xml
@@ -146,7 +146,7 @@ pub fn parse(text: &str) -> Result<Element, ReadError> {
         match reader.read_event().map_err(|err| fail(&err))? {
             Event::Start(start) => {
                 // The stack's first entry is the document, not an element.
-                if stack.len() > super::MAX_NESTING {
+                if stack.len() > super::error::MAX_NESTING {
                     return Err(at_byte(position, Reason::TooDeep));
                 }
                 stack.push(element(&start, position)?)

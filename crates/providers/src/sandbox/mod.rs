@@ -9,11 +9,74 @@ mod generator;
 mod securities;
 
 use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
+use crate::description::{
+    Answers, Connect, Description, Environment, Field, Input, Reports, ReturnAddress, constructor,
+};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::model::Provider;
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
+
+pub const PROVIDER: Provider = Provider::new("sandbox");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: INSTITUTION_NAME,
+    summary: "A test bank with realistic accounts and transactions. Username user_good, any password.",
+    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    connect: Connect {
+        fields: &[
+            Field {
+                name: "username",
+                flag: Some("username"),
+                label: "Username",
+                help: "Sandbox username; special ones trigger failures (docs/sandbox.md).",
+                input: Input::Text {
+                    autocomplete: "username",
+                },
+                required: true,
+                default: Some(USER_GOOD),
+                remembered_as: Some("username"),
+            },
+            // Any password: the sandbox signs in as a bank's form would.
+            Field {
+                name: "password",
+                flag: None,
+                label: "Password",
+                help: "",
+                input: Input::Secret {
+                    autocomplete: "current-password",
+                },
+                required: false,
+                default: None,
+                remembered_as: None,
+            },
+        ],
+        note: None,
+        hands_off: false,
+        picks_institution: false,
+        return_address: ReturnAddress::Never,
+        finish_on_return: false,
+        command_help: "Connect the deterministic sandbox bank and sync it (see docs/sandbox.md).",
+        request: request_from,
+    },
+    environment: &[],
+    configure,
+};
+
+fn configure(
+    _: &Environment<'_>,
+) -> Result<Option<crate::description::Constructor>, crate::description::SettingError> {
+    Ok(constructor(|| Ok(SandboxConnector::default())))
+}
+
+fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
+    match answers.get("username") {
+        "" => Err("Enter the sandbox username (user_good connects)."),
+        username => Ok(connect_request(answers.email, username)),
+    }
+}
 
 /// A connect request for the sandbox as `username`, for `email`'s user.
 pub fn connect_request(email: &str, username: &str) -> ConnectRequest {
@@ -114,7 +177,7 @@ fn read_settings(settings: &serde_json::Value) -> Result<Settings<'_>, Connector
 
 impl Connector for SandboxConnector {
     fn provider(&self) -> Provider {
-        Provider::Sandbox
+        PROVIDER
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {

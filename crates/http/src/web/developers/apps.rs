@@ -4,7 +4,6 @@
 //! finds the app through [`owned`], so another developer's app, the
 //! operator's and a made-up id all answer the same 404.
 
-use super::ROOT;
 use super::session::Developer;
 use crate::state::AppState;
 use crate::web::page::{PageError, render, render_with, see_other, when};
@@ -13,6 +12,7 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use tributary_app::links::DEVELOPERS_ROOT as ROOT;
 use tributary_auth::oauth::{new_client_id, new_client_secret, validate_redirect_uri};
 use tributary_domain::ids::AppId;
 use tributary_domain::model::BillingModel;

@@ -23,7 +23,7 @@ mod session;
 mod users;
 
 use super::code_sign_in;
-use super::{form_config, no_page, query_config, security_headers};
+use super::resource::{form_config, no_page, query_config, security_headers};
 use actix_web::web;
 use session::DeveloperSignIn;
 

@@ -2,7 +2,6 @@
 //! code (only added developers while sign-up is closed), the cookie, the
 //! signed-in developer, the CSRF check and signing out.
 
-use super::ROOT;
 use crate::state::AppState;
 use crate::web::code_sign_in::CodeSignIn;
 use crate::web::page::{PageError, see_other};
@@ -11,6 +10,7 @@ use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::NaiveDateTime;
+use tributary_app::links::DEVELOPERS_ROOT as ROOT;
 use tributary_auth::developers::{self as access, DeveloperSessions};
 use tributary_auth::sign_in::SignInError;
 use tributary_auth::signed_in;

@@ -3,7 +3,6 @@
 //! status and last sync, the accounts they use against their limit; a
 //! search; erasing one after a confirm page.
 
-use super::ROOT;
 use super::apps::{ConfirmPage, owned};
 use super::session::Developer;
 use crate::state::AppState;
@@ -12,9 +11,10 @@ use crate::web::session::{CsrfForm, with_conn};
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
+use tributary_app::links::DEVELOPERS_ROOT as ROOT;
 use tributary_domain::ids::AppId;
+use tributary_storage::app_users::{self, AppUserLine};
 use tributary_storage::apps::{self, AppRecord};
-use tributary_storage::developers::{self, AppUserLine};
 use tributary_storage::users::UserRecord;
 
 /// Users one page lists; a search finds the others.
@@ -103,7 +103,7 @@ pub(super) async fn list(
     let (app_id, text) = (app.id, search.clone());
     let found = with_conn(&state, move |conn| {
         let text = (!text.is_empty()).then_some(text.as_str());
-        Ok(developers::app_users(conn, app_id, text, PAGE_SIZE)?)
+        Ok(app_users::app_users(conn, app_id, text, PAGE_SIZE)?)
     })
     .await?;
     render(&UsersPage {

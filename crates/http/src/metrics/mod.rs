@@ -3,7 +3,8 @@
 //! pool's use and wait, sync jobs by status, seconds since each connection's
 //! last successful sync, and imported transactions.
 //!
-//! A request only adds to in-memory counters (the [`record`] middleware);
+//! A request only adds to in-memory counters (the [`serve::record`]
+//! middleware);
 //! everything read from the database is read when the endpoint is scraped.
 //! Who may scrape is the operator's choice ([`MetricsAccess`]): a bearer
 //! token on the main address, or a separate loopback-only address without
@@ -11,13 +12,9 @@
 //! e-mail, no institution: route patterns (never raw paths), methods,
 //! statuses, providers and connection ids.
 
-use crate::error::ApiError;
-use crate::state::AppState;
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::{Method, StatusCode, header};
-use actix_web::middleware::Next;
-use actix_web::{HttpRequest, HttpResponse, web};
+pub mod serve;
+
+use actix_web::http::{Method, StatusCode};
 use chrono::NaiveDateTime;
 use prometheus_client::encoding::{EncodeLabelSet, text};
 use prometheus_client::metrics::counter::Counter;
@@ -26,11 +23,11 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tributary_app::config::MetricsAccess;
 use tributary_auth::secret;
 use tributary_storage::stats::{self, ConnectionFreshness};
-use tributary_storage::{PoolUse, StorageError};
+use tributary_storage::{Database, PoolUse, StorageError};
 
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -214,7 +211,7 @@ fn register_pool(registry: &mut Registry, pool: PoolUse) {
 
 /// What a scrape reads from the database.
 #[derive(Debug)]
-struct DatabaseView {
+pub(crate) struct DatabaseView {
     jobs: Vec<(String, i64)>,
     connections: Vec<ConnectionFreshness>,
     now: NaiveDateTime,
@@ -233,12 +230,12 @@ struct ConnectionLabels {
 }
 
 impl DatabaseView {
-    fn read(state: &AppState) -> Result<Self, StorageError> {
-        let mut conn = state.db.conn()?;
+    pub(crate) fn read(db: &Database, now: NaiveDateTime) -> Result<Self, StorageError> {
+        let mut conn = db.conn()?;
         Ok(Self {
             jobs: stats::sync_jobs_by_status(&mut conn)?,
             connections: stats::connection_freshness(&mut conn)?,
-            now: state.clock.now().naive_utc(),
+            now,
         })
     }
 
@@ -273,68 +270,6 @@ impl DatabaseView {
             since_sync,
         );
     }
-}
-
-/// Records every request's route, status and time. The outermost
-/// middleware, so that it sees the status the client gets.
-pub async fn record(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let state = req.app_data::<web::Data<AppState>>().cloned();
-    let method = req.method().clone();
-    let answered = next.call(req).await;
-    if let Some(state) = state {
-        let (route, status) = match &answered {
-            Ok(res) => (res.request().match_pattern(), res.status()),
-            Err(err) => (None, err.as_response_error().status_code()),
-        };
-        let route = route.unwrap_or_else(|| "unmatched".to_owned());
-        state
-            .metrics
-            .observe_request(route, &method, status, started.elapsed());
-    }
-    answered
-}
-
-/// `GET /metrics` on the main address: with the configured bearer token;
-/// not served (404, as any unknown path) when no token is configured.
-pub async fn scrape_with_token(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-) -> Result<HttpResponse, ApiError> {
-    let Some(expected) = &state.metrics.token_hash else {
-        return crate::error::no_route().await;
-    };
-    let presented = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim())
-        .unwrap_or_default();
-    // Compared as hashes in constant time: a scraper that guesses learns
-    // nothing from how long a refusal took, not even the token's length.
-    if !secret::matches_hash(presented, expected) {
-        return Err(ApiError::unauthorized(
-            "INVALID_METRICS_TOKEN",
-            "Send the metrics token as Authorization: Bearer <TRIBUTARY_METRICS_TOKEN>.",
-        ));
-    }
-    scrape(state).await
-}
-
-/// `GET /metrics` on the loopback-only metrics address.
-pub async fn scrape(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let pool = state.db.pool_use();
-    let reader = state.clone();
-    let database = web::block(move || DatabaseView::read(&reader)).await?;
-    Ok(HttpResponse::Ok()
-        .content_type(CONTENT_TYPE)
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(state.metrics.render(pool, database)))
 }
 
 #[cfg(test)]
