@@ -102,7 +102,6 @@ mod tests {
             [
                 crate::sandbox::PROVIDER,
                 crate::simplefin::PROVIDER,
-                crate::akahu::PROVIDER
             ]
         );
     }

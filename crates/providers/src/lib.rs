@@ -32,7 +32,6 @@ connectors! {
     enablebanking,
     plaid,
     snaptrade,
-    akahu,
 }
 
 pub use connector::{
