@@ -6,6 +6,7 @@
 // Only for the tests (feature `e2e`, which they turn on): see Cargo.toml.
 #![cfg(feature = "e2e")]
 
+pub mod akahu;
 pub mod browser;
 pub mod enablebanking;
 pub mod fakes;

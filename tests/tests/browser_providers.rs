@@ -3,8 +3,8 @@
 //! bridge connected by pasting a setup token, a GoCardless bank found by
 //! country and linked on the bank's own page, an Enable Banking bank whose
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
-//! pages, and a brokerage connected in SnapTrade's portal. SQLite and
-//! PostgreSQL.
+//! pages, a brokerage connected in SnapTrade's portal, and Akahu with a
+//! personal app's tokens. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -12,6 +12,7 @@
 use reqwest::{Client, StatusCode};
 use std::sync::Arc;
 use std::time::Duration;
+use tributary_e2e::akahu::{AkahuFake, PERSONAL_APP_TOKEN, PERSONAL_USER_TOKEN};
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
@@ -427,4 +428,52 @@ async fn on_their_pages(
         progress.body
     );
     browser.until_synced(progress).await
+}
+
+#[actix_web::test]
+async fn an_akahu_personal_app_connects_with_its_tokens() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = AkahuFake::start().await;
+        let connector = fake.connector(Duration::from_secs(10), false);
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "kiwi@example.com").await;
+        banks.assert_shows("Akahu");
+        let form = browser.get("/connect/banks/akahu").await;
+        form.assert_shows("my.akahu.nz");
+        // One token without the other: said, nothing connected.
+        let half = browser
+            .submit(
+                &form,
+                "/connect/banks/akahu",
+                &[("app_token", PERSONAL_APP_TOKEN)],
+            )
+            .await;
+        assert_eq!(half.status, StatusCode::BAD_REQUEST);
+        half.assert_shows("Paste both tokens");
+        // No tokens, and this server has no Akahu app: said plainly.
+        let none = browser.submit(&form, "/connect/banks/akahu", &[]).await;
+        assert_eq!(none.status, StatusCode::BAD_REQUEST);
+        none.assert_shows("personal app");
+        let progress = browser
+            .submit(
+                &form,
+                "/connect/banks/akahu",
+                &[
+                    ("app_token", PERSONAL_APP_TOKEN),
+                    ("user_token", PERSONAL_USER_TOKEN),
+                ],
+            )
+            .await;
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+        progress.assert_shows("Westpac Choice");
+        assert!(
+            !dump(server.database.db()).contains(PERSONAL_USER_TOKEN),
+            "the user token is sealed"
+        );
+        server.stop().await;
+    }
 }

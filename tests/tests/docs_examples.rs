@@ -38,6 +38,7 @@ use tributary_app::config::{Config, environment_help};
 use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::SyncJobKind;
+use tributary_e2e::akahu::{self, AkahuFake};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
@@ -64,6 +65,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let enablebanking = EnableBankingFake::start().await;
     let plaid = PlaidFake::start().await;
     let snaptrade = SnapTradeFake::start().await;
+    let akahu = AkahuFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -87,7 +89,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid, &snaptrade),
+            (&enablebanking, &plaid, &snaptrade, &akahu),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -261,7 +263,12 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade): (&EnableBankingFake, &PlaidFake, &SnapTradeFake),
+        (enablebanking, plaid, snaptrade, akahu): (
+            &EnableBankingFake,
+            &PlaidFake,
+            &SnapTradeFake,
+            &AkahuFake,
+        ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -310,6 +317,8 @@ impl<'a> World<'a> {
                 "TRIBUTARY_SNAPTRADE_CONSUMER_KEY",
                 snaptrade::CONSUMER_KEY.to_owned(),
             ),
+            // And its Akahu requests to that one.
+            ("TRIBUTARY_AKAHU_URL", format!("{}/v1", akahu.server.uri())),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -627,6 +636,8 @@ impl<'a> World<'a> {
         // What a person pastes where a command reads a secret.
         let stdin = if line.contains("--setup-token -") {
             Some(self.bridge.setup_token())
+        } else if line.contains("--user-token -") {
+            Some(akahu::PERSONAL_USER_TOKEN.to_owned())
         } else {
             None
         };

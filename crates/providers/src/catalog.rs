@@ -102,6 +102,7 @@ mod tests {
             [
                 crate::sandbox::PROVIDER,
                 crate::simplefin::PROVIDER,
+                crate::akahu::PROVIDER
             ]
         );
     }

@@ -32,6 +32,7 @@ connectors! {
     enablebanking,
     plaid,
     snaptrade,
+    akahu,
 }
 
 pub use connector::{
