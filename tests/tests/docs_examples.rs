@@ -273,7 +273,12 @@ impl<'a> World<'a> {
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         write_statement_files(dir.path());
-        let bin = Path::new(TRIBUTARY).parent().unwrap();
+        // The documents say `tributary`: that name, in a folder first on
+        // PATH, is this build's command line (tributary-cli), never another
+        // binary of that name left in the target folder.
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(TRIBUTARY, bin.join("tributary")).unwrap();
         let mut env = BTreeMap::new();
         env.insert(
             "PATH".to_owned(),

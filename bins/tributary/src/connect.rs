@@ -53,20 +53,32 @@ fn subcommand(connector: &'static Description) -> clap::Command {
     let connect = &connector.connect;
     let mut command = clap::Command::new(connector.provider.as_str())
         .about(connect.command_help)
-        .arg(clap::Arg::new("user").long("user").required(true));
+        .arg(
+            clap::Arg::new("user")
+                .long("user")
+                .value_name("USER")
+                .required(true)
+                .help("The user's e-mail address."),
+        );
     for field in connect.fields {
         let Some(flag) = field.flag else { continue };
-        let mut arg = clap::Arg::new(field.name).long(flag).help(field.help);
-        if field.input.is_secret() {
-            arg = arg.value_name("TOKEN");
-        }
+        let mut arg = clap::Arg::new(field.name)
+            .long(flag)
+            .help(field.help)
+            .value_name(if field.input.is_secret() {
+                "TOKEN".to_owned()
+            } else {
+                flag.to_uppercase().replace('-', "_")
+            });
         arg = match field.default {
             Some(default) => arg.default_value(default),
             None => arg.required(field.required),
         };
         command = command.arg(arg);
     }
-    let redirect = clap::Arg::new("redirect").long("redirect");
+    let redirect = clap::Arg::new("redirect")
+        .long("redirect")
+        .value_name("URL");
     match connect.return_address {
         ReturnAddress::Never => command,
         ReturnAddress::Always { default } => command.arg(
@@ -271,6 +283,7 @@ pub(crate) fn finish(engine: &SyncEngine, args: &FinishArgs) -> anyhow::Result<(
 /// The banks of `country` each configured connector that reaches many
 /// offers, with the id its `connect` flag takes.
 pub(crate) fn list_institutions(registry: &Registry, country: &str) -> anyhow::Result<()> {
+    let country = country.trim().to_ascii_uppercase();
     let pickers: Vec<(&Description, &Arc<dyn Connector>)> = CATALOG
         .iter()
         .copied()
@@ -301,7 +314,7 @@ pub(crate) fn list_institutions(registry: &Registry, country: &str) -> anyhow::R
             connector.name, connector.provider
         );
         println!("{:<40}  NAME", "ID");
-        for bank in serving.institutions(country)? {
+        for bank in serving.institutions(&country)? {
             println!("{:<40}  {}", shown(&bank.id), shown(&bank.name));
         }
     }

@@ -2,7 +2,7 @@
 //! what data it reports, how a person connects it (the form's fields, which
 //! are also the command line's flags), the environment variables it reads,
 //! and how it is built from them. The registry, the pages' bank list and
-//! bank form, `tributary connect` and every `--help` read this one
+//! bank form, `tributary connect` and the servers' `--help` read this one
 //! description, so that adding a provider is its module and one line in the
 //! catalog (docs/architecture.md, "Adding a provider").
 

@@ -134,7 +134,6 @@ fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
         );
 }
 
-/// Unknown addresses among the pages get a page, not the API's JSON.
 /// The pages' stylesheet and script, on both servers.
 fn static_files(cfg: &mut web::ServiceConfig) {
     cfg.service(
