@@ -20,6 +20,7 @@ pub mod secrets;
 pub mod snapshot;
 pub mod status;
 pub mod summary;
+pub mod taxonomy;
 pub mod text;
 pub mod webhook_event;
 
