@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::SyncJobKind;
 use tributary_providers::catalog::CATALOG;
-use tributary_providers::description::{Answers, Description, ReturnAddress};
+use tributary_providers::description::{Answers, Description, Field, ReturnAddress};
 use tributary_providers::sync::{SyncEngine, SyncError};
 use tributary_providers::worker::worker_id;
 use tributary_providers::{Connector, Registry};
@@ -25,8 +25,8 @@ pub(crate) enum ConnectCommand {
         user: String,
         /// `--redirect`, where the connector takes one.
         redirect: Option<String>,
-        /// Each field's flag as given, by field name.
-        values: Vec<(&'static str, String)>,
+        /// Each field's flag as given.
+        values: Vec<(&'static Field, String)>,
     },
     Finish(FinishArgs),
 }
@@ -113,7 +113,7 @@ impl FromArgMatches for ConnectCommand {
             .fields
             .iter()
             .filter(|field| field.flag.is_some())
-            .filter_map(|field| text(field.name).map(|value| (field.name, value)))
+            .filter_map(|field| text(field.name).map(|value| (field, value)))
             .collect();
         Ok(ConnectCommand::Provider {
             connector,
@@ -157,26 +157,19 @@ pub(crate) fn connect(
     email: &str,
     connector: &'static Description,
     redirect: Option<&str>,
-    values: &[(&'static str, String)],
+    values: &[(&'static Field, String)],
 ) -> anyhow::Result<()> {
     let user = find_user(db, email)?;
     let provider = connector.provider;
     // Secrets given as `-` are read from standard input.
     let mut given = Vec::with_capacity(values.len());
-    for (name, value) in values {
-        let secret = connector
-            .connect
-            .fields
-            .iter()
-            .any(|f| f.name == *name && f.input.is_secret());
-        given.push((
-            *name,
-            if secret {
-                read_secret_argument(value)?
-            } else {
-                value.clone()
-            },
-        ));
+    for (field, value) in values {
+        let value = if field.input.is_secret() {
+            read_secret_argument(value)?
+        } else {
+            value.clone()
+        };
+        given.push((field.name, value));
     }
     let answers = given.iter().fold(
         Answers::new(&user.email, redirect),

@@ -89,6 +89,16 @@ pub struct Connect {
     pub request: fn(&Answers<'_>) -> Result<ConnectRequest, &'static str>,
 }
 
+impl Connect {
+    /// The field a connection remembers and the forms fill in again (on a
+    /// refusal, when signing in again); never a secret.
+    pub fn remembered_field(&self) -> Option<&'static Field> {
+        self.fields
+            .iter()
+            .find(|f| f.remembered_as.is_some() && !f.input.is_secret())
+    }
+}
+
 /// Whether a connector needs a return address (the page gives its own; the
 /// command line takes `--redirect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

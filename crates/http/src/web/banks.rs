@@ -51,6 +51,13 @@ impl Bank {
         self.connector.map_or(&[], |c| c.connect.fields)
     }
 
+    /// Whether `field` is the one the form fills in again.
+    pub fn prefills(&self, field: &Field) -> bool {
+        self.connector
+            .and_then(|c| c.connect.remembered_field())
+            .is_some_and(|remembered| remembered.name == field.name)
+    }
+
     /// The paragraph the form shows with the fields.
     pub fn note(&self) -> Option<&'static str> {
         self.connector.and_then(|c| c.connect.note)

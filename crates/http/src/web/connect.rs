@@ -327,9 +327,8 @@ impl CredentialsForm {
     /// What the form shows again after a refusal: the value of the field
     /// the connection remembers (never a secret).
     pub(super) fn prefill(&self, bank: &Bank) -> &str {
-        bank.fields()
-            .iter()
-            .find(|f| f.remembered_as.is_some() && !f.input.is_secret())
+        bank.connector
+            .and_then(|c| c.connect.remembered_field())
             .and_then(|f| self.fields.get(f.name))
             .map_or("", |v| v.trim())
     }

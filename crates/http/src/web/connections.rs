@@ -300,9 +300,9 @@ pub(super) async fn reauth_form<V: Visitor>(
     let action = format!("/connect/connections/{}/reauth", connection.id);
     // The same login or the same bank as before, unless changed.
     let prefill = bank
-        .fields()
-        .iter()
-        .find_map(|field| field.remembered_as)
+        .connector
+        .and_then(|c| c.connect.remembered_field())
+        .and_then(|field| field.remembered_as)
         .and_then(|setting| connection.settings.get(setting))
         .and_then(|v| v.as_str())
         .unwrap_or_default()
