@@ -166,6 +166,7 @@ pub fn imported_account(
             currency: "EUR".into(),
             merchant: None,
             description: Some(format!("Exact amount {amount}")),
+            hints: Default::default(),
         })
         .collect();
     transactions.push(SnapshotTransaction {
@@ -177,6 +178,7 @@ pub fn imported_account(
         currency: "EUR".into(),
         merchant: Some("Bakery".into()),
         description: None,
+        hints: Default::default(),
     });
     let snapshot = ProviderSnapshot {
         institution,

@@ -1501,6 +1501,7 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
                 currency: "EUR".into(),
                 merchant: merchant.map(str::to_owned),
                 description: description.map(str::to_owned),
+                hints: Default::default(),
             };
         // Every provider id there is: each connector's and each statement format's.
         let every_provider: Vec<Provider> = tributary_providers::catalog::CATALOG

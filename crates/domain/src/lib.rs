@@ -9,6 +9,7 @@ pub mod access;
 pub mod changes;
 pub mod clock;
 pub mod email;
+pub mod enrich;
 pub mod ids;
 pub mod model;
 pub mod money;

@@ -299,6 +299,7 @@ mod tests {
             currency: "USD".to_owned(),
             merchant: Some("Blue Bottle Coffee".to_owned()),
             description: None,
+            hints: Default::default(),
         }
     }
 

@@ -71,6 +71,9 @@ pub struct SnapshotTransaction {
     pub currency: String,
     pub merchant: Option<String>,
     pub description: Option<String>,
+    /// What the provider or the statement says of the transaction's kind
+    /// (codes enrichment reads: docs/enrichment.md).
+    pub hints: crate::enrich::hints::Hints,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -18,6 +18,7 @@
 //! they are keyed by their content and matched to the settled ones by the
 //! pending-match rule. Accounts Akahu lost access to are `INACTIVE`.
 
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
     classify_http_status,
@@ -326,6 +327,49 @@ struct Transaction {
     /// transaction's identity.
     #[serde(default, skip_serializing)]
     merchant: Option<Merchant>,
+    /// An enriched transaction's NZFCC category; only read.
+    #[serde(default, skip_serializing)]
+    category: Option<AkahuCategory>,
+}
+
+/// Akahu's category of a transaction: an NZFCC category, and the
+/// personal-finance group it is in.
+#[derive(Debug, Clone, Deserialize)]
+struct AkahuCategory {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    groups: Option<CategoryGroups>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct CategoryGroups {
+    #[serde(default)]
+    personal_finance: Option<CategoryGroup>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct CategoryGroup {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl AkahuCategory {
+    /// The category's name, then its group's, as hints.
+    fn hints(&self) -> Hints {
+        let group = self
+            .groups
+            .as_ref()
+            .and_then(|g| g.personal_finance.as_ref())
+            .and_then(|g| g.name.clone());
+        Hints(
+            [self.name.clone(), group]
+                .into_iter()
+                .flatten()
+                .map(CategoryHint::Nzfcc)
+                .collect(),
+        )
+    }
 }
 
 impl AkahuConnector {
@@ -454,6 +498,7 @@ fn transaction(t: &Transaction, provider_id: String) -> SnapshotTransaction {
         currency: String::new(),
         merchant: t.merchant.as_ref().map(|m| m.name.clone()),
         description: Some(t.description.clone()),
+        hints: t.category.as_ref().map(AkahuCategory::hints).unwrap_or_default(),
     }
 }
 

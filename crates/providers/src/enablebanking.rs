@@ -20,6 +20,7 @@
 //! or revoked session needs the user to connect again; accounts keep their
 //! place across sessions by their `identification_hash`.
 
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
     InstitutionChoice, Prepared, classify_http_status,
@@ -440,6 +441,10 @@ struct Transaction {
     remittance_information: Option<Vec<String>>,
     #[serde(default)]
     note: Option<String>,
+    /// The card merchant category code (ISO 18245); only read, never part
+    /// of the content hash.
+    #[serde(default, skip_serializing)]
+    merchant_category_code: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -714,6 +719,14 @@ fn transaction(
         currency: t.transaction_amount.currency.clone(),
         merchant: counterparty.as_ref().and_then(|p| p.name.clone()),
         description: remittance.or_else(|| t.note.clone()),
+        hints: Hints(
+            t.merchant_category_code
+                .as_deref()
+                .and_then(|c| c.trim().parse().ok())
+                .map(CategoryHint::Mcc)
+                .into_iter()
+                .collect(),
+        ),
     })
 }
 

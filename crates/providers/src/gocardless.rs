@@ -15,6 +15,7 @@
 //! agreement (`EX`, or 401/403/409 on an account) needs the user to
 //! reconnect; 429 carries the time until the quota resets.
 
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
     InstitutionChoice, Prepared, classify_http_status,
@@ -612,6 +613,39 @@ struct TransactionItem {
     remittance_information_unstructured_array: Option<Vec<String>>,
     #[serde(default)]
     additional_information: Option<String>,
+    /// Codes of the transaction's kind, only read (never part of the
+    /// content that identifies a transaction without an id).
+    #[serde(default, skip_serializing)]
+    merchant_category_code: Option<String>,
+    #[serde(default, skip_serializing)]
+    bank_transaction_code: Option<String>,
+    #[serde(default, skip_serializing)]
+    purpose_code: Option<String>,
+}
+
+impl TransactionItem {
+    /// What its codes say of its kind: the card merchant category code,
+    /// the ISO purpose code, and the ISO bank transaction code (written
+    /// `PMNT-RCDT-ESCT`).
+    fn hints(&self) -> Hints {
+        let mut hints = Hints::default();
+        if let Some(code) = self
+            .merchant_category_code
+            .as_deref()
+            .and_then(|c| c.trim().parse().ok())
+        {
+            hints.push(CategoryHint::Mcc(code));
+        }
+        if let Some(code) = &self.purpose_code {
+            hints.push(CategoryHint::Purpose(code.trim().to_owned()));
+        }
+        if let Some(code) = &self.bank_transaction_code
+            && code.matches('-').count() == 2
+        {
+            hints.push(CategoryHint::BankTransactionCode(code.trim().replace('-', "/")));
+        }
+        hints
+    }
 }
 
 #[derive(Debug, Deserialize, serde::Serialize)]
@@ -767,6 +801,7 @@ impl GoCardlessConnector {
                         .or_else(|| item.creditor_name.clone())
                         .or_else(|| item.debtor_name.clone()),
                     description,
+                    hints: item.hints(),
                 });
             }
         }

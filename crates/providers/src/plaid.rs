@@ -21,6 +21,7 @@
 //! Plaid's amounts are JSON numbers with any number of decimals, read
 //! exactly (never through a float); a positive amount is money out.
 
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
     classify_http_status,
@@ -352,6 +353,17 @@ struct Transaction {
     pending: bool,
     #[serde(default)]
     pending_transaction_id: Option<String>,
+    #[serde(default)]
+    personal_finance_category: Option<PersonalFinanceCategory>,
+}
+
+/// Plaid's category of a transaction (its personal finance taxonomy).
+#[derive(Debug, Clone, Deserialize)]
+struct PersonalFinanceCategory {
+    #[serde(default)]
+    primary: Option<String>,
+    #[serde(default)]
+    detailed: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -641,6 +653,13 @@ fn transaction(t: Transaction) -> SnapshotTransaction {
         .merchant_name
         .clone()
         .or_else(|| t.counterparties.first().map(|c| c.name.clone()));
+    let hints = Hints(
+        t.personal_finance_category
+            .and_then(|c| c.detailed.or(c.primary))
+            .map(CategoryHint::Plaid)
+            .into_iter()
+            .collect(),
+    );
     SnapshotTransaction {
         provider_id: t.transaction_id,
         pending_provider_id: t.pending_transaction_id,
@@ -654,6 +673,7 @@ fn transaction(t: Transaction) -> SnapshotTransaction {
             .unwrap_or_default(),
         merchant,
         description: Some(t.name),
+        hints,
     }
 }
 

@@ -554,6 +554,7 @@ fn transaction(
         currency: account.currency.clone(),
         merchant: item.payee.filter(|p| !p.trim().is_empty()),
         description,
+        hints: Default::default(),
     })
 }
 

@@ -611,6 +611,7 @@ fn transaction(
                 .join(": "),
         )
         .filter(|t| !t.is_empty()),
+        hints: Default::default(),
     })
 }
 

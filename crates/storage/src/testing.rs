@@ -570,6 +570,7 @@ pub fn insert_generated_transactions(
                     currency: "EUR".into(),
                     merchant: Some(merchant.into()),
                     description: Some(format!("{merchant} card payment {n}")),
+                    hints: Default::default(),
                 }
             })
             .collect();

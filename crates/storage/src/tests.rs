@@ -45,6 +45,7 @@ pub(crate) fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransacti
         currency: "USD".into(),
         merchant: Some("Shop".into()),
         description: None,
+        hints: Default::default(),
     }
 }
 
@@ -370,6 +371,7 @@ fn a_search_matches_description_or_merchant_in_any_case_and_pages_newest_first()
             SnapshotTransaction {
                 merchant: merchant.map(str::to_owned),
                 description: description.map(str::to_owned),
+                hints: Default::default(),
                 ..transaction(id, day, "-1.00")
             }
         };

@@ -7,6 +7,7 @@ use super::identity::{EntryIdentity, entry_ids, identity_text, is_placeholder};
 use super::statement::Statement;
 use super::xml::{self, Element, Reading};
 use chrono::NaiveDate;
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{SnapshotBalance, SnapshotTransaction};
@@ -170,6 +171,28 @@ fn statement_date(
     .find_map(|(date, source)| date.map(|d| (d, source)))
 }
 
+/// What an entry's codes say of its kind: its (first transaction's)
+/// purpose code, and its ISO bank transaction code (a proprietary code
+/// means only what its bank says).
+fn codes(entry: &Element) -> Hints {
+    let mut hints = Hints::default();
+    if let Some(purpose) = entry.text_at("NtryDtls/TxDtls/Purp/Cd") {
+        hints.push(CategoryHint::Purpose(purpose.trim().to_owned()));
+    }
+    let domain = entry.text_at("BkTxCd/Domn/Cd");
+    let family = entry.text_at("BkTxCd/Domn/Fmly/Cd");
+    let sub_family = entry.text_at("BkTxCd/Domn/Fmly/SubFmlyCd");
+    if let (Some(domain), Some(family), Some(sub_family)) = (domain, family, sub_family) {
+        hints.push(CategoryHint::BankTransactionCode(format!(
+            "{}/{}/{}",
+            domain.trim(),
+            family.trim(),
+            sub_family.trim()
+        )));
+    }
+    hints
+}
+
 /// A readable label for an entry that carries no text: its bank transaction
 /// code and, for a batch, how many transactions it books.
 fn code_label(entry: &Element) -> Option<String> {
@@ -329,6 +352,7 @@ fn statement(
             },
             merchant,
             description,
+            hints: codes(entry),
         });
     }
     let account_key = given_id.as_deref().unwrap_or(&currency);

@@ -991,6 +991,7 @@ pub(crate) fn read(bytes: &[u8], profile: Option<&CsvProfile>) -> Result<Vec<Sta
             currency,
             merchant: payee,
             description,
+            hints: Default::default(),
         });
     }
     let layout = Layout::of(header, &data);

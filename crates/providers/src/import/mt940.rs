@@ -9,6 +9,7 @@ use super::error::{Place, ReadError, Reason};
 use super::identity::{EntryIdentity, entry_ids, identity_text};
 use super::statement::Statement;
 use chrono::{Datelike, NaiveDate};
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{SnapshotBalance, SnapshotTransaction};
@@ -363,6 +364,22 @@ fn after_nonspace(line: &str, count: usize) -> &str {
     ""
 }
 
+/// The German business transaction code a structured `:86:` opens with
+/// (three digits, then the subfield separator), as a hint.
+fn business_code(detail: &str) -> Hints {
+    let mut hints = Hints::default();
+    let mut chars = detail.chars();
+    let code: String = chars.by_ref().take(3).collect();
+    let separated = chars.next().is_some_and(|c| !c.is_alphanumeric());
+    if separated
+        && code.len() == 3
+        && let Ok(code) = code.parse()
+    {
+        hints.push(CategoryHint::Gvc(code));
+    }
+    hints
+}
+
 /// Counterparty and description from `:86:` details.
 fn details(text: &str) -> (Option<String>, Option<String>) {
     let joined = text.replace('\n', "");
@@ -535,6 +552,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
             currency: currency.clone(),
             merchant,
             description,
+            hints: business_code(detail),
         });
     }
     for (record, id) in records.iter_mut().zip(entry_ids(&account, &identities, "")) {
@@ -611,6 +629,16 @@ mod tests {
         let t = &parse(file.as_bytes()).unwrap()[0].transactions;
         assert_eq!(t[0].description.as_deref(), Some("Till kortkonto"));
         assert_eq!(t[1].description.as_deref(), Some("SAMMLER"));
+    }
+
+    #[test]
+    fn the_business_code_is_kept_as_a_hint() {
+        use tributary_domain::enrich::hints::CategoryHint;
+        let file = ":20:R\n:25:DE89370400440532013000\n:28C:1\n:60F:C260104EUR0,00\n:61:2601050105C2500,00NMSCNONREF\n:86:153?00LOHN GEHALT?20Gehalt Mai?32ACME GMBH\n:61:2601050105D1,00NMSCNONREF\n:86:no code here\n:62F:C260105EUR2499,00\n";
+        let t = &parse(file.as_bytes()).unwrap()[0].transactions;
+        assert_eq!(t[0].hints.0, vec![CategoryHint::Gvc(153)]);
+        assert_eq!(t[0].hints.subcategory(t[0].amount), Some("income.salary"));
+        assert!(t[1].hints.is_empty());
     }
 
     fn files() -> Vec<String> {

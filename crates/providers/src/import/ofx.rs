@@ -14,6 +14,7 @@ use super::xml::Element;
 use chrono::NaiveDate;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
@@ -71,6 +72,8 @@ struct Entry {
     name: Option<String>,
     memo: Option<String>,
     kind: Option<String>,
+    /// `SIC`: the Standard Industrial Classification of the payee.
+    sic: Option<String>,
     /// `CURRENCY/CURSYM`, where it differs from the statement's.
     currency: Option<String>,
 }
@@ -87,8 +90,23 @@ impl Entry {
             name: text("NAME").or_else(|| text("PAYEE/NAME")),
             memo: text("MEMO"),
             kind: text("TRNTYPE"),
+            sic: text("SIC"),
             currency: text("CURRENCY/CURSYM"),
         }
+    }
+}
+
+impl Entry {
+    /// What the entry's `SIC` and `TRNTYPE` say of its kind.
+    fn hints(&self) -> Hints {
+        let mut hints = Hints::default();
+        if let Some(code) = self.sic.as_deref().and_then(|c| c.trim().parse().ok()) {
+            hints.push(CategoryHint::Sic(code));
+        }
+        if let Some(kind) = &self.kind {
+            hints.push(CategoryHint::OfxType(kind.trim().to_ascii_uppercase()));
+        }
+        hints
     }
 }
 
@@ -476,6 +494,7 @@ fn transactions(
             amount: value,
             text: identity_text(&[entry.name.as_deref(), entry.memo.as_deref()]),
         });
+        let hints = entry.hints();
         if let Some(corrected_fitid) = entry.corrects {
             if entry.fitid.as_deref() == Some(corrected_fitid.as_str()) {
                 replacing_themselves += 1;
@@ -492,6 +511,7 @@ fn transactions(
             currency: entry.currency.unwrap_or_else(|| currency.to_owned()),
             merchant: entry.name,
             description: entry.memo.or(entry.kind),
+            hints,
         });
     }
     let ids = entry_ids(account, &identities, "");
@@ -741,6 +761,7 @@ fn investment_statement(
             currency: currency.clone(),
             merchant: None,
             description: Some(description),
+            hints: Default::default(),
         });
     }
     for (record, id) in trade_records
@@ -1065,6 +1086,23 @@ mod tests {
             "2015-09-09"
         );
         assert!(date("2018", &Place::new("t")).is_err());
+    }
+
+    #[test]
+    fn sic_and_trntype_are_kept_as_hints() {
+        use tributary_domain::enrich::hints::CategoryHint;
+        let file = sgml_statement(
+            "<BANKTRANLIST><STMTTRN><TRNTYPE>INT<DTPOSTED>20240101<TRNAMT>1.00<FITID>A<NAME>Bank</STMTTRN>\
+             <STMTTRN><TRNTYPE>POS<DTPOSTED>20240102<TRNAMT>-9.00<FITID>B<SIC>5812<NAME>Trattoria</STMTTRN></BANKTRANLIST>",
+        );
+        let statements = parse(file.as_bytes()).unwrap();
+        let t = &statements[0].transactions;
+        assert_eq!(t[0].hints.0, vec![CategoryHint::OfxType("INT".into())]);
+        assert_eq!(
+            t[1].hints.0,
+            vec![CategoryHint::Sic(5812), CategoryHint::OfxType("POS".into())]
+        );
+        assert_eq!(t[0].hints.subcategory(t[0].amount), Some("income.interest"));
     }
 
     /// An OFX 1.x bank statement response around `body` (what stands

@@ -431,6 +431,7 @@ pub(super) fn generate(
                     currency: CURRENCY.to_owned(),
                     merchant: event.merchant.map(str::to_owned),
                     description: Some(event.description),
+                    hints: Default::default(),
                 });
         }
         match date.succ_opt() {
