@@ -144,13 +144,28 @@ async fn transactions_match_the_wire_format_and_keep_exact_amounts() {
                 [
                     "accountId",
                     "amount",
+                    "category",
                     "currency",
                     "date",
                     "description",
                     "id",
                     "isPending",
-                    "merchant"
+                    "merchant",
+                    "subcategory"
                 ]
+            );
+            // Enriched as stored: a category of the taxonomy, and its
+            // subcategory's id under it.
+            let category = t["category"].as_str().unwrap();
+            assert!(
+                tributary_domain::taxonomy::Category::from_name(category).is_some(),
+                "{category}"
+            );
+            let subcategory = t["subcategory"].as_str().unwrap();
+            assert_eq!(
+                tributary_domain::taxonomy::Subcategory::from_id(subcategory)
+                    .map(|s| s.category.name()),
+                Some(category)
             );
             assert!(t["id"].is_string());
             assert_eq!(t["accountId"], server.world.alice_imported.get());
@@ -1592,8 +1607,10 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
                 merchants.contains(&&Value::from("Corner Bakery")),
                 "{provider}: {merchants:?}"
             );
+            // Named only in the description: the name in it, without the
+            // kind of payment and the date (docs/enrichment.md).
             assert!(
-                merchants.contains(&&Value::from("POS PURCHASE CORNER BAKERY BERLIN 12/11")),
+                merchants.contains(&&Value::from("Corner Bakery Berlin")),
                 "{provider}: {merchants:?}"
             );
             assert_eq!(

@@ -484,12 +484,15 @@ async fn tributarys_simplefin_connector_syncs_from_another_tributary() {
                                 // Records with a payee and no text travel with the
                                 // payee as their description (docs/simplefin.md).
                                 let description = t.description.or(t.merchant.clone());
+                                // The payee is the clean merchant, which the
+                                // copy cleans to itself (docs/enrichment.md).
                                 format!(
-                                    "{} {} {} {:?} {:?} {}",
+                                    "{} {} {} {:?} {:?} {:?} {}",
                                     t.date,
                                     t.amount.normalize(),
                                     t.currency,
-                                    t.merchant,
+                                    t.clean_merchant,
+                                    t.subcategory,
                                     description,
                                     t.is_pending
                                 )

@@ -7,8 +7,10 @@ use chrono::{Datelike, NaiveDate};
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use std::fmt;
+use tributary_domain::enrich::merchant;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
+use tributary_domain::taxonomy::Subcategory;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -174,34 +176,49 @@ pub struct TransactionSchema {
     /// Booking date (the transaction date for a pending one), `YYYY-MM-DD`.
     #[schema(format = Date, examples("2026-03-09"))]
     date: String,
-    /// The counterparty; made from the description when the bank names
-    /// none, null only when there is no text at all.
+    /// Who was paid or who paid, as people write it (docs/enrichment.md):
+    /// the provider's counterparty or the name in the bank's text, without
+    /// card-processor wrappers, numbers and references; the raw text stays
+    /// in `description`. Null only when the record has no text at all.
     #[schema(required = true)]
     merchant: Option<String>,
     #[schema(required = true)]
     description: Option<String>,
     #[schema(rename = "isPending")]
     is_pending: bool,
+    /// Extension: the top-level category (docs/enrichment.md), one of
+    /// the 22 names of the taxonomy; null on a transaction not yet
+    /// enriched.
+    #[schema(required = true, examples("Groceries"))]
+    category: Option<String>,
+    /// Extension: the second-level category, a stable id
+    /// `<category>.<name>` (docs/enrichment.md); null where `category` is.
+    #[schema(required = true, examples("groceries.supermarkets"))]
+    subcategory: Option<String>,
 }
 
 impl Serialize for Transaction<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let record = self.0;
-        let mut out = s.serialize_struct("Transaction", 8)?;
+        let mut out = s.serialize_struct("Transaction", 10)?;
         out.serialize_field("id", &Digits(record.id.get()))?;
         out.serialize_field("accountId", &record.account_id)?;
         out.serialize_field("amount", &Number(&record.amount))?;
         out.serialize_field("currency", &record.currency)?;
         out.serialize_field("date", &IsoDate(record.date))?;
-        match &record.merchant {
+        match record.clean_merchant.as_ref().or(record.merchant.as_ref()) {
             Some(merchant) => out.serialize_field("merchant", merchant)?,
+            // A row stored before enrichment that names no counterparty.
             None => out.serialize_field(
                 "merchant",
-                &record.description.as_deref().and_then(merchant_label),
+                &record.description.as_deref().and_then(merchant::label),
             )?,
         }
         out.serialize_field("description", &record.description)?;
         out.serialize_field("isPending", &record.is_pending)?;
+        let subcategory = record.subcategory.as_deref().and_then(Subcategory::from_id);
+        out.serialize_field("category", &subcategory.map(|s| s.category.name()))?;
+        out.serialize_field("subcategory", &subcategory.map(|s| s.id))?;
         out.end()
     }
 }
@@ -244,32 +261,6 @@ impl Serialize for Number<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         decimal_json::serialize(self.0, s)
     }
-}
-
-/// The longest merchant label made from a description, in characters.
-const MERCHANT_LABEL_CHARS: usize = 40;
-
-/// A short label from a description, for a record that names no
-/// counterparty: `merchant` is null only when a record has no text at all,
-/// because existing clients read it as the payee and fail on null. Whole
-/// words up to [`MERCHANT_LABEL_CHARS`] (a first word that is longer is
-/// cut).
-pub fn merchant_label(description: &str) -> Option<String> {
-    let mut label = String::new();
-    for word in description.split_whitespace() {
-        let separator = usize::from(!label.is_empty());
-        if label.chars().count() + separator + word.chars().count() > MERCHANT_LABEL_CHARS {
-            if label.is_empty() {
-                label = word.chars().take(MERCHANT_LABEL_CHARS).collect();
-            }
-            break;
-        }
-        if separator == 1 {
-            label.push(' ');
-        }
-        label.push_str(word);
-    }
-    (!label.is_empty()).then_some(label)
 }
 
 #[derive(Serialize, ToSchema)]
@@ -396,11 +387,25 @@ mod tests {
             currency: "EUR".into(),
             merchant: None,
             description: Some("Café \"Zur Post\" card payment".into()),
+            clean_merchant: None,
+            subcategory: None,
         };
         assert_eq!(
             serde_json::to_string(&Transaction(&record)).unwrap(),
-            r#"{"id":"42","accountId":7,"amount":-12.50,"currency":"EUR","date":"2026-03-09","merchant":"Café \"Zur Post\" card payment","description":"Café \"Zur Post\" card payment","isPending":false}"#
+            r#"{"id":"42","accountId":7,"amount":-12.50,"currency":"EUR","date":"2026-03-09","merchant":"Café \"Zur Post\" card payment","description":"Café \"Zur Post\" card payment","isPending":false,"category":null,"subcategory":null}"#
         );
+        // Enriched: the clean merchant, and the category of the stored
+        // subcategory.
+        let enriched = TransactionRecord {
+            merchant: Some("ALBERT HEIJN 1234".into()),
+            clean_merchant: Some("Albert Heijn".into()),
+            subcategory: Some("groceries.supermarkets".into()),
+            ..record.clone()
+        };
+        let written = serde_json::to_value(Transaction(&enriched)).unwrap();
+        assert_eq!(written["merchant"], "Albert Heijn");
+        assert_eq!(written["category"], "Groceries");
+        assert_eq!(written["subcategory"], "groceries.supermarkets");
         let page = TransactionPage {
             transactions: std::slice::from_ref(&record),
             total: 3,
@@ -426,6 +431,8 @@ mod tests {
             currency: "USD".into(),
             merchant: None,
             description: None,
+            clean_merchant: None,
+            subcategory: Some("other.uncategorized".into()),
         };
         let written = serde_json::to_value(Transaction(&record)).unwrap();
         let schema = serde_json::to_value(TransactionSchema::schema()).unwrap();
@@ -458,20 +465,5 @@ mod tests {
             };
             assert!(accepts(name), "{field}: {value} is not a {kind}");
         }
-    }
-
-    #[test]
-    fn merchant_labels_are_whole_words_from_the_description() {
-        assert_eq!(
-            merchant_label("  Transfer to   Holiday Fund ").as_deref(),
-            Some("Transfer to Holiday Fund")
-        );
-        assert_eq!(
-            merchant_label("SEPA Überweisung an Stadtwerke München GmbH Abschlag November")
-                .as_deref(),
-            Some("SEPA Überweisung an Stadtwerke München")
-        );
-        assert_eq!(merchant_label(&"x".repeat(60)).map(|l| l.len()), Some(40));
-        assert_eq!(merchant_label(" \n "), None);
     }
 }

@@ -15,6 +15,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use diesel::upsert::excluded;
 use tributary_domain::changes::ChangeSeq;
+use tributary_domain::enrich;
 use tributary_domain::ids::{
     AccountId, ApiKeyId, AppId, ConnectionId, DeveloperId, InstitutionId, SecurityId,
     SimpleFinDestinationId, SyncJobId, UserId,
@@ -458,10 +459,22 @@ pub(crate) struct TransactionValues<'a> {
     updated_at: NaiveDateTime,
     /// The change that wrote these values (the change feed's order).
     change_seq: i64,
+    /// What enrichment made of the values, written with them.
+    clean_merchant: Option<String>,
+    subcategory: &'static str,
+    category_source: &'static str,
+    category_hints: Option<String>,
+    enriched_version: i32,
 }
 
 impl<'a> TransactionValues<'a> {
     pub(crate) fn new(record: &'a SnapshotTransaction, seq: ChangeSeq, now: NaiveDateTime) -> Self {
+        let enrichment = enrich::enrich(&enrich::Raw {
+            merchant: record.merchant.as_deref(),
+            description: record.description.as_deref(),
+            amount: record.amount,
+            hints: &record.hints,
+        });
         TransactionValues {
             provider_transaction_id: &record.provider_id,
             pending_provider_id: record.pending_provider_id.as_deref(),
@@ -473,6 +486,11 @@ impl<'a> TransactionValues<'a> {
             description: record.description.as_deref(),
             updated_at: now,
             change_seq: seq.get(),
+            clean_merchant: enrichment.merchant,
+            subcategory: enrichment.subcategory.id,
+            category_source: enrichment.source.as_str(),
+            category_hints: record.hints.to_text(),
+            enriched_version: enrich::TABLES_VERSION,
         }
     }
 }

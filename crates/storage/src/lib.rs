@@ -40,6 +40,8 @@ pub use error::StorageError;
 pub type StorageResult<T> = Result<T, StorageError>;
 
 #[cfg(test)]
+mod enrichment_tests;
+#[cfg(test)]
 mod feed_tests;
 #[cfg(test)]
 mod tests;

@@ -170,6 +170,11 @@ pub struct TransactionRecord {
     pub currency: String,
     pub merchant: Option<String>,
     pub description: Option<String>,
+    /// Enrichment's clean merchant (docs/enrichment.md); `None` on a row
+    /// stored before enrichment.
+    pub clean_merchant: Option<String>,
+    /// Enrichment's subcategory id; `None` on a row stored before it.
+    pub subcategory: Option<String>,
 }
 
 fn filtered_transactions<'a>(

@@ -156,6 +156,11 @@ diesel::table! {
         updated_at -> Timestamp,
         change_seq -> BigInt,
         created_seq -> BigInt,
+        clean_merchant -> Nullable<Text>,
+        subcategory -> Nullable<Text>,
+        category_source -> Nullable<Text>,
+        category_hints -> Nullable<Text>,
+        enriched_version -> Integer,
     }
 }
 

@@ -48,7 +48,6 @@ pub fn clean(provider: Option<&str>, description: Option<&str>) -> Option<Payee>
             .into_iter()
             .flatten()
             .find_map(|text| known_merchant(text, Anywhere::Yes))
-            .filter(|m| m.subcategory.is_some())
             .or(Some(service)),
         other => other,
     };

@@ -130,7 +130,8 @@ enum Anywhere {
     /// At its start only: a clean name (`REWE Markt` is Rewe; `Dirk
     /// Leunig` is not Dirk).
     No,
-    /// Anywhere: the text of a payment made through a payment service.
+    /// Anywhere, and only a merchant that says what was bought: who was
+    /// paid through a payment service.
     Yes,
 }
 
@@ -151,6 +152,7 @@ fn known_merchant(name: &str, anywhere: Anywhere) -> Option<&'static Merchant> {
         .find_overlapping_iter(&text)
         .filter(|m| anywhere == Anywhere::Yes || m.start() == 0)
         .map(|m| SPELLINGS[m.pattern().as_usize()])
+        .filter(|(_, m)| anywhere == Anywhere::No || m.subcategory.is_some())
         .max_by_key(|(spelling, _)| spelling.len())
         .map(|(_, merchant)| merchant)
 }
@@ -165,13 +167,18 @@ fn words_matcher<'a>(words: impl Iterator<Item = &'a str>) -> Option<AhoCorasick
 
 /// Text as the tables match it: lower case, Latin accents dropped (`é` is
 /// `e`, `ß` is `ss`), every run of other characters than letters and
-/// digits one space, with a space at both ends, so that a word between
-/// spaces is matched whole.
+/// digits one space, with a space at both ends of each part, so that a
+/// word between spaces is matched whole.
 pub(crate) fn fold(parts: &[Option<&str>]) -> String {
     let mut out =
         String::with_capacity(parts.iter().flatten().map(|p| p.len() + 1).sum::<usize>() + 1);
     out.push(' ');
-    for part in parts.iter().flatten() {
+    for (index, part) in parts.iter().flatten().enumerate() {
+        // A mark between parts, so that no keyword spans two of them (a
+        // merchant's last word and a description's first).
+        if index > 0 {
+            out.push_str(PART_MARK);
+        }
         for c in part.chars() {
             for lower in c.to_lowercase() {
                 match base_letter(lower) {
@@ -191,6 +198,9 @@ pub(crate) fn fold(parts: &[Option<&str>]) -> String {
     }
     out
 }
+
+/// What [`fold`] writes between parts: no table's word holds it.
+const PART_MARK: &str = "\u{1} ";
 
 /// The ASCII letters an accented Latin letter is written with in the
 /// tables.

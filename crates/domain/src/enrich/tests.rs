@@ -149,6 +149,51 @@ fn every_table_entry_names_a_subcategory_that_exists() {
 fn folding_drops_case_accents_and_punctuation() {
     assert_eq!(
         fold(&[Some("Bäckerei-Müller, Straße"), Some("É")]),
-        " backerei muller strasse e "
+        " backerei muller strasse \u{1} e "
+    );
+}
+
+#[test]
+fn labels_are_whole_words_of_the_text() {
+    use super::merchant::label;
+    assert_eq!(
+        label("  Transfer to   Holiday Fund ").as_deref(),
+        Some("Transfer to Holiday Fund")
+    );
+    assert_eq!(
+        label("SEPA Überweisung an Stadtwerke München GmbH Abschlag November").as_deref(),
+        Some("SEPA Überweisung an Stadtwerke München")
+    );
+    assert_eq!(label(&"x".repeat(60)).map(|l| l.len()), Some(40));
+    assert_eq!(label(" \n "), None);
+}
+
+#[test]
+fn no_keyword_spans_the_merchant_and_the_description() {
+    // `… Savings` then `Transfer …` is not "savings transfer".
+    let hints = Hints::default();
+    let e = enrich(&Raw {
+        merchant: Some("High-Yield Savings"),
+        description: Some("Transfer to High-Yield Savings"),
+        amount: Decimal::new(-200, 0),
+        hints: &hints,
+    });
+    assert_ne!(e.subcategory.id, "transfer.own_accounts");
+}
+
+#[test]
+fn a_payment_service_gives_way_to_the_merchant_its_text_names() {
+    assert_eq!(
+        merchant(
+            Some("PayPal (Europe) S.a.r.l. et"),
+            "Cie., S.C.A.SEPA-BASISLASTSCHRIFT SVWZ+ . SPOTIFY, Ihr Einkauf bei SPOTIFY"
+        )
+        .as_deref(),
+        Some("Spotify")
+    );
+    // Naming no merchant the table knows, it stays the service.
+    assert_eq!(
+        merchant(Some("PAYPAL"), "ABBUCHUNG VOM PAYPAL-KONTO").as_deref(),
+        Some("PayPal")
     );
 }

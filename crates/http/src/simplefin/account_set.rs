@@ -14,6 +14,7 @@ use serde::Serialize;
 use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
 use tributary_domain::model::ConnectionStatus;
 use tributary_domain::money::Decimal;
+use tributary_domain::taxonomy::Subcategory;
 use tributary_storage::connections::ConnectionRecord;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 
@@ -120,6 +121,16 @@ struct Transaction {
     memo: String,
     transacted_at: i64,
     pending: bool,
+    /// The protocol's place for what a server adds: enrichment's category
+    /// (docs/enrichment.md), where the transaction has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<Extra>,
+}
+
+#[derive(Debug, Serialize)]
+struct Extra {
+    category: &'static str,
+    subcategory: &'static str,
 }
 
 /// The SimpleFIN Bridge's holdings extension.
@@ -305,10 +316,21 @@ fn transaction(record: TransactionRecord) -> Transaction {
             .clone()
             .or_else(|| record.merchant.clone())
             .unwrap_or_default(),
-        payee: record.merchant.unwrap_or_default(),
+        payee: record
+            .clean_merchant
+            .or(record.merchant)
+            .unwrap_or_default(),
         memo: record.description.unwrap_or_default(),
         transacted_at: when,
         pending: record.is_pending,
+        extra: record
+            .subcategory
+            .as_deref()
+            .and_then(Subcategory::from_id)
+            .map(|s| Extra {
+                category: s.category.name(),
+                subcategory: s.id,
+            }),
     }
 }
 

@@ -295,7 +295,7 @@ pub(super) async fn page(
                 date: t.date.to_string(),
                 negative: t.amount.is_sign_negative() && !t.amount.is_zero(),
                 amount: t.amount.to_string(),
-                merchant: t.merchant,
+                merchant: t.clean_merchant.or(t.merchant),
                 description: t.description,
                 currency: t.currency,
                 pending: t.is_pending,

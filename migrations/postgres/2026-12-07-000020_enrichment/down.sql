@@ -1,0 +1,6 @@
+DROP INDEX transactions_enriched_version;
+ALTER TABLE transactions DROP COLUMN enriched_version;
+ALTER TABLE transactions DROP COLUMN category_hints;
+ALTER TABLE transactions DROP COLUMN category_source;
+ALTER TABLE transactions DROP COLUMN subcategory;
+ALTER TABLE transactions DROP COLUMN clean_merchant;
