@@ -151,7 +151,8 @@ async fn transactions_match_the_wire_format_and_keep_exact_amounts() {
                     "id",
                     "isPending",
                     "merchant",
-                    "subcategory"
+                    "subcategory",
+                    "transferAccountId"
                 ]
             );
             // Enriched as stored: a category of the taxonomy, and its

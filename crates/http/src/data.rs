@@ -143,6 +143,24 @@ fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
 /// A date given as `name` or as `alias` (the spelling existing clients of
 /// the hosted service send); both given and different is an error naming
 /// both.
+/// `from` and `to` (or `start_date` and `end_date`), each inclusive; 400
+/// `INVALID_DATE_RANGE` when `from` comes after `to`.
+pub(crate) fn date_range(
+    params: &HashMap<String, String>,
+) -> Result<(Option<NaiveDate>, Option<NaiveDate>), ApiError> {
+    let from = date_parameter(params, "from", "start_date")?;
+    let to = date_parameter(params, "to", "end_date")?;
+    if let (Some(from), Some(to)) = (from, to)
+        && from > to
+    {
+        return Err(ApiError::bad_request(
+            "INVALID_DATE_RANGE",
+            format!("`from` ({from}) is after `to` ({to})."),
+        ));
+    }
+    Ok((from, to))
+}
+
 fn date_parameter(
     params: &HashMap<String, String>,
     name: &'static str,
@@ -243,16 +261,7 @@ impl TransactionQuery {
                 ));
             }
         };
-        let from = date_parameter(&params, "from", "start_date")?;
-        let to = date_parameter(&params, "to", "end_date")?;
-        if let (Some(from), Some(to)) = (from, to)
-            && from > to
-        {
-            return Err(ApiError::bad_request(
-                "INVALID_DATE_RANGE",
-                format!("`from` ({from}) is after `to` ({to})."),
-            ));
-        }
+        let (from, to) = date_range(&params)?;
         let limit = params
             .get("limit")
             .map(|raw| {

@@ -159,9 +159,9 @@ async fn transactions_sync<C: Credential>(
         match entry {
             FeedEntry::Current { record, added, .. } => {
                 if added {
-                    answer.added.push(record);
+                    answer.added.push(*record);
                 } else {
-                    answer.modified.push(record);
+                    answer.modified.push(*record);
                 }
             }
             FeedEntry::Removed { id, account_id, .. } => {

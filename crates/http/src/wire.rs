@@ -10,7 +10,6 @@ use std::fmt;
 use tributary_domain::enrich::merchant;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
-use tributary_domain::taxonomy::Subcategory;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -195,12 +194,23 @@ pub struct TransactionSchema {
     /// `<category>.<name>` (docs/enrichment.md); null where `category` is.
     #[schema(required = true, examples("groceries.supermarkets"))]
     subcategory: Option<String>,
+    /// Extension: where this is one side of a transfer between the
+    /// person's own accounts (opposite amounts a few days apart), the
+    /// account of the other side; spending totals leave both out.
+    #[serde(rename = "transferAccountId")]
+    #[schema(
+        rename = "transferAccountId",
+        required = true,
+        minimum = 1,
+        examples(8)
+    )]
+    transfer_account_id: Option<i64>,
 }
 
 impl Serialize for Transaction<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let record = self.0;
-        let mut out = s.serialize_struct("Transaction", 10)?;
+        let mut out = s.serialize_struct("Transaction", 11)?;
         out.serialize_field("id", &Digits(record.id.get()))?;
         out.serialize_field("accountId", &record.account_id)?;
         out.serialize_field("amount", &Number(&record.amount))?;
@@ -216,9 +226,10 @@ impl Serialize for Transaction<'_> {
         }
         out.serialize_field("description", &record.description)?;
         out.serialize_field("isPending", &record.is_pending)?;
-        let subcategory = record.subcategory.as_deref().and_then(Subcategory::from_id);
+        let subcategory = record.shown_subcategory();
         out.serialize_field("category", &subcategory.map(|s| s.category.name()))?;
         out.serialize_field("subcategory", &subcategory.map(|s| s.id))?;
+        out.serialize_field("transferAccountId", &record.transfer_account_id)?;
         out.end()
     }
 }
@@ -389,10 +400,13 @@ mod tests {
             description: Some("Café \"Zur Post\" card payment".into()),
             clean_merchant: None,
             subcategory: None,
+            category_source: None,
+            transfer_account_id: None,
+            transfer_subcategory: None,
         };
         assert_eq!(
             serde_json::to_string(&Transaction(&record)).unwrap(),
-            r#"{"id":"42","accountId":7,"amount":-12.50,"currency":"EUR","date":"2026-03-09","merchant":"Café \"Zur Post\" card payment","description":"Café \"Zur Post\" card payment","isPending":false,"category":null,"subcategory":null}"#
+            r#"{"id":"42","accountId":7,"amount":-12.50,"currency":"EUR","date":"2026-03-09","merchant":"Café \"Zur Post\" card payment","description":"Café \"Zur Post\" card payment","isPending":false,"category":null,"subcategory":null,"transferAccountId":null}"#
         );
         // Enriched: the clean merchant, and the category of the stored
         // subcategory.
@@ -433,6 +447,9 @@ mod tests {
             description: None,
             clean_merchant: None,
             subcategory: Some("other.uncategorized".into()),
+            category_source: Some("none".into()),
+            transfer_account_id: Some(3),
+            transfer_subcategory: Some("transfer.own_accounts".into()),
         };
         let written = serde_json::to_value(Transaction(&record)).unwrap();
         let schema = serde_json::to_value(TransactionSchema::schema()).unwrap();
@@ -454,7 +471,7 @@ mod tests {
                 serde_json::Value::Null => "null",
                 serde_json::Value::Bool(_) => "boolean",
                 serde_json::Value::Number(_) => {
-                    if field == "accountId" {
+                    if field == "accountId" || field == "transferAccountId" {
                         "integer"
                     } else {
                         "number"

@@ -89,7 +89,8 @@ pub enum FeedEntry {
     /// A transaction as it is now: met where it was added (`added`; a
     /// reader meets this once), or where it last changed.
     Current {
-        record: TransactionRecord,
+        /// Boxed: a row is many times the size of a removal.
+        record: Box<TransactionRecord>,
         added: bool,
         position: FeedPosition,
     },
@@ -143,7 +144,7 @@ impl ChangedRow {
             self.change_seq
         };
         FeedEntry::Current {
-            record: self.record,
+            record: Box::new(self.record),
             added,
             position: FeedPosition::new(ChangeSeq::new(seq), id),
         }

@@ -5,7 +5,7 @@
 use crate::changes::{self, FeedEntry, FeedPage};
 use crate::read::{self, TransactionFilter, TransactionRecord};
 use crate::testing::on_every_backend;
-use crate::tests::{account, now, snapshot, transaction, user_with_connection};
+use crate::tests::{account, connect, now, snapshot, transaction, user_with_connection};
 use crate::{AnyConnection, Database, sync_apply};
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::FeedPosition;
@@ -109,5 +109,157 @@ fn enrichment_is_stored_with_the_transaction_and_a_reimport_changes_nothing() {
             (0, 0)
         );
         assert_eq!(all(conn, &viewer), rows);
+    });
+}
+
+/// The feed past `after`: each entry's position, provider id, and whether
+/// it was added.
+fn feed_after(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    after: FeedPosition,
+) -> Vec<(FeedPosition, String, bool)> {
+    let FeedPage::Changes { entries, .. } =
+        changes::read_feed(conn, viewer, None, after, 100).unwrap()
+    else {
+        panic!("the position expired");
+    };
+    entries
+        .into_iter()
+        .map(|entry| match entry {
+            FeedEntry::Current {
+                record,
+                added,
+                position,
+            } => (position, record.provider_transaction_id, added),
+            FeedEntry::Removed { .. } => panic!("nothing was removed"),
+        })
+        .collect()
+}
+
+/// The transfer columns of every row of the user, by provider id.
+fn transfers_of(conn: &mut AnyConnection, viewer: &Viewer) -> Vec<(String, Option<i64>, String)> {
+    let mut rows: Vec<(String, Option<i64>, String)> = all(conn, viewer)
+        .into_iter()
+        .map(|r| {
+            let shown = r.shown_subcategory().map(|s| s.id).unwrap_or_default();
+            (
+                r.provider_transaction_id,
+                r.transfer_account_id,
+                shown.to_owned(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_transfer_between_two_connections_pairs_and_comes_apart_when_it_changes() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, checking) =
+            user_with_connection(conn, "transfer@example.com", Provider::new("sandbox"));
+        let savings = connect(conn, user, Provider::new("sandbox"));
+        let viewer = Viewer::whole_user(user);
+        let mut out = transaction("out", 3, "-250.00");
+        out.description = Some("Overboeking".into());
+        let lunch = transaction("lunch", 3, "-12.00");
+        sync_apply::apply_snapshot(
+            conn,
+            checking,
+            &snapshot(vec![account("checking", vec![out, lunch])]),
+            now(),
+        )
+        .unwrap();
+        let seen = feed_after(conn, &viewer, FeedPosition::default());
+        let position = seen.last().unwrap().0;
+        // The other side arrives two days later, through another connection.
+        let arrival = transaction("in", 5, "250.00");
+        sync_apply::apply_snapshot(
+            conn,
+            savings,
+            &snapshot(vec![account("savings", vec![arrival.clone()])]),
+            now(),
+        )
+        .unwrap();
+        let ids: std::collections::HashMap<String, i64> = read::list_accounts(conn, &viewer)
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.name.clone(), a.id.get()))
+            .collect();
+        let (checking_id, savings_id) = (ids["Account checking"], ids["Account savings"]);
+        assert_eq!(
+            transfers_of(conn, &viewer),
+            vec![
+                (
+                    "in".into(),
+                    Some(checking_id),
+                    "transfer.own_accounts".into()
+                ),
+                ("lunch".into(), None, "other.uncategorized".into()),
+                (
+                    "out".into(),
+                    Some(savings_id),
+                    "transfer.own_accounts".into()
+                ),
+            ]
+        );
+        // The first side, written by the earlier change, is `modified` in
+        // the feed by the second.
+        let changes: Vec<(String, bool)> = feed_after(conn, &viewer, position)
+            .into_iter()
+            .map(|(_, id, added)| (id, added))
+            .collect();
+        assert_eq!(changes, vec![("out".into(), false), ("in".into(), true)]);
+
+        // The arrival corrected to another amount: the pair comes apart.
+        let mut corrected = arrival;
+        corrected.amount = tributary_domain::money::parse_decimal("25.00").unwrap();
+        sync_apply::apply_snapshot(
+            conn,
+            savings,
+            &snapshot(vec![account("savings", vec![corrected])]),
+            now(),
+        )
+        .unwrap();
+        assert!(
+            transfers_of(conn, &viewer)
+                .iter()
+                .all(|(_, account, shown)| account.is_none() && !shown.starts_with("transfer.")),
+            "{:?}",
+            transfers_of(conn, &viewer)
+        );
+
+        // Paired again with a pending arrival, which then is gone from the
+        // bank's view: its partner is no transfer any more.
+        let mut again = transaction("in2", 4, "250.00");
+        again.is_pending = true;
+        sync_apply::apply_snapshot(
+            conn,
+            savings,
+            &snapshot(vec![account("savings", vec![again])]),
+            now(),
+        )
+        .unwrap();
+        assert_eq!(
+            transfers_of(conn, &viewer)
+                .iter()
+                .filter(|(_, account, _)| account.is_some())
+                .count(),
+            2
+        );
+        sync_apply::apply_snapshot(
+            conn,
+            savings,
+            &snapshot(vec![account("savings", Vec::new())]),
+            now(),
+        )
+        .unwrap();
+        assert!(
+            transfers_of(conn, &viewer)
+                .iter()
+                .all(|(_, account, _)| account.is_none())
+        );
     });
 }

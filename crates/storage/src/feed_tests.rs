@@ -48,7 +48,7 @@ impl Mirror {
                 self.at = entry.position();
                 match entry {
                     FeedEntry::Current { record, added, .. } => {
-                        let known = self.rows.insert(record.id, record.clone()).is_some();
+                        let known = self.rows.insert(record.id, (*record).clone()).is_some();
                         assert_eq!(added, !known, "added exactly when new to the reader");
                         if added {
                             read.added.push(record.id);

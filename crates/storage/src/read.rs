@@ -11,10 +11,12 @@ use crate::{StorageError, StorageResult};
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::prelude::*;
 use tributary_domain::access::Viewer;
+use tributary_domain::enrich;
 use tributary_domain::ids::{AccountId, ConnectionId, TransactionId, UserId};
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::Security;
+use tributary_domain::taxonomy::Subcategory;
 
 /// An account with its connection's provider and status and its own
 /// institution (the bank it is at), read in one row.
@@ -175,6 +177,25 @@ pub struct TransactionRecord {
     pub clean_merchant: Option<String>,
     /// Enrichment's subcategory id; `None` on a row stored before it.
     pub subcategory: Option<String>,
+    /// Where `subcategory` came from (`enrich::Source`).
+    pub category_source: Option<String>,
+    /// The account of the other side, where this is one side of a
+    /// transfer between the person's own accounts.
+    pub transfer_account_id: Option<i64>,
+    /// The transfer's subcategory, where it is one.
+    pub transfer_subcategory: Option<String>,
+}
+
+impl TransactionRecord {
+    /// The subcategory the transaction shows (a rule's, else a transfer's,
+    /// else the tables'): `enrich::shown_subcategory`.
+    pub fn shown_subcategory(&self) -> Option<&'static Subcategory> {
+        enrich::shown_subcategory(
+            self.subcategory.as_deref(),
+            self.category_source.as_deref(),
+            self.transfer_subcategory.as_deref(),
+        )
+    }
 }
 
 fn filtered_transactions<'a>(

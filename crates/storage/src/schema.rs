@@ -161,6 +161,9 @@ diesel::table! {
         category_source -> Nullable<Text>,
         category_hints -> Nullable<Text>,
         enriched_version -> Integer,
+        transfer_transaction_id -> Nullable<BigInt>,
+        transfer_account_id -> Nullable<BigInt>,
+        transfer_subcategory -> Nullable<Text>,
     }
 }
 

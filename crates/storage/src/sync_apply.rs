@@ -80,6 +80,11 @@ pub fn apply_snapshot(
                 changed_accounts.push(account_id.get());
             }
         }
+        // Before the announcement: a transfer's other side, in another
+        // account, changes with it.
+        if !changed_accounts.is_empty() {
+            crate::transfers::pair_changed(conn, connection.user_id, seq, now)?;
+        }
         if !changed_accounts.is_empty() {
             announce_transactions(
                 conn,
@@ -218,6 +223,7 @@ fn apply_account(
     summary.absorb(&changes);
 
     if !changes.delete.is_empty() {
+        crate::transfers::release(conn, &changes.delete, seq, now)?;
         changes::bury(conn, connection.user_id, seq, &changes.delete, now)?;
         diesel::delete(
             transactions::table

@@ -12,4 +12,11 @@ ALTER TABLE transactions ADD COLUMN category_hints TEXT;
 -- The version of the tables the row was enriched under (enrich::
 -- TABLES_VERSION); 0 for a row stored before enrichment.
 ALTER TABLE transactions ADD COLUMN enriched_version INTEGER NOT NULL DEFAULT 0;
+-- The other side of a transfer between the person's own accounts, and
+-- what kind of transfer it is (enrich::transfers); both sides point at
+-- each other.
+ALTER TABLE transactions ADD COLUMN transfer_transaction_id BIGINT;
+ALTER TABLE transactions ADD COLUMN transfer_account_id BIGINT;
+ALTER TABLE transactions ADD COLUMN transfer_subcategory TEXT;
+CREATE INDEX transactions_transfer ON transactions (transfer_transaction_id);
 CREATE INDEX transactions_enriched_version ON transactions (enriched_version);

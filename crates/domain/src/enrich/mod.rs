@@ -11,9 +11,13 @@ pub mod hints;
 mod keywords;
 pub mod merchant;
 mod merchants;
+pub mod recurring;
+pub mod spending;
+pub mod transfers;
 
 use crate::taxonomy::Subcategory;
 use aho_corasick::AhoCorasick;
+use chrono::NaiveDate;
 use hints::Hints;
 use keywords::{Direction, KEYWORDS};
 use merchants::{MERCHANTS, Merchant};
@@ -68,6 +72,22 @@ pub struct Raw<'a> {
     pub hints: &'a Hints,
 }
 
+/// A posted transaction as stored and enriched, as spending totals and
+/// recurring streams read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Posted {
+    pub id: i64,
+    pub account_id: i64,
+    pub date: NaiveDate,
+    pub amount: Decimal,
+    pub currency: String,
+    /// The clean merchant, else the provider's.
+    pub merchant: Option<String>,
+    /// The subcategory it shows ([`shown_subcategory`]); `None` for a row
+    /// stored before enrichment.
+    pub subcategory: Option<&'static Subcategory>,
+}
+
 /// What enrichment made of one transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enrichment {
@@ -96,6 +116,24 @@ pub fn enrich(raw: &Raw) -> Enrichment {
         subcategory: subcategory(id),
         source,
     }
+}
+
+/// The subcategory a stored transaction shows (docs/enrichment.md, "Where
+/// a category comes from"): its own where a rule of the person's gave it;
+/// else the transfer's, where it is one side of a transfer between the
+/// person's accounts; else what the tables gave it. `None` for a row
+/// stored before enrichment.
+pub fn shown_subcategory(
+    stored: Option<&str>,
+    source: Option<&str>,
+    transfer: Option<&str>,
+) -> Option<&'static Subcategory> {
+    let chosen = match (source, transfer) {
+        (Some(source), _) if source == Source::Rule.as_str() => stored,
+        (_, Some(transfer)) => Some(transfer),
+        _ => stored,
+    };
+    chosen.and_then(Subcategory::from_id)
 }
 
 /// The subcategory of an id the tables name (a test checks they all exist).

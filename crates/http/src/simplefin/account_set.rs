@@ -14,7 +14,6 @@ use serde::Serialize;
 use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
 use tributary_domain::model::ConnectionStatus;
 use tributary_domain::money::Decimal;
-use tributary_domain::taxonomy::Subcategory;
 use tributary_storage::connections::ConnectionRecord;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 
@@ -306,6 +305,10 @@ fn account(data: AccountData, query: &AccountsQuery, origin: &Origin) -> Account
 
 fn transaction(record: TransactionRecord) -> Transaction {
     let when = epoch(record.date);
+    let extra = record.shown_subcategory().map(|s| Extra {
+        category: s.category.name(),
+        subcategory: s.id,
+    });
     Transaction {
         id: transaction_id(record.id),
         posted: when,
@@ -323,14 +326,7 @@ fn transaction(record: TransactionRecord) -> Transaction {
         memo: record.description.unwrap_or_default(),
         transacted_at: when,
         pending: record.is_pending,
-        extra: record
-            .subcategory
-            .as_deref()
-            .and_then(Subcategory::from_id)
-            .map(|s| Extra {
-                category: s.category.name(),
-                subcategory: s.id,
-            }),
+        extra,
     }
 }
 

@@ -1,0 +1,243 @@
+//! Enrichment over HTTP, on both backends: the sandbox's transfers between
+//! a person's own accounts are paired and left out of `GET /spending`,
+//! whose totals agree with the transactions listed one by one
+//! (docs/enrichment.md).
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use reqwest::{Client, StatusCode};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use tributary_domain::Decimal;
+use tributary_domain::money::parse_decimal;
+use tributary_e2e::TestServer;
+use tributary_e2e::harness::personal as on_every_backend;
+
+async fn get(server: &TestServer, path: &str, key: &str) -> (StatusCode, Value) {
+    let response = Client::new()
+        .get(server.url(path))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+fn decimal(value: &Value) -> Decimal {
+    parse_decimal(&value.to_string()).unwrap()
+}
+
+#[actix_web::test]
+async fn transfers_pair_and_spending_leaves_them_out() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let mut rows = Vec::new();
+        let (_, accounts) = get(&server, "/api/v1/accounts", &key).await;
+        let accounts: Vec<i64> = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["id"].as_i64().unwrap())
+            .collect();
+        for account in &accounts {
+            let (status, page) = get(
+                &server,
+                &format!("/api/v1/accounts/{account}/transactions"),
+                &key,
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK);
+            rows.extend(page["transactions"].as_array().unwrap().iter().cloned());
+        }
+        // The checking account's transfers to savings are paired with their
+        // arrivals: both sides Transfer, each naming the other's account.
+        let transfers: Vec<&Value> = rows
+            .iter()
+            .filter(|t| t["description"] == "Transfer to High-Yield Savings")
+            .collect();
+        assert!(!transfers.is_empty());
+        for t in &transfers {
+            assert_eq!(t["category"], "Transfer", "{t}");
+            assert_eq!(t["subcategory"], "transfer.own_accounts", "{t}");
+            let other = t["transferAccountId"].as_i64().unwrap();
+            assert_ne!(other, t["accountId"].as_i64().unwrap());
+            let arrival = rows
+                .iter()
+                .find(|r| {
+                    r["accountId"] == other
+                        && decimal(&r["amount"]) == -decimal(&t["amount"])
+                        && r["transferAccountId"] == t["accountId"]
+                })
+                .unwrap_or_else(|| panic!("no arrival of {t}"));
+            assert_eq!(arrival["subcategory"], "transfer.own_accounts");
+        }
+        // Paying the card off is a card payment on both sides.
+        let autopay = rows
+            .iter()
+            .find(|t| t["description"] == "Credit card autopay")
+            .unwrap();
+        assert_eq!(autopay["subcategory"], "transfer.credit_card_payment");
+
+        // The totals, from the rows one by one: posted, not income, not a
+        // transfer between own accounts or to the card; refunds net.
+        let mut expected: BTreeMap<(String, String), Decimal> = BTreeMap::new();
+        for t in &rows {
+            let subcategory = t["subcategory"].as_str().unwrap();
+            if t["category"] == "Income"
+                || subcategory == "transfer.own_accounts"
+                || subcategory == "transfer.credit_card_payment"
+            {
+                continue;
+            }
+            let group = (
+                t["currency"].as_str().unwrap().to_owned(),
+                t["category"].as_str().unwrap().to_owned(),
+            );
+            *expected.entry(group).or_default() -= decimal(&t["amount"]);
+        }
+        let (status, spending) = get(&server, "/api/v1/spending", &key).await;
+        assert_eq!(status, StatusCode::OK, "{spending}");
+        let got: BTreeMap<(String, String), Decimal> = spending["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                let group = (
+                    g["currency"].as_str().unwrap().to_owned(),
+                    g["key"].as_str().unwrap().to_owned(),
+                );
+                (group, decimal(&g["spent"]))
+            })
+            .collect();
+        let expected: BTreeMap<(String, String), Decimal> = expected
+            .into_iter()
+            .map(|(k, v)| (k, v.normalize()))
+            .collect();
+        assert_eq!(got, expected);
+        assert!(got.keys().all(|(_, category)| category != "Income"));
+
+        // By month, the same money.
+        let (_, by_month) = get(&server, "/api/v1/spending?group_by=month", &key).await;
+        let months: Decimal = by_month["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| decimal(&g["spent"]))
+            .sum();
+        assert_eq!(months, got.values().copied().sum::<Decimal>());
+
+        // What cannot be asked names why.
+        let (status, body) = get(&server, "/api/v1/spending?group_by=week", &key).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["code"], "INVALID_PARAMETER");
+        let (status, body) = get(
+            &server,
+            &format!("/api/v1/spending?account_id={}", server.world.bob_account),
+            &key,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "another's account: {body}");
+        server
+    })
+    .await;
+}
+
+/// The sandbox's schedule (crates/providers/src/sandbox/generator.rs): what
+/// recurs, by account name, merchant as it reads cleaned, frequency and
+/// direction. Everything else it makes (coffee, groceries, restaurants,
+/// rides, Amazon, cash) happens on no schedule.
+const SANDBOX_STREAMS: [(&str, &str, &str, bool); 16] = [
+    (
+        "Everyday Checking",
+        "Greenview Property Management",
+        "MONTHLY",
+        false,
+    ),
+    ("Everyday Checking", "Acme", "SEMI_MONTHLY", true),
+    ("Everyday Checking", "High-Yield Savings", "MONTHLY", false),
+    ("Everyday Checking", "Holiday Fund", "MONTHLY", false),
+    ("Everyday Checking", "Rewards Visa", "MONTHLY", false),
+    ("Everyday Checking", "Brokerage", "MONTHLY", false),
+    ("Everyday Checking", "City Power & Light", "MONTHLY", false),
+    ("Everyday Checking", "Verizon", "MONTHLY", false),
+    ("High-Yield Savings", "Everyday Checking", "MONTHLY", true),
+    ("High-Yield Savings", "Interest payment", "MONTHLY", true),
+    ("Holiday Fund", "Everyday Checking", "MONTHLY", true),
+    ("Rewards Visa", "Netflix", "MONTHLY", false),
+    ("Rewards Visa", "Spotify", "MONTHLY", false),
+    ("Rewards Visa", "Received - Thank You", "MONTHLY", true),
+    ("Individual Brokerage", "Contribution", "MONTHLY", true),
+    (
+        "Individual Brokerage",
+        "Dividend reinvestment cash",
+        "QUARTERLY",
+        true,
+    ),
+];
+
+#[actix_web::test]
+async fn every_sandbox_stream_is_found_and_no_other() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let (_, accounts) = get(&server, "/api/v1/accounts", &key).await;
+        let names: BTreeMap<i64, String> = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["id"].as_i64().unwrap(),
+                    a["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let mut transactions = 0;
+        for id in names.keys() {
+            let (_, page) = get(
+                &server,
+                &format!("/api/v1/accounts/{id}/transactions"),
+                &key,
+            )
+            .await;
+            transactions += page["total"].as_u64().unwrap();
+        }
+        let (status, body) = get(&server, "/api/v1/recurring", &key).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let mut found = std::collections::BTreeSet::new();
+        for (inflow, list) in [(true, &body["inflow"]), (false, &body["outflow"])] {
+            for s in list.as_array().unwrap() {
+                assert_eq!(s["status"], "ACTIVE", "{s}");
+                assert!(s["transactionIds"].as_array().unwrap().len() >= 3, "{s}");
+                found.insert((
+                    names[&s["accountId"].as_i64().unwrap()].clone(),
+                    s["merchant"].as_str().unwrap().to_owned(),
+                    s["frequency"].as_str().unwrap().to_owned(),
+                    inflow,
+                ));
+            }
+        }
+        let expected: std::collections::BTreeSet<(String, String, String, bool)> = SANDBOX_STREAMS
+            .iter()
+            .filter(|(account, ..)| names.values().any(|n| n == account))
+            .map(|(a, m, f, i)| (a.to_string(), m.to_string(), f.to_string(), *i))
+            .collect();
+        let missed: Vec<_> = expected.difference(&found).collect();
+        let extra: Vec<_> = found.difference(&expected).collect();
+        eprintln!(
+            "{} streams expected, {} found; {transactions} transactions, {} false",
+            expected.len(),
+            found.len(),
+            extra.len()
+        );
+        assert!(missed.is_empty(), "not found: {missed:?}");
+        // At most one false stream per 1,000 transactions.
+        assert!(
+            (extra.len() as u64) * 1000 <= transactions.max(1000),
+            "false streams: {extra:?}"
+        );
+        server
+    })
+    .await;
+}
