@@ -7,6 +7,7 @@
 use anyhow::Context as _;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
+use tributary_domain::enrich;
 use tributary_providers::import::{self, Format};
 use tributary_storage::testing::{GENERATED_MERCHANTS, TestDatabase, insert_transactions};
 use tributary_storage::users;
@@ -58,6 +59,10 @@ pub struct Measured {
     pub parse: Duration,
     pub store: Duration,
     pub raw: Duration,
+    /// Enrichment alone (`domain::enrich`) over the same rows: the part of
+    /// the store (and of the raw insert, which writes the same values) it
+    /// costs.
+    pub enrichment: Duration,
     pub peak_rss_mib: u64,
 }
 
@@ -96,6 +101,16 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
         .into_iter()
         .flat_map(|s| s.transactions)
         .collect();
+    let started = Instant::now();
+    for t in &same_rows {
+        std::hint::black_box(enrich::enrich(&enrich::Raw {
+            merchant: t.merchant.as_deref(),
+            description: t.description.as_deref(),
+            amount: t.amount,
+            hints: &t.hints,
+        }));
+    }
+    let enrichment = started.elapsed();
     let raw_db = fresh()?;
     let (_, account) = crate::accounts::empty_account(raw_db.db(), "raw@example.com", now)?;
     let started = Instant::now();
@@ -105,6 +120,7 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
         parse,
         store,
         raw,
+        enrichment,
         peak_rss_mib,
     })
 }

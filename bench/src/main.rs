@@ -146,9 +146,9 @@ async fn run(options: Options) -> anyhow::Result<()> {
     if !options.imports.is_empty() {
         println!();
         println!(
-            "| backend | transactions | read s | store s | raw insert s | (read + store) / raw | rows/s | peak RSS MiB |"
+            "| backend | transactions | read s | store s | raw insert s | (read + store) / raw | rows/s | peak RSS MiB | enrichment s | enrichment / (read + store) |"
         );
-        println!("|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
     }
     for backend in &options.backends {
         for &rows in &options.imports {
@@ -431,14 +431,18 @@ fn import_row(spec: &str) -> anyhow::Result<()> {
     let per_mille = whole.as_micros() * 1000 / m.raw.as_micros().max(1);
     let per_second =
         u128::from(u64::try_from(rows).unwrap_or(u64::MAX)) * 1_000_000 / whole.as_micros().max(1);
+    let enrichment_per_mille = m.enrichment.as_micros() * 1000 / whole.as_micros().max(1);
     println!(
-        "| {backend} | {rows} | {:.2} | {:.2} | {:.2} | {}.{:03} | {per_second} | {} |",
+        "| {backend} | {rows} | {:.2} | {:.2} | {:.2} | {}.{:03} | {per_second} | {} | {:.2} | {}.{:03} |",
         m.parse.as_secs_f64(),
         m.store.as_secs_f64(),
         m.raw.as_secs_f64(),
         per_mille / 1000,
         per_mille % 1000,
         m.peak_rss_mib,
+        m.enrichment.as_secs_f64(),
+        enrichment_per_mille / 1000,
+        enrichment_per_mille % 1000,
     );
     Ok(())
 }

@@ -83,6 +83,11 @@ pub(crate) fn pair_changed(
         .into_iter()
         .map(|(id, kind)| (id, kind.parse().ok()))
         .collect();
+    // One account: nothing to pair with (the common case of a long
+    // history imported into a new user's only account).
+    if kinds.len() < 2 {
+        return Ok(0);
+    }
     let account_ids: Vec<i64> = kinds.keys().copied().collect();
     let touched: Vec<Row> = transactions::table
         .filter(transactions::account_id.eq_any(&account_ids))

@@ -10,7 +10,9 @@ ALTER TABLE transactions ADD COLUMN category_source TEXT;
 -- again needs nothing from the provider.
 ALTER TABLE transactions ADD COLUMN category_hints TEXT;
 -- The version of the tables the row was enriched under (enrich::
--- TABLES_VERSION); 0 for a row stored before enrichment.
+-- TABLES_VERSION); 0 for a row stored before enrichment. No index: each
+-- index costs every insert, and enriching old rows again can walk the
+-- primary key in batches instead.
 ALTER TABLE transactions ADD COLUMN enriched_version INTEGER NOT NULL DEFAULT 0;
 -- The other side of a transfer between the person's own accounts, and
 -- what kind of transfer it is (enrich::transfers); both sides point at
@@ -18,5 +20,3 @@ ALTER TABLE transactions ADD COLUMN enriched_version INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE transactions ADD COLUMN transfer_transaction_id BIGINT;
 ALTER TABLE transactions ADD COLUMN transfer_account_id BIGINT;
 ALTER TABLE transactions ADD COLUMN transfer_subcategory TEXT;
-CREATE INDEX transactions_transfer ON transactions (transfer_transaction_id);
-CREATE INDEX transactions_enriched_version ON transactions (enriched_version);

@@ -1,8 +1,6 @@
-DROP INDEX transactions_transfer;
 ALTER TABLE transactions DROP COLUMN transfer_subcategory;
 ALTER TABLE transactions DROP COLUMN transfer_account_id;
 ALTER TABLE transactions DROP COLUMN transfer_transaction_id;
-DROP INDEX transactions_enriched_version;
 ALTER TABLE transactions DROP COLUMN enriched_version;
 ALTER TABLE transactions DROP COLUMN category_hints;
 ALTER TABLE transactions DROP COLUMN category_source;
