@@ -10,6 +10,7 @@ use reqwest::{Client, StatusCode};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tributary_domain::Decimal;
+use tributary_domain::clock::Clock as _;
 use tributary_domain::money::parse_decimal;
 use tributary_e2e::TestServer;
 use tributary_e2e::harness::personal as on_every_backend;
@@ -73,6 +74,51 @@ async fn transfers_pair_and_spending_leaves_them_out() {
                 .unwrap_or_else(|| panic!("no arrival of {t}"));
             assert_eq!(arrival["subcategory"], "transfer.own_accounts");
         }
+        // A key that may read only the paying account learns nothing of
+        // the other: the page, the whole list and the change feed leave
+        // the partner out.
+        let paying = transfers[0]["accountId"].as_i64().unwrap();
+        let scoped = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_auth::api_keys::issue(
+                conn,
+                server.world.alice_user,
+                "paying account only",
+                Some(&[tributary_domain::ids::AccountId::new(paying)]),
+                server.clock.now(),
+            )
+            .unwrap()
+            .plain_text
+        };
+        let path = format!("/api/v1/accounts/{paying}/transactions");
+        let (_, listed) = get(&server, &path, &scoped).await;
+        let (_, paged) = get(&server, &format!("{path}?limit=1000"), &scoped).await;
+        let mut fed = Vec::new();
+        let mut path_from = "/api/v1/transactions/sync?count=500".to_owned();
+        loop {
+            let (_, page) = get(&server, &path_from, &scoped).await;
+            fed.extend(page["added"].as_array().unwrap().iter().cloned());
+            let cursor = page["next_cursor"].as_str().unwrap();
+            path_from = format!("/api/v1/transactions/sync?count=500&cursor={cursor}");
+            if page["has_more"] != true {
+                break;
+            }
+        }
+        let fed = Value::Array(fed);
+        for answer in [&listed["transactions"], &paged["transactions"], &fed] {
+            let seen: Vec<&Value> = answer
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|t| t["description"] == "Transfer to High-Yield Savings")
+                .collect();
+            assert_eq!(seen.len(), transfers.len(), "{answer}");
+            for t in seen {
+                assert_eq!(t["transferAccountId"], Value::Null, "{t}");
+                assert_eq!(t["category"], "Transfer", "{t}");
+            }
+        }
+
         // Paying the card off is a card payment on both sides.
         let autopay = rows
             .iter()

@@ -445,7 +445,8 @@ fn first_step(
     let tag = tag_of(&account);
     let Some(page) = query.page else {
         let mut first =
-            transaction_stream::Listing::new(snapshot, account_id, query.filter).next_batch()?;
+            transaction_stream::Listing::new(snapshot, viewer, account_id, query.filter)
+                .next_batch()?;
         if let Some(rest) = first.rest.take() {
             // Only a listing longer than one batch holds its connection
             // between batches, and for that it needs a slot.
@@ -458,13 +459,16 @@ fn first_step(
     };
     let conn = snapshot.conn();
     // One row more than asked tells whether another page follows.
-    let mut rows = read::list_transactions(
+    let mut rows: Vec<TransactionRecord> = read::list_transactions(
         conn,
         account_id,
         &query.filter,
         Some(page.limit + 1),
         page.after,
-    )?;
+    )?
+    .into_iter()
+    .map(|row| row.seen_by(&viewer))
+    .collect();
     let more = rows.len() as i64 > page.limit;
     rows.truncate(page.limit as usize);
     let next_cursor = more

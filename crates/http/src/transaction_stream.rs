@@ -18,6 +18,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tributary_domain::access::Viewer;
 use tributary_domain::ids::AccountId;
 use tributary_storage::read::{self, TransactionFilter, TransactionPosition};
 use tributary_storage::{HeldSnapshot, StorageError};
@@ -63,6 +64,8 @@ pub struct Listing {
     /// Held from the second batch on (see [`StreamSlots`]); given back
     /// when the listing ends or is dropped.
     slot: Option<OwnedSemaphorePermit>,
+    /// Who reads: what the rows show of other accounts depends on it.
+    viewer: Viewer,
     account_id: AccountId,
     filter: TransactionFilter,
     after: Option<TransactionPosition>,
@@ -79,10 +82,16 @@ pub struct Batch {
 impl Listing {
     /// A listing of `account_id`'s transactions read from `snapshot` (in
     /// which the caller has already checked the viewer may see them).
-    pub fn new(snapshot: HeldSnapshot, account_id: AccountId, filter: TransactionFilter) -> Self {
+    pub fn new(
+        snapshot: HeldSnapshot,
+        viewer: Viewer,
+        account_id: AccountId,
+        filter: TransactionFilter,
+    ) -> Self {
         Self {
             snapshot,
             slot: None,
+            viewer,
             account_id,
             filter,
             after: None,
@@ -119,19 +128,21 @@ impl Listing {
             Some(BATCH_ROWS),
             self.after,
         )?;
-        let mut out = Vec::with_capacity(rows.len() * 160 + 32);
+        let (read, last) = (rows.len(), rows.last().map(|r| (r.date, r.id)));
+        let mut out = Vec::with_capacity(read * 160 + 32);
         if self.after.is_none() {
             out.extend_from_slice(b"{\"transactions\":[");
         }
-        for row in &rows {
+        for row in rows {
             if self.sent > 0 {
                 out.push(b',');
             }
-            serde_json::to_writer(&mut out, &wire::Transaction(row))
+            let row = row.seen_by(&self.viewer);
+            serde_json::to_writer(&mut out, &wire::Transaction(&row))
                 .map_err(|err| StorageError::Corrupt(format!("writing a transaction: {err}")))?;
             self.sent += 1;
         }
-        if (rows.len() as i64) < BATCH_ROWS {
+        if (read as i64) < BATCH_ROWS {
             // Writing to a Vec cannot fail.
             let _ = write!(out, "],\"total\":{}}}", self.sent);
             self.snapshot.finish()?;
@@ -140,10 +151,7 @@ impl Listing {
                 rest: None,
             });
         }
-        self.after = rows.last().map(|last| TransactionPosition {
-            date: last.date,
-            id: last.id,
-        });
+        self.after = last.map(|(date, id)| TransactionPosition { date, id });
         Ok(Batch {
             bytes: out.into(),
             rest: Some(self),

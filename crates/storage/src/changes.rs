@@ -135,8 +135,8 @@ struct ChangedRow {
 
 impl ChangedRow {
     /// The row as met where it was added (`added`), or where it last
-    /// changed.
-    fn entry(self, added: bool) -> FeedEntry {
+    /// changed, as `viewer` may read it.
+    fn entry(self, added: bool, viewer: &Viewer) -> FeedEntry {
         let id = self.record.id.get();
         let seq = if added {
             self.created_seq
@@ -144,7 +144,7 @@ impl ChangedRow {
             self.change_seq
         };
         FeedEntry::Current {
-            record: Box::new(self.record),
+            record: Box::new(self.record.seen_by(viewer)),
             added,
             position: FeedPosition::new(ChangeSeq::new(seq), id),
         }
@@ -211,10 +211,10 @@ pub fn read_feed(
                 .limit(count + 1)
                 .select(ChangedRow::as_select())
                 .load(conn)?;
-            entries.extend(added.into_iter().map(|row| row.entry(true)));
+            entries.extend(added.into_iter().map(|row| row.entry(true, viewer)));
             entries.extend(changed.into_iter().map(|row| {
                 let unchanged = row.created_seq == row.change_seq;
-                row.entry(unchanged)
+                row.entry(unchanged, viewer)
             }));
         }
         let mut buried = transaction_tombstones::table

@@ -187,6 +187,21 @@ pub struct TransactionRecord {
 }
 
 impl TransactionRecord {
+    /// The row as `viewer` may read it: a credential scoped to some of the
+    /// person's accounts learns nothing of the others, not even that the
+    /// other side of a transfer is one of them (docs/enrichment.md,
+    /// "Transfers"). The category still says Transfer: the row's own text
+    /// says as much.
+    pub fn seen_by(mut self, viewer: &Viewer) -> Self {
+        if self
+            .transfer_account_id
+            .is_some_and(|other| !viewer.may_see_account(AccountId::new(other)))
+        {
+            self.transfer_account_id = None;
+        }
+        self
+    }
+
     /// The subcategory the transaction shows (a rule's, else a transfer's,
     /// else the tables'): `enrich::shown_subcategory`.
     pub fn shown_subcategory(&self) -> Option<&'static Subcategory> {
