@@ -1,16 +1,17 @@
 //! What a worker runs: syncs, and its chore of sending the webhooks and
-//! mail notices that are due; and a worker on a thread of its own, for the
-//! servers that embed one.
+//! mail notices that are due and enriching stored rows again; and a worker
+//! on a thread of its own, for the servers that embed one.
 
 use crate::config::Config;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tributary_domain::clock::Clock;
 use tributary_notify::deliver::Deliverer;
 use tributary_notify::mail::Mailer;
 use tributary_notify::notices::NoticeSender;
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::worker::{Chore, StopSignal, Worker, worker_id};
-use tributary_storage::Database;
+use tributary_storage::{Database, reenrich};
 
 /// The webhook sender the workers run, with the configured keyring.
 pub fn deliverer(
@@ -40,17 +41,63 @@ pub fn outbound_chore(deliverer: Deliverer, notices: NoticeSender) -> Chore {
     })
 }
 
-/// The worker's chore with the configured keyring and mailer.
+/// How long one pass of the worker's loop spends enriching stored rows
+/// again, at most (a batch started is finished): the syncs due wait no
+/// longer than that for it.
+pub const ENRICHING_PER_PASS: Duration = Duration::from_millis(500);
+
+/// Enriching stored transactions again where a person's rules or the
+/// tables changed (storage::reenrich): batches of the runs under way,
+/// each its own short transaction, for at most [`ENRICHING_PER_PASS`].
+pub fn enrichment_chore(db: Database, clock: Arc<dyn Clock>) -> Chore {
+    Box::new(move || {
+        let now = || clock.now().naive_utc();
+        let work = || -> tributary_storage::StorageResult<usize> {
+            let conn = &mut *db.conn()?;
+            let asked = reenrich::request_for_new_tables(conn, now())?;
+            if asked > 0 {
+                log::info!(
+                    "the enrichment tables changed: enriching the rows of {asked} users again"
+                );
+            }
+            let started = Instant::now();
+            let mut batches = 0;
+            while started.elapsed() < ENRICHING_PER_PASS {
+                match reenrich::advance(conn, now())? {
+                    Some(step) => {
+                        batches += 1;
+                        if step.finished {
+                            log::info!("enriching again: a run finished");
+                        }
+                    }
+                    None => break,
+                }
+            }
+            Ok(batches)
+        };
+        if let Err(err) = work() {
+            log::error!("enriching stored transactions again failed: {err}");
+        }
+    })
+}
+
+/// The worker's chore with the configured keyring and mailer: what is
+/// sent, then what is enriched again.
 pub fn worker_chore(
     config: &Config,
     db: &Database,
     clock: Arc<dyn Clock>,
     mailer: Arc<dyn Mailer>,
 ) -> anyhow::Result<Chore> {
-    Ok(outbound_chore(
+    let outbound = outbound_chore(
         deliverer(config, db, clock.clone())?,
-        NoticeSender::new(db.clone(), clock, mailer),
-    ))
+        NoticeSender::new(db.clone(), clock.clone(), mailer),
+    );
+    let enriching = enrichment_chore(db.clone(), clock);
+    Ok(Box::new(move || {
+        outbound();
+        enriching();
+    }))
 }
 
 /// A worker running on its own thread, stopped and joined on drop.

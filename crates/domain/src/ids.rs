@@ -104,6 +104,8 @@ row_id! {
     WebhookDeliveryId;
     /// A notice waiting to be mailed, or mailed.
     MailNoticeId;
+    /// A person's enrichment rule.
+    RuleId;
 }
 
 #[cfg(test)]

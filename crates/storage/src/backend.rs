@@ -150,7 +150,7 @@ pub(crate) fn upsert_account(
 /// backends' limits on bound parameters.
 pub(crate) fn insert_transactions(
     conn: &mut AnyConnection,
-    account_id: AccountId,
+    (account_id, rules): (AccountId, &enrich::rules::Rules),
     records: &[impl std::borrow::Borrow<SnapshotTransaction>],
     seq: ChangeSeq,
     now: NaiveDateTime,
@@ -164,7 +164,7 @@ pub(crate) fn insert_transactions(
                     transactions::account_id.eq(account_id.get()),
                     transactions::created_at.eq(now),
                     transactions::created_seq.eq(seq.get()),
-                    TransactionValues::new(record, seq, now),
+                    TransactionValues::new(record, (account_id, rules), seq, now),
                 )
             })
             .collect();
@@ -468,13 +468,21 @@ pub(crate) struct TransactionValues<'a> {
 }
 
 impl<'a> TransactionValues<'a> {
-    pub(crate) fn new(record: &'a SnapshotTransaction, seq: ChangeSeq, now: NaiveDateTime) -> Self {
-        let enrichment = enrich::enrich(&enrich::Raw {
+    /// The values of `record`, stored in `account_id` of a person with
+    /// `rules`, as change `seq` writes them.
+    pub(crate) fn new(
+        record: &'a SnapshotTransaction,
+        (account_id, rules): (AccountId, &enrich::rules::Rules),
+        seq: ChangeSeq,
+        now: NaiveDateTime,
+    ) -> Self {
+        let raw = enrich::Raw {
             merchant: record.merchant.as_deref(),
             description: record.description.as_deref(),
             amount: record.amount,
             hints: &record.hints,
-        });
+        };
+        let enrichment = rules.apply(account_id.get(), &raw, enrich::enrich(&raw));
         TransactionValues {
             provider_transaction_id: &record.provider_id,
             pending_provider_id: record.pending_provider_id.as_deref(),

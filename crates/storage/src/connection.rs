@@ -30,6 +30,15 @@ impl AnyConnection {
         self.transaction_begun_by(&UNIT_OF_WORK, work)
     }
 
+    /// [`Self::atomically`] for work with an error of its own, which a
+    /// storage error converts into.
+    pub fn atomically_or<T, E: From<StorageError>>(
+        &mut self,
+        work: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.transaction_begun_by(&UNIT_OF_WORK, work)
+    }
+
     /// Runs `work`'s reads against one snapshot of the database, so that
     /// several queries (a page and its total) agree even while writers
     /// commit in between: PostgreSQL `REPEATABLE READ READ ONLY`; SQLite

@@ -22,7 +22,9 @@ pub mod notices;
 pub mod oauth;
 pub mod posted;
 pub mod read;
+pub mod reenrich;
 pub mod respell;
+pub mod rules;
 pub mod sign_in_codes;
 pub mod simplefin;
 pub mod stats;
@@ -45,6 +47,8 @@ pub type StorageResult<T> = Result<T, StorageError>;
 mod enrichment_tests;
 #[cfg(test)]
 mod feed_tests;
+#[cfg(test)]
+mod rules_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

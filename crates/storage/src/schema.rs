@@ -441,11 +441,50 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    enrichment_rules (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        match_text -> Nullable<Text>,
+        match_merchant -> Nullable<Text>,
+        amount_min -> Nullable<Text>,
+        amount_max -> Nullable<Text>,
+        account_id -> Nullable<BigInt>,
+        set_merchant -> Nullable<Text>,
+        set_subcategory -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    enrichment_runs (user_id) {
+        user_id -> BigInt,
+        account_id -> BigInt,
+        after_date -> Nullable<Date>,
+        after_id -> Nullable<BigInt>,
+        checked -> BigInt,
+        total -> BigInt,
+        changed -> BigInt,
+        requested_at -> Timestamp,
+        advanced_at -> Timestamp,
+        finished_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    enrichment_tables (id) {
+        id -> Integer,
+        version -> Integer,
+    }
+}
+
 diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_events (event_id));
 diesel::joinable!(webhook_events -> users (user_id));
 diesel::joinable!(transaction_tombstones -> users (user_id));
 diesel::joinable!(mail_notices -> users (user_id));
+diesel::joinable!(enrichment_rules -> users (user_id));
+diesel::joinable!(enrichment_runs -> users (user_id));
 diesel::joinable!(mail_notices -> developers (developer_id));
 diesel::joinable!(developer_apps -> apps (app_id));
 diesel::joinable!(developer_apps -> developers (developer_id));
@@ -471,6 +510,9 @@ diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    enrichment_rules,
+    enrichment_runs,
+    enrichment_tables,
     mail_notices,
     webhook_endpoints,
     webhook_events,

@@ -13,6 +13,7 @@ use diesel::prelude::*;
 use std::collections::HashSet;
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
+use tributary_domain::enrich::rules::Rules;
 use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
@@ -32,6 +33,9 @@ pub fn apply_snapshot(
         // First, before any other row is locked: the user's number, which
         // queues this sync behind another of the same user's (changes.rs).
         let seq = changes::next_seq(conn, connection.user_id)?;
+        // Read after the number is taken: a change of rules committed
+        // before it applies to every row this stores (rules.rs).
+        let rules = crate::rules::load(conn, connection.user_id)?;
         let institution_id = upsert_institution(conn, connection.provider, &snapshot.institution)?;
         let known_accounts: HashSet<String> = accounts::table
             .filter(accounts::connection_id.eq(connection.id.get()))
@@ -73,6 +77,7 @@ pub fn apply_snapshot(
                 &connection,
                 account,
                 (snapshot, institution_id),
+                &rules,
                 Stamp { seq, now },
                 &mut summary,
             )?;
@@ -156,7 +161,7 @@ fn transaction_changes(summary: &SyncSummary) -> (usize, usize, usize) {
 
 /// `transactions.updated`, with the cursor a reader of every account of
 /// the user reads this change from.
-fn announce_transactions(
+pub(crate) fn announce_transactions(
     conn: &mut AnyConnection,
     user_id: UserId,
     seq: ChangeSeq,
@@ -192,6 +197,7 @@ fn apply_account(
     connection: &ConnectionRecord,
     account: &SnapshotAccount,
     (snapshot, snapshot_institution): (&ProviderSnapshot, InstitutionId),
+    rules: &Rules,
     stamp: Stamp,
     summary: &mut SyncSummary,
 ) -> StorageResult<AccountId> {
@@ -233,10 +239,15 @@ fn apply_account(
     }
     for (id, record) in &changes.update {
         diesel::update(transactions::table.find(id.get()))
-            .set(TransactionValues::new(record, seq, now))
+            .set(TransactionValues::new(
+                record,
+                (account_id, rules),
+                seq,
+                now,
+            ))
             .execute(conn)?;
     }
-    backend::insert_transactions(conn, account_id, &changes.insert, seq, now)?;
+    backend::insert_transactions(conn, (account_id, rules), &changes.insert, seq, now)?;
 
     if let Some(balance) = &account.balance {
         record_balance(conn, account_id, balance, complete, stamp, summary)?;

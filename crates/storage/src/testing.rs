@@ -637,8 +637,13 @@ fn insert_batch(
             .select(crate::schema::accounts::user_id)
             .first(conn)?;
         let seq = crate::changes::next_seq(conn, UserId::new(user_id))?;
+        let rules = crate::rules::load(conn, UserId::new(user_id))?;
         Ok(crate::backend::insert_transactions(
-            conn, account, rows, seq, now,
+            conn,
+            (account, &rules),
+            rows,
+            seq,
+            now,
         )?)
     })
 }

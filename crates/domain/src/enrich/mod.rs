@@ -12,6 +12,7 @@ mod keywords;
 pub mod merchant;
 mod merchants;
 pub mod recurring;
+pub mod rules;
 pub mod spending;
 pub mod transfers;
 

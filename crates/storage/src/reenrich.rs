@@ -1,0 +1,320 @@
+//! Enriching stored transactions again (docs/enrichment.md, "Enriching
+//! again"): after a person's rules change, and after the tables change
+//! (`enrich::TABLES_VERSION`), which also enriches rows stored before
+//! enrichment existed.
+//!
+//! A change asks for a run ([`request`]); the workers advance runs a batch
+//! at a time ([`advance`]), each batch its own short database transaction,
+//! so reads never wait and syncs wait at most one batch. A row whose
+//! merchant or category comes out different is written with a new number
+//! of the person's change sequence: the change feed reports it `modified`
+//! once, and a `transactions.updated` webhook says how many changed.
+
+use crate::changes;
+use crate::columns::DecimalText;
+use crate::db::AnyConnection;
+use crate::schema::{accounts, enrichment_runs, enrichment_tables, transactions};
+use crate::{StorageResult, rules};
+use chrono::{NaiveDate, NaiveDateTime};
+use diesel::prelude::*;
+use rust_decimal::Decimal;
+use std::collections::BTreeSet;
+use tributary_domain::enrich::hints::Hints;
+use tributary_domain::enrich::{self, Raw, TABLES_VERSION};
+use tributary_domain::ids::UserId;
+use tributary_domain::reconcile::SyncSummary;
+
+/// Rows a batch reads: small enough that a sync of the same person waits
+/// little behind it, large enough that a million rows take few batches.
+pub const BATCH_ROWS: i64 = 1_000;
+
+/// Where a person's run stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    /// Rows read so far.
+    pub checked: i64,
+    /// Rows there were when the run (re)started.
+    pub total: i64,
+    /// Rows whose merchant or category changed.
+    pub changed: i64,
+    pub requested_at: NaiveDateTime,
+    /// `None` while under way.
+    pub finished_at: Option<NaiveDateTime>,
+}
+
+/// Asks for every stored row of `user_id` to be enriched again, from the
+/// start (a run under way starts over: the rules it applies changed).
+/// Runs in the caller's transaction, after the user's change number was
+/// taken (see `rules::lock_and_check`).
+pub(crate) fn request(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    let total = rows_of(conn, user_id)?;
+    diesel::delete(enrichment_runs::table.find(user_id.get())).execute(conn)?;
+    diesel::insert_into(enrichment_runs::table)
+        .values((
+            enrichment_runs::user_id.eq(user_id.get()),
+            enrichment_runs::total.eq(total),
+            enrichment_runs::requested_at.eq(now),
+            enrichment_runs::advanced_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// How many transactions `user_id` has (the accounts keep the count).
+fn rows_of(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<i64> {
+    let counts: Vec<(i64, i64)> = accounts::table
+        .filter(accounts::user_id.eq(user_id.get()))
+        .select((
+            accounts::posted_transactions,
+            accounts::pending_transactions,
+        ))
+        .load(conn)?;
+    Ok(counts
+        .iter()
+        .map(|(posted, pending)| posted + pending)
+        .sum())
+}
+
+/// The progress of `user_id`'s latest run, if one was ever asked for.
+pub fn progress(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<Option<Progress>> {
+    Ok(enrichment_runs::table
+        .find(user_id.get())
+        .select((
+            enrichment_runs::checked,
+            enrichment_runs::total,
+            enrichment_runs::changed,
+            enrichment_runs::requested_at,
+            enrichment_runs::finished_at,
+        ))
+        .first::<(i64, i64, i64, NaiveDateTime, Option<NaiveDateTime>)>(conn)
+        .optional()?
+        .map(
+            |(checked, total, changed, requested_at, finished_at)| Progress {
+                checked,
+                total,
+                changed,
+                requested_at,
+                finished_at,
+            },
+        ))
+}
+
+/// When the tables changed since every user's rows were last enriched
+/// (or rows were stored before enrichment), asks for a run for every user
+/// with accounts. Returns how many runs it asked for.
+pub fn request_for_new_tables(
+    conn: &mut AnyConnection,
+    now: NaiveDateTime,
+) -> StorageResult<usize> {
+    conn.atomically(|conn| {
+        let version: i32 = enrichment_tables::table
+            .find(1)
+            .select(enrichment_tables::version)
+            .first(conn)?;
+        if version >= TABLES_VERSION {
+            return Ok(0);
+        }
+        // Claimed first: a second worker finding the same old version
+        // waits on this row, then finds it current.
+        diesel::update(enrichment_tables::table.find(1))
+            .set(enrichment_tables::version.eq(TABLES_VERSION))
+            .execute(conn)?;
+        let owners: Vec<i64> = accounts::table
+            .select(accounts::user_id)
+            .distinct()
+            .load(conn)?;
+        for user in &owners {
+            request(conn, UserId::new(*user), now)?;
+        }
+        Ok(owners.len())
+    })
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = enrichment_runs)]
+struct Run {
+    account_id: i64,
+    after_date: Option<NaiveDate>,
+    after_id: Option<i64>,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = transactions)]
+struct Stored {
+    id: i64,
+    account_id: i64,
+    booked_on: NaiveDate,
+    #[diesel(deserialize_as = DecimalText)]
+    amount: Decimal,
+    merchant: Option<String>,
+    description: Option<String>,
+    category_hints: Option<String>,
+    clean_merchant: Option<String>,
+    subcategory: Option<String>,
+    category_source: Option<String>,
+    enriched_version: i32,
+}
+
+/// What one batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Advanced {
+    pub checked: usize,
+    pub changed: usize,
+    pub finished: bool,
+}
+
+/// Advances the run advanced least recently by one batch, in one database
+/// transaction; `None` when no run is under way.
+pub fn advance(conn: &mut AnyConnection, now: NaiveDateTime) -> StorageResult<Option<Advanced>> {
+    let next: Option<i64> = enrichment_runs::table
+        .filter(enrichment_runs::finished_at.is_null())
+        .order(enrichment_runs::advanced_at)
+        .select(enrichment_runs::user_id)
+        .first(conn)
+        .optional()?;
+    let Some(user) = next else {
+        return Ok(None);
+    };
+    let user_id = UserId::new(user);
+    conn.atomically(|conn| {
+        // The user's number first, as every change of theirs takes it: a
+        // sync or a change of rules of the same person waits for this
+        // batch, or this batch for them, and then reads where they left.
+        let seq = changes::next_seq(conn, user_id)?;
+        let run: Option<Run> = enrichment_runs::table
+            .find(user)
+            .filter(enrichment_runs::finished_at.is_null())
+            .select(Run::as_select())
+            .first(conn)
+            .optional()?;
+        // Another worker finished it meanwhile.
+        let Some(run) = run else {
+            return Ok(Some(Advanced::default()));
+        };
+        let rules = rules::load(conn, user_id)?;
+        let accounts: Vec<i64> = accounts::table
+            .filter(accounts::user_id.eq(user))
+            .filter(accounts::id.ge(run.account_id))
+            .order(accounts::id)
+            .select(accounts::id)
+            .load(conn)?;
+        let mut done = Advanced::default();
+        let mut position = (run.account_id, run.after_date, run.after_id);
+        let mut changed_accounts = BTreeSet::new();
+        let mut finished = true;
+        for account in accounts {
+            let after = match position {
+                (at, Some(date), Some(id)) if at == account => Some((date, id)),
+                _ => None,
+            };
+            let room = BATCH_ROWS - done.checked as i64;
+            let rows = newest_first(conn, account, after, room)?;
+            for row in &rows {
+                if enrich_again(conn, row, &rules, seq, now)? {
+                    done.changed += 1;
+                    changed_accounts.insert(account);
+                }
+            }
+            done.checked += rows.len();
+            position = match rows.last() {
+                Some(last) if rows.len() as i64 == room => {
+                    (account, Some(last.booked_on), Some(last.id))
+                }
+                // The account is done: the next one, from its newest row.
+                _ => (account + 1, None, None),
+            };
+            if rows.len() as i64 == room {
+                finished = false;
+                break;
+            }
+        }
+        done.finished = finished;
+        diesel::update(enrichment_runs::table.find(user))
+            .set((
+                enrichment_runs::account_id.eq(position.0),
+                enrichment_runs::after_date.eq(position.1),
+                enrichment_runs::after_id.eq(position.2),
+                enrichment_runs::checked.eq(enrichment_runs::checked + done.checked as i64),
+                enrichment_runs::changed.eq(enrichment_runs::changed + done.changed as i64),
+                enrichment_runs::advanced_at.eq(now),
+                enrichment_runs::finished_at.eq(finished.then_some(now)),
+            ))
+            .execute(conn)?;
+        if !changed_accounts.is_empty() {
+            let accounts: Vec<i64> = changed_accounts.into_iter().collect();
+            let summary = SyncSummary {
+                transactions_updated: done.changed,
+                ..SyncSummary::default()
+            };
+            crate::sync_apply::announce_transactions(conn, user_id, seq, &accounts, &summary, now)?;
+        }
+        Ok(Some(done))
+    })
+}
+
+/// Up to `limit` rows of `account`, newest first, after `after` (along the
+/// listing index).
+fn newest_first(
+    conn: &mut AnyConnection,
+    account: i64,
+    after: Option<(NaiveDate, i64)>,
+    limit: i64,
+) -> StorageResult<Vec<Stored>> {
+    let mut query = transactions::table
+        .filter(transactions::account_id.eq(account))
+        .order((transactions::booked_on.desc(), transactions::id.desc()))
+        .select(Stored::as_select())
+        .limit(limit)
+        .into_boxed();
+    if let Some((date, id)) = after {
+        query = query
+            .filter(transactions::booked_on.le(date))
+            .filter(transactions::booked_on.lt(date).or(transactions::id.lt(id)));
+    }
+    Ok(query.load(conn)?)
+}
+
+/// Enriches one stored row again; whether what it shows changed (then it
+/// is written with `seq`, so the feed reports it).
+fn enrich_again(
+    conn: &mut AnyConnection,
+    row: &Stored,
+    rules: &enrich::rules::Rules,
+    seq: tributary_domain::changes::ChangeSeq,
+    now: NaiveDateTime,
+) -> StorageResult<bool> {
+    let hints = Hints::from_text(row.category_hints.as_deref());
+    let raw = Raw {
+        merchant: row.merchant.as_deref(),
+        description: row.description.as_deref(),
+        amount: row.amount,
+        hints: &hints,
+    };
+    let fresh = rules.apply(row.account_id, &raw, enrich::enrich(&raw));
+    let same = row.clean_merchant == fresh.merchant
+        && row.subcategory.as_deref() == Some(fresh.subcategory.id)
+        && row.category_source.as_deref() == Some(fresh.source.as_str());
+    if same {
+        if row.enriched_version != TABLES_VERSION {
+            diesel::update(transactions::table.find(row.id))
+                .set(transactions::enriched_version.eq(TABLES_VERSION))
+                .execute(conn)?;
+        }
+        return Ok(false);
+    }
+    diesel::update(transactions::table.find(row.id))
+        .set((
+            transactions::clean_merchant.eq(fresh.merchant),
+            transactions::subcategory.eq(fresh.subcategory.id),
+            transactions::category_source.eq(fresh.source.as_str()),
+            transactions::enriched_version.eq(TABLES_VERSION),
+            transactions::change_seq.eq(seq.get()),
+            transactions::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(true)
+}

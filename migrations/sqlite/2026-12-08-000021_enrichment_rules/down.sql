@@ -1,0 +1,3 @@
+DROP TABLE enrichment_tables;
+DROP TABLE enrichment_runs;
+DROP TABLE enrichment_rules;
