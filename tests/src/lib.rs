@@ -44,6 +44,20 @@ use tributary_storage::{sync_apply, users};
 /// Amounts whose digits must survive storage and JSON unchanged.
 pub const EXACT_AMOUNTS: [&str; 3] = ["12345678901234.56789", "-0.10", "0.1"];
 
+/// Runs the workers' chore of enriching stored rows again (the real one,
+/// `tributary_app::workers::enrichment_chore`) until no run is under way.
+pub fn enrich_again(db: &tributary_storage::Database, clock: Arc<dyn Clock>) {
+    let chore = tributary_app::workers::enrichment_chore(db.clone(), clock);
+    for _ in 0..1_000 {
+        chore();
+        let conn = &mut *db.conn().unwrap();
+        if !tributary_storage::reenrich::under_way(conn).unwrap() {
+            return;
+        }
+    }
+    panic!("enriching again never finished");
+}
+
 /// What the tests know about the seeded data.
 #[derive(Debug)]
 pub struct World {

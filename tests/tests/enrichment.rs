@@ -287,3 +287,193 @@ async fn every_sandbox_stream_is_found_and_no_other() {
     })
     .await;
 }
+
+async fn send(
+    server: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    key: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = Client::new()
+        .request(method, server.url(path))
+        .header("x-api-key", key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Every change of the feed past `cursor`, and the cursor where it ends.
+async fn feed_from(
+    server: &TestServer,
+    key: &str,
+    cursor: &str,
+) -> (Vec<Value>, Vec<Value>, String) {
+    let (mut added, mut modified, mut cursor) = (Vec::new(), Vec::new(), cursor.to_owned());
+    loop {
+        let path = if cursor.is_empty() {
+            "/api/v1/transactions/sync?count=500".to_owned()
+        } else {
+            format!("/api/v1/transactions/sync?count=500&cursor={cursor}")
+        };
+        let (status, page) = get(server, &path, key).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        added.extend(page["added"].as_array().unwrap().iter().cloned());
+        modified.extend(page["modified"].as_array().unwrap().iter().cloned());
+        cursor = page["next_cursor"].as_str().unwrap().to_owned();
+        if page["has_more"] != true {
+            return (added, modified, cursor);
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_rule_over_http_reaches_history_once_and_names_what_is_wrong() {
+    on_every_backend(|server| async move {
+        let key = server.world.alice_key.clone();
+        let (history, _, cursor) = feed_from(&server, &key, "").await;
+        // The merchant of some purchase that is no transfer.
+        let merchant = history
+            .iter()
+            .filter(|t| t["category"] != "Transfer" && t["category"] != "Income")
+            .find_map(|t| t["merchant"].as_str())
+            .unwrap()
+            .to_owned();
+        let matching: Vec<String> = history
+            .iter()
+            .filter(|t| t["merchant"] == merchant.as_str())
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect();
+
+        let rule = serde_json::json!({
+            "match": {"merchant": merchant.to_uppercase()},
+            "set": {"merchant": "Renamed by a rule", "subcategory": "entertainment.hobbies"}
+        });
+        let (status, kept) = send(
+            &server,
+            reqwest::Method::POST,
+            "/api/v1/rules",
+            &key,
+            Some(rule.clone()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{kept}");
+        assert_eq!(kept["set"]["category"], "Entertainment");
+        assert_eq!(kept["match"]["merchant"], merchant.to_uppercase());
+
+        tributary_e2e::enrich_again(server.database.db(), server.clock.clone());
+        let (_, listed) = get(&server, "/api/v1/rules", &key).await;
+        assert_eq!(listed["rules"].as_array().unwrap().len(), 1);
+        let applying = &listed["applying"];
+        assert!(applying["finishedAt"].is_string(), "{listed}");
+        assert_eq!(applying["changed"], matching.len());
+        assert_eq!(applying["checked"], applying["total"]);
+
+        // The feed: each matching row modified once, nothing else.
+        let (added, modified, cursor) = feed_from(&server, &key, &cursor).await;
+        assert!(added.is_empty());
+        let mut ids: Vec<String> = modified
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        let mut expected = matching.clone();
+        expected.sort();
+        assert_eq!(ids, expected);
+        for t in &modified {
+            assert_eq!(t["merchant"], "Renamed by a rule", "{t}");
+            assert_eq!(t["category"], "Entertainment", "{t}");
+            assert_eq!(t["subcategory"], "entertainment.hobbies", "{t}");
+        }
+        // Applying it again changes nothing.
+        let id = kept["id"].as_str().unwrap();
+        let (status, _) = send(
+            &server,
+            reqwest::Method::PUT,
+            &format!("/api/v1/rules/{id}"),
+            &key,
+            Some(kept.clone()),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        tributary_e2e::enrich_again(server.database.db(), server.clock.clone());
+        let (added, modified, cursor) = feed_from(&server, &key, &cursor).await;
+        assert!(added.is_empty() && modified.is_empty());
+
+        // What cannot be kept says which field and why.
+        let bad = serde_json::json!({"match": {"amountMin": "ten"}, "set": {"merchant": "x"}});
+        let (status, body) = send(
+            &server,
+            reqwest::Method::POST,
+            "/api/v1/rules",
+            &key,
+            Some(bad),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["code"], "INVALID_RULE");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("match.amountMin"),
+            "{body}"
+        );
+        let others = serde_json::json!({
+            "match": {"accountId": server.world.bob_account.get()},
+            "set": {"merchant": "x"}
+        });
+        let (status, body) = send(
+            &server,
+            reqwest::Method::POST,
+            "/api/v1/rules",
+            &key,
+            Some(others),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("match.accountId")
+        );
+        // A key limited to some accounts may not see or write rules; nor
+        // may one person reach another's.
+        let scoped = server.world.alice_scoped_key.clone();
+        let (status, body) = get(&server, "/api/v1/rules", &scoped).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        assert_eq!(body["code"], "KEY_RESTRICTED");
+        let bob = server.world.bob_key.clone();
+        let (status, _) = send(
+            &server,
+            reqwest::Method::DELETE,
+            &format!("/api/v1/rules/{id}"),
+            &bob,
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // Deleted: the rows go back to what the tables say, announced.
+        let (status, _) = send(
+            &server,
+            reqwest::Method::DELETE,
+            &format!("/api/v1/rules/{id}"),
+            &key,
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        tributary_e2e::enrich_again(server.database.db(), server.clock.clone());
+        let (_, modified, _) = feed_from(&server, &key, &cursor).await;
+        assert_eq!(modified.len(), matching.len());
+        assert!(modified.iter().all(|t| t["merchant"] == merchant.as_str()));
+        server
+    })
+    .await;
+}

@@ -25,6 +25,7 @@ pub mod provider_calls;
 pub mod recurring;
 pub mod request_id;
 pub mod routes;
+pub mod rules;
 pub mod server;
 pub mod simplefin;
 pub mod spending;

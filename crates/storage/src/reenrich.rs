@@ -103,6 +103,15 @@ pub fn progress(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<Opti
         ))
 }
 
+/// Whether any person's run is under way.
+pub fn under_way(conn: &mut AnyConnection) -> StorageResult<bool> {
+    let open: i64 = enrichment_runs::table
+        .filter(enrichment_runs::finished_at.is_null())
+        .count()
+        .get_result(conn)?;
+    Ok(open > 0)
+}
+
 /// When the tables changed since every user's rows were last enriched
 /// (or rows were stored before enrichment), asks for a run for every user
 /// with accounts. Returns how many runs it asked for.

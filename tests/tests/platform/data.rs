@@ -368,3 +368,62 @@ async fn bearer_tokens_list_connections_ask_for_syncs_and_import_statements_with
     })
     .await;
 }
+
+#[actix_web::test]
+async fn a_users_token_keeps_their_rules_and_the_rows_follow() {
+    on_every_backend(|server| async move {
+        let (_, _, access, _) = user_with_bank(&server, "rules@example.com").await;
+        let (_, _, other, _) = user_with_bank(&server, "not-rules@example.com").await;
+        let rule = serde_json::json!({
+            "match": {"amountMin": -1000000, "amountMax": -0.01},
+            "set": {"subcategory": "education.books"}
+        });
+        let created = Client::new()
+            .post(server.url("/api/platform/v1/rules"))
+            .bearer_auth(&access)
+            .json(&rule)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(created.status(), StatusCode::CREATED);
+        let listed: Value = get_with(&server, "/api/platform/v1/rules", &other)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            listed["rules"],
+            serde_json::json!([]),
+            "another user's rules"
+        );
+        tributary_e2e::enrich_again(server.database.db(), server.clock.clone());
+        for (token, ruled) in [(&access, true), (&other, false)] {
+            let accounts: Value = get_with(&server, "/api/platform/v1/accounts", token)
+                .await
+                .json()
+                .await
+                .unwrap();
+            let account = accounts["accounts"][0]["id"].as_i64().unwrap();
+            let page: Value = get_with(
+                &server,
+                &format!("/api/platform/v1/accounts/{account}/transactions"),
+                token,
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+            let rows = page["transactions"].as_array().unwrap();
+            let out: Vec<&Value> = rows
+                .iter()
+                .filter(|t| t["amount"].as_f64().unwrap() < 0.0)
+                .collect();
+            assert!(!out.is_empty());
+            for t in out {
+                assert_eq!(t["subcategory"] == "education.books", ruled, "{t}");
+            }
+        }
+        server
+    })
+    .await;
+}

@@ -13,7 +13,9 @@ mod text_rule;
 
 use crate::interface::Interface;
 use crate::routes::Operation;
-use crate::{connections, data, feed, health, imports, platform, recurring, spending, webhooks};
+use crate::{
+    connections, data, feed, health, imports, platform, recurring, rules, spending, webhooks,
+};
 use actix_web::{HttpRequest, HttpResponse};
 use std::sync::OnceLock;
 use utoipa::OpenApi as _;
@@ -46,7 +48,7 @@ pub const OAUTH: &str = "oauth2";
     ),
     tags(
         (name = "Accounts", description = "Accounts, their transactions, balances and holdings."),
-        (name = "Insights", description = "What transactions mean together: spending totals and recurring streams (docs/enrichment.md)."),
+        (name = "Insights", description = "What transactions mean together: spending totals, recurring streams, and your own rules for merchants and categories (docs/enrichment.md)."),
         (name = "Connections", description = "The links to banks and providers that accounts come from."),
         (name = "Imports", description = "Statement files (camt, MT940, OFX/QFX, CSV)."),
         (name = "Webhooks", description = "Endpoints that receive signed events (docs/changes.md#webhooks)."),
@@ -161,6 +163,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
             api.extend(feed::operations::<Key>());
             api.extend(spending::operations::<Key>());
             api.extend(recurring::operations::<Key>());
+            api.extend(rules::operations::<Key>());
             api.extend(webhooks::operations::<Key>());
             api.extend(connections::operations::<Key>());
             api.extend(imports::operations::<Key>());
@@ -177,6 +180,7 @@ pub fn routed(interface: Interface) -> Vec<(&'static str, Vec<Operation>)> {
             api.extend(feed::operations::<BearerToken>());
             api.extend(spending::operations::<BearerToken>());
             api.extend(recurring::operations::<BearerToken>());
+            api.extend(rules::operations::<BearerToken>());
             api.extend(
                 webhooks::operations::<crate::auth::AppClient>()
                     .into_iter()
