@@ -5,7 +5,7 @@
 use crate::connect::ConnectCommand;
 use clap::{Args, Parser, Subcommand};
 use tributary_app::config::DEFAULT_DATABASE_URL;
-use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId, SimpleFinDestinationId};
+use tributary_domain::ids::{AccountId, ApiKeyId, ConnectionId, RuleId, SimpleFinDestinationId};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -82,6 +82,10 @@ pub(crate) enum Command {
     /// (docs/changes.md#webhooks).
     #[command(subcommand)]
     Webhooks(WebhooksCommand),
+    /// Manage a user's rules for merchants and categories
+    /// (docs/enrichment.md, "Rules").
+    #[command(subcommand)]
+    Rules(RulesCommand),
     /// Manage Platform apps (integrators' OAuth clients).
     #[command(subcommand)]
     Apps(AppsCommand),
@@ -176,6 +180,53 @@ pub(crate) enum WebhooksCommand {
         #[command(flatten)]
         owner: WebhookOwnerArgs,
         id: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RulesCommand {
+    /// Add a rule: transactions matching every --match-… option show what
+    /// the --set-… options say. Stored transactions follow as the workers
+    /// reach them (`rules list` shows how far they are).
+    Add {
+        /// E-mail of the rule's owner.
+        #[arg(long)]
+        user: String,
+        /// Words of the bank's text, whole and in order, in any case.
+        #[arg(long, value_name = "WORDS")]
+        match_text: Option<String>,
+        /// The clean merchant, the whole name, in any case.
+        #[arg(long, value_name = "NAME")]
+        match_merchant: Option<String>,
+        /// The signed amount (negative: money out) is at least this.
+        #[arg(long, value_name = "AMOUNT", allow_hyphen_values = true)]
+        amount_min: Option<String>,
+        /// The signed amount is at most this.
+        #[arg(long, value_name = "AMOUNT", allow_hyphen_values = true)]
+        amount_max: Option<String>,
+        /// Only transactions of this account.
+        #[arg(long, value_name = "ID")]
+        account: Option<AccountId>,
+        /// The merchant the transactions show.
+        #[arg(long, value_name = "NAME")]
+        set_merchant: Option<String>,
+        /// A subcategory id (docs/enrichment.md, "Categories"), such as
+        /// groceries.supermarkets.
+        #[arg(long, value_name = "ID")]
+        set_subcategory: Option<String>,
+    },
+    /// List a user's rules, oldest first (the first that sets a field
+    /// decides it), and how far applying the latest change is.
+    List {
+        #[arg(long)]
+        user: String,
+    },
+    /// Delete one of a user's rules.
+    Delete {
+        #[arg(long)]
+        user: String,
+        /// The id shown by `rules list`.
+        id: RuleId,
     },
 }
 

@@ -94,6 +94,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Webhooks(command) => {
             crate::webhooks::run(&open()?, &config, clock.as_ref(), command)
         }
+        Command::Rules(command) => crate::rules::run(&open()?, clock.as_ref(), command),
         Command::Institutions { country } => {
             let registry = providers(&config, &config.outbound_guard())?;
             connect::list_institutions(&registry, &country)

@@ -10,6 +10,7 @@ mod cli;
 mod commands;
 mod connect;
 mod developers;
+mod rules;
 mod simplefin;
 mod support;
 mod terminal;
