@@ -211,16 +211,22 @@ pub(super) fn record(g: &mut Gen) -> Text {
             let name = shop.written(Style::Plain);
             let city = *g.pick(CITIES);
             let pas = g.digits(3);
+            // ABN AMRO writes the shop's number or the first letters of
+            // its place between the name and the card (`… MIDD,PAS999`).
+            let place = match g.chance(50) {
+                true => g.digits(4),
+                false => city.chars().take(4).collect(),
+            };
             let nr = g.code(6);
             let time = format!("{:02}:{:02}", g.between(7, 22), g.between(0, 59));
             let description = match g.between(0, 3) {
                 0 => format!(
-                    "BEA, Betaalpas {name},PAS{pas} NR:{nr}, {day:02}.{month:02}.24/{time} {city}"
+                    "BEA, Betaalpas {name} {place},PAS{pas} NR:{nr}, {day:02}.{month:02}.24/{time} {city}"
                 ),
                 1 => format!(
-                    "BEA, Apple Pay {name},PAS{pas} NR:{nr}, {day:02}.{month:02}.24/{time} {city}"
+                    "BEA, Apple Pay {name} {place},PAS{pas} NR:{nr}, {day:02}.{month:02}.24/{time} {city}"
                 ),
-                2 => format!("BEA   NR:{nr} {day:02}.{month:02}.24/{} {name},PAS{pas}", time.replace(':', ".")),
+                2 => format!("BEA   NR:{nr} {day:02}.{month:02}.24/{} {name} {place},PAS{pas}", time.replace(':', ".")),
                 _ => format!(
                     "Naam: {name} {city} Omschrijving: Pasvolgnr: 00{} {day:02}-{month:02}-2024 {time} Transactie: {} Term: {}",
                     g.between(1, 3),
