@@ -67,11 +67,33 @@ pub fn clean(provider: Option<&str>, description: Option<&str>) -> Option<Payee>
 /// fields (`PREAUTHORIZED DEBIT;B.C. HYDRO;…`), and so does an MT940
 /// subfield mark left in a text (`?32`).
 fn name_in_segments(text: &str) -> Option<String> {
+    if let Some(name) = mt940_name(text) {
+        return Some(name);
+    }
     let mut segments = text.split(';').flat_map(|s| s.split('?'));
     segments.find_map(|segment| {
         let segment = segment.trim_start_matches(|c: char| c.is_ascii_digit());
         name_in(segment)
     })
+}
+
+/// The name of an MT940 `:86:` field left in a text: its `?32` subfield,
+/// continued in `?33` (each holds 27 characters, so a name may be cut in
+/// the middle of a word).
+fn mt940_name(text: &str) -> Option<String> {
+    let field = |tag: &str| {
+        let start = text.find(tag)? + tag.len();
+        let rest = &text[start..];
+        let end = rest.find('?').unwrap_or(rest.len());
+        Some(&rest[..end])
+    };
+    let first = field("?32")?;
+    let name = match field("?33") {
+        Some(second) if first.chars().count() >= 27 => format!("{first}{second}"),
+        Some(second) => format!("{first} {second}"),
+        None => first.to_owned(),
+    };
+    words_of(&name)
 }
 
 /// The name a text holds, as written in it; `None` when it holds only
@@ -82,7 +104,11 @@ fn name_in(text: &str) -> Option<String> {
         Some(rest) => rest.trim_end().trim_end_matches('/'),
         None => text,
     };
-    let text = labelled_name(text).unwrap_or(text);
+    // A labelled value is the name itself: none of its words is wrapping
+    // (`/NAME/VAN DER BERG …`).
+    if let Some(name) = labelled_name(text) {
+        return words_of(name);
+    }
     // `NL08ABNA… international card services …`: Dutch exports put the
     // other party's account and name first, and the name may start with
     // what elsewhere is a type word (`transfer solutions bv`).
@@ -90,33 +116,85 @@ fn name_in(text: &str) -> Option<String> {
         Some(rest) => rest,
         None => without_wrapper(skip_leading(text)),
     };
+    words_of(text)
+}
+
+/// The name at the start of a text, up to what ends it.
+fn words_of(text: &str) -> Option<String> {
+    // A US card descriptor's fixed-width fields (name, city, state) are
+    // padded with spaces: a run of them, then a place, ends the name.
+    let text = text.trim_start();
+    let text = match text.find("  ") {
+        Some(end) if ends_in_us_state(&text[end..]) => &text[..end],
+        _ => text,
+    };
     let mut words: Vec<&str> = Vec::new();
-    for token in text.split_whitespace() {
+    let mut tokens = text.split_whitespace().peekable();
+    while let Some(token) = tokens.next() {
         // `AMAZON.COM*AB12CD34E`: the name, a star, a reference; but
         // `APL*ITUNES.COM`, `PAG*NAME`: a processor's short mark, a star,
         // the name.
-        let (token, cut) = match token.split_once('*') {
+        let (token, mut cut) = match token.split_once('*') {
             Some((mark, name)) if mark.chars().count() <= 4 && !name.is_empty() => (name, false),
             Some((name, _)) => (name, true),
             None => (token, false),
         };
+        // `REWE Markt GmbH//Berlin/DE`: German card payments put the place
+        // after two slashes.
+        let token = match token.split_once("//") {
+            Some((name, _)) => {
+                cut = true;
+                name
+            }
+            None => token,
+        };
+        let comma = token.ends_with(',');
         let token = token.trim_end_matches([',', ';']);
         if ends_name(token) || (!words.is_empty() && is_stop_word(token)) {
             break;
         }
+        // A European legal form ends a company's name; what follows is
+        // remittance (`Vodafone GmbH Kundennummer …`). US forms are only
+        // left out at the end (`ECOMMERCE INDUSTRIES INC EUROPE`).
+        if !words.is_empty() && is_european_legal_form(token) {
+            break;
+        }
+        // Capitals, then a word in lower case: the name in capitals as
+        // the bank's system writes it, then the remittance as the payer
+        // wrote it (`HANS WEBER Geburtstagsgeschenk`).
+        if is_capitals_name(&words) && is_mixed_case(token) {
+            break;
+        }
         if !token.is_empty() {
             words.push(token);
+        }
+        // `COMPRA EN EL CORTE INGLES, CON LA TARJETA …`: a comma, then
+        // wrapping, ends the name.
+        if comma && tokens.peek().is_some_and(|next| is_type_word(next)) {
+            break;
         }
         if cut || words.len() == MAX_NAME_WORDS {
             break;
         }
     }
     while let Some(last) = words.last() {
-        if is_legal_form(last) || !last.chars().any(char::is_alphanumeric) {
+        // Wrapping after a name (`… WEB PMTS`, `CHASE CARD ENDING`) goes
+        // too.
+        const TRAILING: &[&str] = &["web", "online", "direct", "card"];
+        let trailing_type = words.len() > 1 && TRAILING.contains(&fold(&[Some(last)]).trim());
+        if is_legal_form(last) || !last.chars().any(char::is_alphanumeric) || trailing_type {
             words.pop();
         } else {
             break;
         }
+    }
+    // `SALUMERIA BIANCHI MILANO`: the place a terminal writes (in
+    // capitals, as it writes the name) is not the name; a name someone
+    // typed in mixed case keeps its place (`SumUp *Bäckerei Schmidt
+    // Berlin`).
+    if !words.iter().any(|w| w.chars().any(char::is_lowercase)) {
+        let place = super::places::trailing_place(&words);
+        words.truncate(words.len() - place);
     }
     // A name is more than type words and short fragments.
     if words.iter().all(|w| is_type_word(w)) {
@@ -141,6 +219,15 @@ fn labelled_name(text: &str) -> Option<&str> {
         let rest = &text[start + 6..];
         let end = next_tag(rest).unwrap_or(rest.len());
         return Some(&rest[..end]).filter(|v| !v.trim().is_empty());
+    }
+    // French transfers: `VIR SEPA RECU /DE name /MOTIF …`, `… /BEN name
+    // /REFDO …`.
+    for label in [" /DE ", " /BEN "] {
+        if let Some(start) = text.find(label) {
+            let rest = &text[start + label.len()..];
+            let end = rest.find(" /").unwrap_or(rest.len());
+            return Some(&rest[..end]).filter(|v| !v.trim().is_empty());
+        }
     }
     const LABELS: &[&str] = &[
         "naam:",
@@ -220,6 +307,8 @@ fn next_tag(rest: &str) -> Option<usize> {
 /// The text after its leading type words, numbers, dates and IBANs.
 fn skip_leading(text: &str) -> &str {
     let mut rest = text.trim_start();
+    let mut after_wrapping = false;
+    let mut after_type_word = false;
     loop {
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         let token = &rest[..end];
@@ -231,13 +320,51 @@ fn skip_leading(text: &str) -> &str {
             || is_iban(token)
             // A label, or a label and its value (`NR:XXXX`, `Term:12`).
             || (token.contains(':') && !rest[end..].trim().is_empty())
-            || !token.chars().any(char::is_alphanumeric);
+            || !token.chars().any(char::is_alphanumeric)
+            // A country in brackets (`A (ITA) ESSELUNGA`).
+            || (token.starts_with('(') && token.ends_with(')'))
+            // `TRANSFERENCIA A FAVOR DE name`, `PIX ENVIADO - name`,
+            // `TRF P/ name`: the small words that join wrapping to the
+            // name, only after wrapping.
+            || (after_wrapping && is_connector(token))
+            // `DEB MC`: Mastercard after a type word; `MC DONALDS` a name.
+            || (after_type_word && fold(&[Some(token)]).trim() == "mc");
         // `SQ *NAME`, `PAYPAL *NAME`: a wrapper, not a word to skip.
         if !skip || wrapper_len(rest).is_some() {
             return rest;
         }
+        after_wrapping = true;
+        after_type_word = is_type_word(token);
         rest = rest[end..].trim_start();
     }
+}
+
+/// Prepositions that join the words saying how money moved to the name
+/// (`a`, `de`, `da`, `di`, `du`, `an`, `en`, `no`, `on`, `p/`, …).
+fn is_connector(token: &str) -> bool {
+    const CONNECTORS: &[&str] = &[
+        "a", "de", "da", "di", "du", "do", "del", "al", "ao", "an", "en", "no", "on", "p",
+    ];
+    let folded = fold(&[Some(token)]);
+    let mut words = folded.split_whitespace();
+    words.next().is_some_and(|w| CONNECTORS.contains(&w)) && words.next().is_none()
+}
+
+/// Whether the words so far are a name written in capitals: two words or
+/// more, one of them a word (four letters or more), not only initials
+/// (`ARD ZDF`).
+fn is_capitals_name(words: &[&str]) -> bool {
+    words.len() >= 2
+        && words.iter().all(|w| !w.chars().any(char::is_lowercase))
+        && words
+            .iter()
+            .any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 4)
+}
+
+/// A word with capitals and lower case letters (`Geburtstagsgeschenk`,
+/// `Berlin`).
+fn is_mixed_case(token: &str) -> bool {
+    token.chars().any(char::is_uppercase) && token.chars().any(char::is_lowercase)
 }
 
 /// Card processors and wallets that write their name before the
@@ -267,6 +394,10 @@ const WRAPPERS: &[&str] = &[
     "py *",
     "wpy*",
     "lsp*",
+    "ccv*",
+    "ccv *",
+    "apple pay ",
+    "google pay ",
 ];
 
 /// The length of the wrapper `text` starts with.
@@ -373,6 +504,73 @@ const TYPE_WORDS: &[&str] = &[
     "naar",
     "europese",
     "doorlopend",
+    // US card and ACH entries.
+    "checkcard",
+    "authorized",
+    "zelle",
+    "web",
+    "pmt",
+    // German.
+    "elv",
+    "folgelastschrift",
+    "belastung",
+    "lohn",
+    "gehalt",
+    // Dutch.
+    "betaalpas",
+    // French.
+    "recu",
+    "emis",
+    "permanent",
+    "inst",
+    "facture",
+    // Spanish.
+    "tarj",
+    "recibo",
+    "adeudo",
+    "bizum",
+    "enviado",
+    "recibido",
+    // Italian.
+    "tramite",
+    "sdd",
+    "diretto",
+    "accredito",
+    "stipendio",
+    "istantaneo",
+    "favore",
+    "favor",
+    "vostro",
+    "fattura",
+    "carico",
+    "per",
+    "eur",
+    "delega",
+    "impuestos",
+    "darf",
+    "iptu",
+    "salario",
+    // Portuguese and Brazilian.
+    "pix",
+    "ted",
+    "enviada",
+    "recebido",
+    "recebida",
+    "cartao",
+    "debito",
+    "deb",
+    "c",
+    "pagto",
+    "pag",
+    "boleto",
+    "compras",
+    "elec",
+    "directo",
+    "cobranca",
+    "credito",
+    "ordenado",
+    "mb",
+    "way",
 ];
 
 /// Type words that, after a name, end it (`… paulissen Betaling
@@ -398,14 +596,47 @@ const STOP_WORDS: &[&str] = &[
     "compra",
     "sepa",
     "fil",
+    // US ACH entry descriptions and references.
+    "payroll",
+    "ppd",
+    "dep",
+    "pmt",
+    "pmts",
+    "autopay",
+    "epayment",
+    "cashout",
+    "conf",
+    "ending",
+    "ref",
+    // Card and remittance words of the other languages.
+    "carta",
+    "causale",
+    "concepto",
+    "nº",
+    "paie",
+    "salaire",
+    "salario",
+    "vencimento",
+    "lohn",
+    "gehalt",
+    "miete",
+    "huur",
+    "loyer",
+    "alquiler",
+    "affitto",
+    "renda",
+    "aluguel",
 ];
 
 fn is_stop_word(token: &str) -> bool {
     let folded = fold(&[Some(token)]);
-    folded
-        .split_whitespace()
-        .next()
-        .is_some_and(|w| STOP_WORDS.contains(&w))
+    // `E-PAYMENT` is `epayment`.
+    let joined: String = folded.split_whitespace().collect();
+    STOP_WORDS.contains(&joined.as_str())
+        || folded
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| STOP_WORDS.contains(&w))
 }
 
 fn is_type_word(token: &str) -> bool {
@@ -422,7 +653,8 @@ fn ends_name(token: &str) -> bool {
     ];
     is_numberish(token)
         || is_iban(token)
-        || (token.len() > 1 && token.ends_with(':'))
+        // A label, or a label and its value (`ID:`, `DES:PAYROLL`).
+        || (token.len() > 1 && token.contains(':'))
         || TAGS.iter().any(|t| token.starts_with(t))
         || token.starts_with('/')
 }
@@ -430,6 +662,10 @@ fn ends_name(token: &str) -> bool {
 /// A number, date, time or code: three digits or more, or more digits
 /// than letters (`12/03`, `21:27`, `1234,PAS123`; not `O2`, `7-Eleven`).
 fn is_numberish(token: &str) -> bool {
+    // `1&1` is a name.
+    if token.contains('&') {
+        return false;
+    }
     let digits = token.chars().filter(char::is_ascii_digit).count();
     let letters = token.chars().filter(|c| c.is_alphabetic()).count();
     digits >= 3 || (digits >= 1 && digits >= letters)
@@ -450,7 +686,8 @@ fn is_iban(token: &str) -> bool {
 fn is_legal_form(word: &str) -> bool {
     const FORMS: &[&str] = &[
         "bv", "nv", "gmbh", "ag", "kg", "ltd", "limited", "inc", "llc", "plc", "sa", "sas", "sarl",
-        "sl", "srl", "spa", "lda", "co", "corp", "ev", "ug", "se", "oy", "ab", "vof",
+        "sl", "srl", "spa", "lda", "co", "corp", "ev", "ug", "se", "oy", "ab", "vof", "sau", "slu",
+        "ltda", "ohg", "mbh", "cia", "sgps",
     ];
     let folded: String = word
         .chars()
@@ -458,6 +695,26 @@ fn is_legal_form(word: &str) -> bool {
         .flat_map(char::to_lowercase)
         .collect();
     FORMS.contains(&folded.as_str()) || word == "&"
+}
+
+/// A legal form of the European countries whose bank texts put the
+/// remittance after the other party's company name.
+fn is_european_legal_form(word: &str) -> bool {
+    const US: &[&str] = &["inc", "llc", "ltd", "limited", "corp", "co", "plc"];
+    let folded: String = word
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    word != "&" && is_legal_form(word) && !US.contains(&folded.as_str())
+}
+
+/// Whether a text's last word is a US state's or territory's code
+/// (`… OAKLAND      CA`).
+fn ends_in_us_state(text: &str) -> bool {
+    text.split_whitespace()
+        .last()
+        .is_some_and(|last| super::places::US_STATES.contains(&last))
 }
 
 fn cut_to_length(name: &str) -> String {
@@ -498,7 +755,7 @@ fn people_case(name: &str) -> String {
     }
     const SMALL: &[&str] = &[
         "de", "van", "der", "den", "het", "und", "and", "of", "la", "le", "du", "des", "di", "da",
-        "do", "dos", "y", "et",
+        "do", "dos", "y", "et", "am", "im",
     ];
     name.split(' ')
         .enumerate()
@@ -510,7 +767,10 @@ fn people_case(name: &str) -> String {
                 .any(|c| "aeiouyàáâäèéêëìíîïòóôöùúûü".contains(*c));
             if i > 0 && SMALL.contains(&lower.as_str()) {
                 lower
-            } else if !letters.is_empty() && letters.len() <= 3 && !vowel {
+            } else if !letters.is_empty() && letters.len() <= 3 && !vowel && !word.ends_with('.') {
+                word.to_uppercase()
+            } else if word.contains('&') && letters.len() <= 4 {
+                // Initials joined by `&` (`PG&E`, `AT&T`).
                 word.to_uppercase()
             } else if lower.contains('.') && !lower.ends_with('.') {
                 // A web address (`bol.com`) keeps its own case.
@@ -524,17 +784,23 @@ fn people_case(name: &str) -> String {
 }
 
 /// Capital first letters of each part of a word (`mc-donalds` is
-/// `Mc-Donalds`, `o'neill` is `O'Neill`).
+/// `Mc-Donalds`, `o'neill` is `O'Neill`); after an apostrophe only where
+/// one letter comes before it (`joe's` is `Joe's`).
 fn capitalize_parts(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
     let mut start = true;
+    let mut letters_in_part = 0;
     for c in word.chars() {
         if start && c.is_alphabetic() {
             out.extend(c.to_uppercase());
             start = false;
+            letters_in_part = 1;
         } else {
             out.push(c);
-            if matches!(c, '-' | '\'' | '/' | '(' | '.') {
+            if c.is_alphabetic() {
+                letters_in_part += 1;
+            }
+            if matches!(c, '-' | '/' | '(' | '.') || (c == '\'' && letters_in_part == 1) {
                 start = true;
             }
         }

@@ -11,6 +11,7 @@ pub mod hints;
 mod keywords;
 pub mod merchant;
 mod merchants;
+mod places;
 pub mod recurring;
 pub mod rules;
 pub mod spending;
@@ -28,7 +29,7 @@ use std::sync::LazyLock;
 /// The version of the rules and tables in this module. Raise it with any
 /// change that can change a result: stored rows enriched under an older
 /// version are enriched again, in the background.
-pub const TABLES_VERSION: i32 = 1;
+pub const TABLES_VERSION: i32 = 2;
 
 /// The subcategory of a transaction nothing says anything of.
 pub const UNCATEGORIZED: &str = "other.uncategorized";
@@ -218,7 +219,22 @@ pub(crate) fn fold(parts: &[Option<&str>]) -> String {
         if index > 0 {
             out.push_str(PART_MARK);
         }
-        for c in part.chars() {
+        let mut chars = part.chars().peekable();
+        while let Some(c) = chars.next() {
+            // An MT940 subfield mark left in a text: `?00UMBUCHUNG` is
+            // `umbuchung`; the remittance's lines `?20`..`?29` are one
+            // text cut every 27 characters, joined again (`Grun?21dsteuer`).
+            if c == '?' && chars.peek().is_some_and(char::is_ascii_digit) {
+                let mut marks = chars.clone();
+                let tens = marks.next();
+                if marks.next().is_some_and(|d| d.is_ascii_digit()) {
+                    chars = marks;
+                    if tens != Some('2') && !out.ends_with(' ') {
+                        out.push(' ');
+                    }
+                    continue;
+                }
+            }
             for lower in c.to_lowercase() {
                 match base_letter(lower) {
                     Some(base) => out.push_str(base),

@@ -7,6 +7,7 @@
 
 mod generator;
 mod securities;
+pub mod texts;
 
 use crate::connector::{ConnectRequest, Connector, ConnectorError, FetchContext, Prepared};
 use crate::description::{
