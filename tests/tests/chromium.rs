@@ -468,6 +468,29 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     }
     shoot_both(&browser, "06-search").await;
 
+    // "Always categorise…" on a row: the rules form, its merchant filled in.
+    browser
+        .find(Locator::Css("#transactions a.rule-link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&browser, "new-rule").await;
+    browser
+        .find(Locator::Css(
+            "#set-subcategory option[value='food_and_drink.cafes']",
+        ))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    shoot_both(&browser, "06-rule-form").await;
+    click(&browser, "create-rule").await;
+    wait_for(&browser, "rules").await;
+    shoot_both(&browser, "06-rules").await;
+
     // A statement uploaded from the bank list.
     browser
         .find(Locator::LinkText("Add a bank"))

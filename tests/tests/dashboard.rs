@@ -1184,3 +1184,103 @@ async fn a_gocardless_bank_is_connected_and_reauthenticated_from_the_dashboard()
         server.stop().await;
     }
 }
+
+/// Text with the HTML escapes an askama page writes undone.
+fn unescaped(html: &str) -> String {
+    html.replace("&amp;", "&")
+        .replace("&#38;", "&")
+        .replace("&#39;", "'")
+        .replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+#[actix_web::test]
+async fn always_categorise_from_a_row_keeps_a_rule_that_reaches_every_row() {
+    on_every_backend(|server| async move {
+        let browser = Browser::at(&server.base_url);
+        browser.get(&login_link(&server, "alice@example.com")).await;
+        let account = server.world.alice_sandbox_accounts[0];
+        let listed = browser.get(&format!("/accounts/{account}")).await;
+        listed.assert_shows("<th scope=\"col\">Category</th>");
+        // The first row's "Always categorise…" link opens the form with its
+        // merchant filled in.
+        let link = between(
+            &listed.body,
+            "<a href=\"/rules?",
+            "\" class=\"small rule-link\"",
+        );
+        let form = browser.get(&unescaped(&format!("/rules?{link}"))).await;
+        assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+        let merchant = unescaped(between(
+            &form.body,
+            "name=\"match_merchant\" value=\"",
+            "\"",
+        ));
+        assert!(!merchant.is_empty());
+        form.assert_shows("Always categorise");
+        let kept = browser
+            .submit(
+                &form,
+                "/rules",
+                &[
+                    ("match_merchant", merchant.as_str()),
+                    ("match_text", ""),
+                    ("set_subcategory", "education.books"),
+                    ("set_merchant", ""),
+                ],
+            )
+            .await;
+        assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+        assert_eq!(kept.location, "/rules");
+        kept.assert_shows("id=\"applying\"");
+        assert!(unescaped(&kept.body).contains(&format!("merchant is \"{merchant}\"")));
+
+        tributary_e2e::enrich_again(server.database.db(), server.clock.clone());
+        // Every row of that merchant, on every page, shows the category;
+        // the API agrees.
+        let (_, rows) = api(
+            &server,
+            &server.world.alice_key,
+            &format!("/api/v1/accounts/{account}/transactions?include_pending=true"),
+        )
+        .await;
+        let rows = rows["transactions"].as_array().unwrap();
+        let of_merchant: Vec<&Value> = rows
+            .iter()
+            .filter(|t| t["merchant"] == merchant.as_str())
+            .collect();
+        assert!(!of_merchant.is_empty());
+        assert!(
+            of_merchant
+                .iter()
+                .all(|t| t["subcategory"] == "education.books")
+        );
+        assert!(
+            rows.iter()
+                .filter(|t| t["merchant"] != merchant.as_str())
+                .all(|t| t["subcategory"] != "education.books")
+        );
+        let again = browser.get(&format!("/accounts/{account}")).await;
+        again.assert_shows("Education › Books");
+
+        // Deleted from the list; another person's rule id is no page.
+        let rules = browser.get("/rules").await;
+        let id = between(&rules.body, "<tr id=\"rule-", "\"").to_owned();
+        let bobs = browser
+            .submit(
+                &rules,
+                &format!("/rules/{}/delete", id.parse::<i64>().unwrap() + 1000),
+                &[],
+            )
+            .await;
+        assert_eq!(bobs.status, StatusCode::NOT_FOUND);
+        let gone = browser
+            .submit(&rules, &format!("/rules/{id}/delete"), &[])
+            .await;
+        gone.assert_shows("id=\"no-rules\"");
+        server
+    })
+    .await;
+}

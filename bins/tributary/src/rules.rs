@@ -111,39 +111,7 @@ fn flag_of(field: &str) -> &'static str {
     }
 }
 
-/// A rule in one line: "when … then …".
+/// A rule in one line, its texts made safe for a terminal.
 fn described(record: &RuleRecord) -> String {
-    let (when, then) = (&record.rule.when, &record.rule.then);
-    let mut conditions = Vec::new();
-    if let Some(text) = &when.text {
-        conditions.push(format!("text has \"{}\"", shown(text)));
-    }
-    if let Some(merchant) = &when.merchant {
-        conditions.push(format!("merchant is \"{}\"", shown(merchant)));
-    }
-    if let Some(min) = when.amount_min {
-        conditions.push(format!("amount >= {min}"));
-    }
-    if let Some(max) = when.amount_max {
-        conditions.push(format!("amount <= {max}"));
-    }
-    if let Some(account) = when.account_id {
-        conditions.push(format!("account {account}"));
-    }
-    let mut actions = Vec::new();
-    if let Some(merchant) = &then.merchant {
-        actions.push(format!("merchant \"{}\"", shown(merchant)));
-    }
-    if let Some(subcategory) = then.subcategory {
-        actions.push(format!(
-            "category {} ({})",
-            subcategory.category.name(),
-            subcategory.id
-        ));
-    }
-    format!(
-        "when {} then {}",
-        conditions.join(" and "),
-        actions.join(", ")
-    )
+    shown(&record.rule.to_string()).into_owned()
 }

@@ -134,6 +134,58 @@ impl Rule {
     }
 }
 
+impl Rule {
+    /// Its conditions in words, one each (`merchant is "Costco"`).
+    pub fn conditions_in_words(&self) -> Vec<String> {
+        let when = &self.when;
+        let mut words = Vec::new();
+        if let Some(merchant) = &when.merchant {
+            words.push(format!("merchant is \"{merchant}\""));
+        }
+        if let Some(text) = &when.text {
+            words.push(format!("text has \"{text}\""));
+        }
+        if let Some(min) = when.amount_min {
+            words.push(format!("amount >= {min}"));
+        }
+        if let Some(max) = when.amount_max {
+            words.push(format!("amount <= {max}"));
+        }
+        if let Some(account) = when.account_id {
+            words.push(format!("account {account}"));
+        }
+        words
+    }
+
+    /// What it sets in words, one each (`category Groceries › Supermarkets`).
+    pub fn actions_in_words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        if let Some(subcategory) = self.then.subcategory {
+            words.push(format!(
+                "category {} › {}",
+                subcategory.category.name(),
+                subcategory.name
+            ));
+        }
+        if let Some(merchant) = &self.then.merchant {
+            words.push(format!("merchant \"{merchant}\""));
+        }
+        words
+    }
+}
+
+/// `when … then …`, as the command line and the dashboard show a rule.
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "when {} then {}",
+            self.conditions_in_words().join(" and "),
+            self.actions_in_words().join(", ")
+        )
+    }
+}
+
 /// A person's rules, ready to apply to many transactions.
 #[derive(Debug, Clone, Default)]
 pub struct Rules {

@@ -126,6 +126,11 @@ fn position(raw: &str) -> Option<TransactionPosition> {
 pub(super) struct TransactionRow {
     pub date: String,
     pub merchant: Option<String>,
+    /// "Category › subcategory", for a row enriched.
+    pub category: Option<String>,
+    /// Where "Always categorise" goes: the rules form with this row's
+    /// merchant and category filled in.
+    pub rule_link: Option<String>,
     pub description: Option<String>,
     pub amount: String,
     pub negative: bool,
@@ -224,6 +229,30 @@ fn gather(
     })
 }
 
+fn transaction_row(t: read::TransactionRecord) -> TransactionRow {
+    let shown = t.shown_subcategory();
+    let merchant = t.clean_merchant.clone().or(t.merchant.clone());
+    let rule_link = merchant.as_ref().map(|name| {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        query.append_pair("merchant", name);
+        if let Some(subcategory) = shown {
+            query.append_pair("subcategory", subcategory.id);
+        }
+        format!("/rules?{}", query.finish())
+    });
+    TransactionRow {
+        date: t.date.to_string(),
+        negative: t.amount.is_sign_negative() && !t.amount.is_zero(),
+        amount: t.amount.to_string(),
+        category: shown.map(|s| format!("{} › {}", s.category.name(), s.name)),
+        rule_link,
+        merchant,
+        description: t.description,
+        currency: t.currency,
+        pending: t.is_pending,
+    }
+}
+
 fn holding_row(holding: read::HoldingView) -> HoldingRow {
     let gain = holding.cost_basis.map(|cost| holding.value - cost);
     HoldingRow {
@@ -289,18 +318,7 @@ pub(super) async fn page(
         as_of: when(latest.map(|b| b.as_of), "not read yet"),
         chart,
         holdings: holdings.into_iter().map(holding_row).collect(),
-        transactions: rows
-            .into_iter()
-            .map(|t| TransactionRow {
-                date: t.date.to_string(),
-                negative: t.amount.is_sign_negative() && !t.amount.is_zero(),
-                amount: t.amount.to_string(),
-                merchant: t.clean_merchant.or(t.merchant),
-                description: t.description,
-                currency: t.currency,
-                pending: t.is_pending,
-            })
-            .collect(),
+        transactions: rows.into_iter().map(transaction_row).collect(),
         total,
         q: query.q.trim(),
         from: query.from.trim(),

@@ -14,6 +14,8 @@
 //! - `GET|POST /budgeting-apps`, `POST /budgeting-apps/{id}/revoke`:
 //!   SimpleFIN destinations;
 //! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
+//! - `GET|POST /rules`, `POST /rules/{id}/delete`: rules for merchants and
+//!   categories (a transaction row's "Always categorise" opens the form);
 //! - `/connect/...`: the browser flow's connection pages (add a bank,
 //!   upload a statement, progress, re-authenticate, disconnect, remove),
 //!   and `POST /connect/connections/{id}/sync`: sync now.
@@ -23,6 +25,7 @@ mod budgeting_apps;
 mod chart;
 mod keys;
 mod overview;
+mod rules;
 mod session;
 mod sign_in;
 
@@ -94,6 +97,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route("", web::get().to(keys::list))
                 .route("", web::post().to(keys::create))
                 .route("/{id}/revoke", web::post().to(keys::revoke)),
+        )
+        .service(
+            web::scope(rules::PATH)
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("", web::get().to(rules::page))
+                .route("", web::post().to(rules::create))
+                .route("/{id}/delete", web::post().to(rules::delete)),
         )
         .service(
             web::scope("/connect")
