@@ -13,6 +13,7 @@ mod import;
 mod load;
 mod memory;
 mod parsers;
+mod reenrich;
 
 use accounts::empty_account;
 use anyhow::{Context as _, bail};
@@ -32,7 +33,7 @@ use tributary_storage::testing::{
 
 const USAGE: &str = "\
 tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
-                [--parsers R] [--python PATH]
+                [--reenrich N[,N…]] [--parsers R] [--python PATH]
 
   --backend      which storage to measure [default: both; postgres needs TRIBUTARY_TEST_POSTGRES_URL
                  or a server at postgres://postgres@127.0.0.1:5432/test]
@@ -42,6 +43,8 @@ tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S]
   --connections  keep-alive connections of the load client [default: 16]
   --import       transactions in the generated OFX file read and stored beside a raw bulk insert
                  of the same rows; 0 skips it [default: 100000]
+  --reenrich     transactions in an account whose stored rows a new rule is applied to by the
+                 workers' batches, while another thread reads; 0 skips it [default: 0]
   --parsers      rounds of the per-file comparison of the MT940 and OFX readers (read and store)
                  with the Python parsers mt-940 and ofxtools (read alone); 0 skips it [default: 0]
   --python       the Python that has mt-940 and ofxtools [default: python3; `make bench` makes
@@ -56,6 +59,7 @@ struct Options {
     rounds: usize,
     connections: usize,
     imports: Vec<usize>,
+    reenrich: Vec<usize>,
     parser_rounds: usize,
     python: String,
 }
@@ -69,6 +73,7 @@ impl Options {
             rounds: 3,
             connections: 16,
             imports: vec![100_000],
+            reenrich: Vec::new(),
             parser_rounds: 0,
             python: "python3".into(),
         };
@@ -107,6 +112,16 @@ impl Options {
                         .filter(|n| *n != Ok(0))
                         .collect::<Result<_, _>>()
                         .with_context(|| format!("--import: `{value}` is not a list of counts"))?;
+                }
+                "--reenrich" => {
+                    options.reenrich = value
+                        .split(',')
+                        .map(|n| n.trim().replace('_', "").parse())
+                        .filter(|n| *n != Ok(0))
+                        .collect::<Result<_, _>>()
+                        .with_context(|| {
+                            format!("--reenrich: `{value}` is not a list of counts")
+                        })?;
                 }
                 "--parsers" => options.parser_rounds = value.parse().context("--parsers")?,
                 "--python" => options.python = value,
@@ -165,8 +180,46 @@ async fn run(options: Options) -> anyhow::Result<()> {
             print!("{}", String::from_utf8_lossy(&measured.stdout));
         }
     }
+    if !options.reenrich.is_empty() {
+        reenrich_table(&options)?;
+    }
     if options.parser_rounds > 0 {
         parser_table(&options)?;
+    }
+    Ok(())
+}
+
+/// Applying a new rule to stored rows, as a table.
+fn reenrich_table(options: &Options) -> anyhow::Result<()> {
+    println!();
+    println!(
+        "| backend | transactions | changed | batches | whole s | rows/s | longest batch ms | newest 100 p50 / max ms, alone | the same while the batches run |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let ms = |d: Duration| format!("{}.{:01}", d.as_millis(), d.as_micros() % 1000 / 100);
+    for backend in &options.backends {
+        for &rows in &options.reenrich {
+            let database = match backend.as_str() {
+                "sqlite" => TestDatabase::sqlite(),
+                _ => TestDatabase::postgres()
+                    .context("no PostgreSQL server answers (set TRIBUTARY_TEST_POSTGRES_URL)")?,
+            };
+            let m = reenrich::measure(&database, rows)?;
+            let rows_per_second = u128::try_from(m.rows).unwrap_or(u128::MAX) * 1_000_000
+                / m.whole.as_micros().max(1);
+            println!(
+                "| {backend} | {} | {} | {} | {:.1} | {rows_per_second} | {} | {} / {} | {} / {} |",
+                m.rows,
+                m.changed,
+                m.batches,
+                m.whole.as_secs_f64(),
+                ms(m.longest_batch),
+                ms(m.reads_alone.0),
+                ms(m.reads_alone.1),
+                ms(m.reads_meanwhile.0),
+                ms(m.reads_meanwhile.1),
+            );
+        }
     }
     Ok(())
 }

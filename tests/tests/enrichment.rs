@@ -74,6 +74,35 @@ async fn transfers_pair_and_spending_leaves_them_out() {
                 .unwrap_or_else(|| panic!("no arrival of {t}"));
             assert_eq!(arrival["subcategory"], "transfer.own_accounts");
         }
+        // Against the generator's truth (the descriptions it writes on both
+        // sides of a move between one's own accounts): every pair found is
+        // one, and every one is found.
+        const OWN_TRANSFERS: [&str; 7] = [
+            "Transfer to High-Yield Savings",
+            "Transfer to Holiday Fund",
+            "Transfer to Brokerage",
+            "Transfer from Everyday Checking",
+            "Credit card autopay",
+            "Payment received - thank you",
+            "Contribution",
+        ];
+        let truth = |t: &Value| {
+            t["isPending"] == false
+                && OWN_TRANSFERS.iter().any(|d| t["description"] == *d)
+        };
+        let found = rows.iter().filter(|t| !t["transferAccountId"].is_null()).count();
+        let true_found = rows
+            .iter()
+            .filter(|t| !t["transferAccountId"].is_null() && truth(t))
+            .count();
+        let all_true = rows.iter().filter(|t| truth(t)).count();
+        eprintln!(
+            "transfer sides: {found} paired, {true_found} of them true; {all_true} in the generator's truth"
+        );
+        assert!(all_true > 0);
+        assert_eq!(true_found, found, "precision: a side paired that is no own transfer");
+        assert_eq!(true_found, all_true, "recall: an own transfer left unpaired");
+
         // A key that may read only the paying account learns nothing of
         // the other: the page, the whole list and the change feed leave
         // the partner out.
