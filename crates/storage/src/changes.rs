@@ -30,6 +30,25 @@ pub(crate) fn next_seq(conn: &mut AnyConnection, user_id: UserId) -> StorageResu
     Ok(ChangeSeq::new(seq))
 }
 
+/// The accounts of `user_id` with a row that change `seq` wrote (along
+/// the index of where rows last changed).
+pub(crate) fn accounts_written(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    seq: ChangeSeq,
+) -> StorageResult<Vec<i64>> {
+    let accounts: Vec<i64> = accounts::table
+        .filter(accounts::user_id.eq(user_id.get()))
+        .select(accounts::id)
+        .load(conn)?;
+    Ok(transactions::table
+        .filter(transactions::account_id.eq_any(&accounts))
+        .filter(transactions::change_seq.eq(seq.get()))
+        .select(transactions::account_id)
+        .distinct()
+        .load(conn)?)
+}
+
 /// Leaves a tombstone numbered `seq` for each of the transactions `ids`,
 /// which the caller then deletes.
 pub(crate) fn bury(

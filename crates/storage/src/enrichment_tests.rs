@@ -174,6 +174,17 @@ fn a_transfer_between_two_connections_pairs_and_comes_apart_when_it_changes() {
         .unwrap();
         let seen = feed_after(conn, &viewer, FeedPosition::default());
         let position = seen.last().unwrap().0;
+        crate::webhooks::create_endpoint(
+            conn,
+            &crate::webhooks::NewEndpoint {
+                owner: crate::webhooks::EndpointOwner::User(user),
+                url: "https://hooks.example/in",
+                event_types: &[tributary_domain::model::WebhookEventType::TransactionsUpdated],
+                secret_sealed: "sealed",
+                now: now(),
+            },
+        )
+        .unwrap();
         // The other side arrives two days later, through another connection.
         let arrival = transaction("in", 5, "250.00");
         sync_apply::apply_snapshot(
@@ -212,6 +223,28 @@ fn a_transfer_between_two_connections_pairs_and_comes_apart_when_it_changes() {
             .map(|(_, id, added)| (id, added))
             .collect();
         assert_eq!(changes, vec![("out".into(), false), ("in".into(), true)]);
+        // The event of that sync names both accounts: a reader of the
+        // checking account only is told its row changed.
+        let payload: String = {
+            use crate::schema::webhook_events;
+            use diesel::prelude::*;
+            webhook_events::table
+                .order(webhook_events::id.desc())
+                .select(webhook_events::payload)
+                .first(conn)
+                .unwrap()
+        };
+        let payload: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        let mut named: Vec<i64> = payload["data"]["account_ids"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{payload}"))
+            .iter()
+            .map(|id| id.as_str().unwrap().parse().unwrap())
+            .collect();
+        named.sort();
+        let mut both = vec![checking_id, savings_id];
+        both.sort();
+        assert_eq!(named, both, "{payload}");
 
         // The arrival corrected to another amount: the pair comes apart.
         let mut corrected = arrival;

@@ -18,7 +18,7 @@ use crate::{StorageResult, rules};
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::prelude::*;
 use rust_decimal::Decimal;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use tributary_domain::enrich::hints::Hints;
 use tributary_domain::enrich::{self, Raw, TABLES_VERSION};
 use tributary_domain::ids::UserId;
@@ -214,6 +214,7 @@ pub fn advance(conn: &mut AnyConnection, now: NaiveDateTime) -> StorageResult<Op
         let mut done = Advanced::default();
         let mut position = (run.account_id, run.after_date, run.after_id);
         let mut changed_accounts = BTreeSet::new();
+        let mut writes = Writes::default();
         let mut finished = true;
         for account in accounts {
             let after = match position {
@@ -223,7 +224,7 @@ pub fn advance(conn: &mut AnyConnection, now: NaiveDateTime) -> StorageResult<Op
             let room = BATCH_ROWS - done.checked as i64;
             let rows = newest_first(conn, account, after, room)?;
             for row in &rows {
-                if enrich_again(conn, row, &rules, seq, now)? {
+                if writes.enrich_again(row, &rules) {
                     done.changed += 1;
                     changed_accounts.insert(account);
                 }
@@ -241,6 +242,7 @@ pub fn advance(conn: &mut AnyConnection, now: NaiveDateTime) -> StorageResult<Op
                 break;
             }
         }
+        writes.write(conn, seq, now)?;
         done.finished = finished;
         diesel::update(enrichment_runs::table.find(user))
             .set((
@@ -287,43 +289,76 @@ fn newest_first(
     Ok(query.load(conn)?)
 }
 
-/// Enriches one stored row again; whether what it shows changed (then it
-/// is written with `seq`, so the feed reports it).
-fn enrich_again(
-    conn: &mut AnyConnection,
-    row: &Stored,
-    rules: &enrich::rules::Rules,
-    seq: tributary_domain::changes::ChangeSeq,
-    now: NaiveDateTime,
-) -> StorageResult<bool> {
-    let hints = Hints::from_text(row.category_hints.as_deref());
-    let raw = Raw {
-        merchant: row.merchant.as_deref(),
-        description: row.description.as_deref(),
-        amount: row.amount,
-        hints: &hints,
-    };
-    let fresh = rules.apply(row.account_id, &raw, enrich::enrich(&raw));
-    let same = row.clean_merchant == fresh.merchant
-        && row.subcategory.as_deref() == Some(fresh.subcategory.id)
-        && row.category_source.as_deref() == Some(fresh.source.as_str());
-    if same {
-        if row.enriched_version != TABLES_VERSION {
-            diesel::update(transactions::table.find(row.id))
+/// What a batch writes, gathered first so that rows given the same
+/// values are written by one statement: a rule gives many rows the same
+/// merchant and category, and each statement also runs the accounts'
+/// tally trigger once.
+#[derive(Default)]
+struct Writes {
+    /// Rows whose merchant or category changed, by their new values.
+    changed: HashMap<(Option<String>, &'static str, &'static str), Vec<i64>>,
+    /// Rows that stay as they are, enriched under older tables.
+    version_only: Vec<i64>,
+}
+
+impl Writes {
+    /// Enriches one stored row again; whether what it shows changed (then
+    /// it is written with the batch's change number, so the feed reports
+    /// it).
+    fn enrich_again(&mut self, row: &Stored, rules: &enrich::rules::Rules) -> bool {
+        let hints = Hints::from_text(row.category_hints.as_deref());
+        let raw = Raw {
+            merchant: row.merchant.as_deref(),
+            description: row.description.as_deref(),
+            amount: row.amount,
+            hints: &hints,
+        };
+        let fresh = rules.apply(row.account_id, &raw, enrich::enrich(&raw));
+        let same = row.clean_merchant == fresh.merchant
+            && row.subcategory.as_deref() == Some(fresh.subcategory.id)
+            && row.category_source.as_deref() == Some(fresh.source.as_str());
+        if same {
+            if row.enriched_version != TABLES_VERSION {
+                self.version_only.push(row.id);
+            }
+            return false;
+        }
+        self.changed
+            .entry((fresh.merchant, fresh.subcategory.id, fresh.source.as_str()))
+            .or_default()
+            .push(row.id);
+        true
+    }
+
+    fn write(
+        self,
+        conn: &mut AnyConnection,
+        seq: tributary_domain::changes::ChangeSeq,
+        now: NaiveDateTime,
+    ) -> StorageResult<()> {
+        for ids in self.version_only.chunks(IDS_PER_QUERY) {
+            diesel::update(transactions::table.filter(transactions::id.eq_any(ids)))
                 .set(transactions::enriched_version.eq(TABLES_VERSION))
                 .execute(conn)?;
         }
-        return Ok(false);
+        for ((merchant, subcategory, source), ids) in self.changed {
+            for ids in ids.chunks(IDS_PER_QUERY) {
+                diesel::update(transactions::table.filter(transactions::id.eq_any(ids)))
+                    .set((
+                        transactions::clean_merchant.eq(&merchant),
+                        transactions::subcategory.eq(subcategory),
+                        transactions::category_source.eq(source),
+                        transactions::enriched_version.eq(TABLES_VERSION),
+                        transactions::change_seq.eq(seq.get()),
+                        transactions::updated_at.eq(now),
+                    ))
+                    .execute(conn)?;
+            }
+        }
+        Ok(())
     }
-    diesel::update(transactions::table.find(row.id))
-        .set((
-            transactions::clean_merchant.eq(fresh.merchant),
-            transactions::subcategory.eq(fresh.subcategory.id),
-            transactions::category_source.eq(fresh.source.as_str()),
-            transactions::enriched_version.eq(TABLES_VERSION),
-            transactions::change_seq.eq(seq.get()),
-            transactions::updated_at.eq(now),
-        ))
-        .execute(conn)?;
-    Ok(true)
 }
+
+/// How many ids one `IN (…)` lists: well under both backends' limits on
+/// bound parameters.
+const IDS_PER_QUERY: usize = 500;

@@ -86,9 +86,15 @@ pub fn apply_snapshot(
             }
         }
         // Before the announcement: a transfer's other side, in another
-        // account, changes with it.
+        // account, changes with it (paired, or let go because this side
+        // changed or went), and the event names that account too.
         if !changed_accounts.is_empty() {
             crate::transfers::pair_changed(conn, connection.user_id, seq, now)?;
+            for account in changes::accounts_written(conn, connection.user_id, seq)? {
+                if !changed_accounts.contains(&account) {
+                    changed_accounts.push(account);
+                }
+            }
         }
         if !changed_accounts.is_empty() {
             announce_transactions(
