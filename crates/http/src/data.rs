@@ -81,6 +81,22 @@ pub(crate) fn visible_account(
     read::find_account(conn, viewer, id)?.ok_or_else(account_not_found)
 }
 
+/// The ids of the accounts a question is about: `only` (404 unless the
+/// viewer sees it), else every account the viewer sees.
+pub(crate) fn visible_accounts(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    only: Option<AccountId>,
+) -> Result<Vec<AccountId>, ApiError> {
+    Ok(match only {
+        Some(account) => vec![visible_account(conn, viewer, account)?.id],
+        None => read::list_accounts(conn, viewer)?
+            .into_iter()
+            .map(|a| a.id)
+            .collect(),
+    })
+}
+
 #[utoipa::path(
     get,
     path = "/accounts",

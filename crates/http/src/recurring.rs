@@ -4,7 +4,7 @@
 //! see. Mounted for both interfaces, behind their credentials.
 
 use crate::auth::{self, Credential};
-use crate::data::{parse_account_id, query_parameters, visible_account};
+use crate::data::{parse_account_id, query_parameters, visible_accounts};
 use crate::error::{ApiError, Envelope};
 use crate::openapi::responses;
 use crate::routes::Operation;
@@ -16,7 +16,6 @@ use serde::Serialize;
 use tributary_domain::enrich::recurring;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
-use tributary_storage::read;
 use utoipa::ToSchema;
 
 /// How far back streams are looked for: two years and a month, so that a
@@ -132,13 +131,7 @@ async fn recurring<C: Credential>(
     let account = auth::checked(&state, &credential, parse(req.query_string())).await?;
     let today = state.clock.now().date_naive();
     let streams = auth::as_viewer(&state, credential, move |conn, viewer| {
-        let accounts: Vec<AccountId> = match account {
-            Some(account) => vec![visible_account(conn, &viewer, account)?.id],
-            None => read::list_accounts(conn, &viewer)?
-                .into_iter()
-                .map(|a| a.id)
-                .collect(),
-        };
+        let accounts = visible_accounts(conn, &viewer, account)?;
         let since = today.checked_sub_months(Months::new(HISTORY_MONTHS));
         let mut history = Vec::new();
         tributary_storage::posted::each_posted(conn, &accounts, (since, None), |row| {

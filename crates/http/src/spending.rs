@@ -5,7 +5,7 @@
 //! credentials see.
 
 use crate::auth::{self, Credential};
-use crate::data::{date_range, parse_account_id, query_parameters, visible_account};
+use crate::data::{date_range, parse_account_id, query_parameters, visible_accounts};
 use crate::error::{ApiError, Envelope};
 use crate::openapi::responses;
 use crate::routes::Operation;
@@ -17,7 +17,6 @@ use serde::Serialize;
 use tributary_domain::enrich::spending::{GroupBy, Total, Totals};
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
-use tributary_storage::read;
 use utoipa::ToSchema;
 
 /// The spending endpoint, for credentials `A`.
@@ -144,13 +143,7 @@ async fn spending<C: Credential>(
     )
     .await?;
     let groups = auth::as_viewer(&state, credential, move |conn, viewer| {
-        let accounts: Vec<AccountId> = match query.account {
-            Some(account) => vec![visible_account(conn, &viewer, account)?.id],
-            None => read::list_accounts(conn, &viewer)?
-                .into_iter()
-                .map(|a| a.id)
-                .collect(),
-        };
+        let accounts = visible_accounts(conn, &viewer, query.account)?;
         let mut totals = Totals::new(query.group_by);
         tributary_storage::posted::each_posted(conn, &accounts, (query.from, query.to), |row| {
             totals.add(&row)
