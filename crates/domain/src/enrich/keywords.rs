@@ -102,6 +102,8 @@ keywords! {
     // Transfers
     "own account" => "transfer.own_accounts",
     "internal transfer" => "transfer.own_accounts",
+    "vir interne" => "transfer.own_accounts",
+    "virement interne" => "transfer.own_accounts",
     "transfer to savings" => "transfer.own_accounts",
     "transfer from savings" => "transfer.own_accounts",
     "transfer to checking" => "transfer.own_accounts",

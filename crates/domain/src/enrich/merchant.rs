@@ -180,7 +180,9 @@ fn words_of(text: &str) -> Option<String> {
     while let Some(last) = words.last() {
         // Wrapping after a name (`… WEB PMTS`, `CHASE CARD ENDING`) goes
         // too.
-        const TRAILING: &[&str] = &["web", "online", "direct", "card"];
+        const TRAILING: &[&str] = &[
+            "web", "online", "direct", "card", "carte", "karte", "tarjeta", "cartao",
+        ];
         let trailing_type = words.len() > 1 && TRAILING.contains(&fold(&[Some(last)]).trim());
         if is_legal_form(last) || !last.chars().any(char::is_alphanumeric) || trailing_type {
             words.pop();
@@ -193,6 +195,15 @@ fn words_of(text: &str) -> Option<String> {
     // typed in mixed case keeps its place (`SumUp *Bäckerei Schmidt
     // Berlin`).
     if !words.iter().any(|w| w.chars().any(char::is_lowercase)) {
+        // `CASA PEPE-MADRID`: a terminal that joins the place with a
+        // hyphen.
+        if let Some(last) = words.last_mut()
+            && let Some((name, place)) = last.rsplit_once('-')
+            && !name.is_empty()
+            && super::places::is_city(place)
+        {
+            *last = name;
+        }
         let place = super::places::trailing_place(&words);
         words.truncate(words.len() - place);
     }

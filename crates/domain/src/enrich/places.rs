@@ -133,6 +133,11 @@ pub(super) const US_STATES: &[&str] = &[
 /// followed by a US state's code. Leaves at least two words of name, and
 /// an institution's city (`Comune di Milano`, `Stadtkasse Muenchen`)
 /// where a preposition or a single word comes before it.
+/// Whether `word` is a city of the list, as a terminal writes it.
+pub(super) fn is_city(word: &str) -> bool {
+    CITIES.contains(&super::fold(&[Some(word)]).trim())
+}
+
 pub(super) fn trailing_place(words: &[&str]) -> usize {
     let folded: Vec<String> = words
         .iter()

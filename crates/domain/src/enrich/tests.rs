@@ -68,6 +68,17 @@ fn wrappers_numbers_and_legal_forms_are_taken_off() {
         ),
         ("KARTENZAHLUNG girocard 2024-05-03 REWE Markt GmbH", "Rewe"),
         ("COMPRA TARJETA 1234 MERCADONA VALENCIA", "Mercadona"),
+        // The place joined by a hyphen, and the word for card after it.
+        (
+            "COMPRA TARJETA 0648 RESTAURANTE CASA PEPE-MADRID",
+            "Restaurante Casa Pepe",
+        ),
+        (
+            "FACTURE CARTE DU 060124 CINEMA LE CHAMPO LILLE CARTE 4974XXXXXXXX5749",
+            "Cinema le Champo",
+        ),
+        // A hyphen inside a name stays.
+        ("SQ *COCA-COLA STORE", "Coca-Cola Store"),
         ("Vodafone GmbH", "Vodafone"),
         ("KPN B.V.", "KPN"),
         ("bol.com", "bol.com"),
@@ -80,6 +91,14 @@ fn wrappers_numbers_and_legal_forms_are_taken_off() {
 fn a_record_without_text_has_no_merchant() {
     assert_eq!(merchant(None, ""), None);
     assert_eq!(merchant(Some("  "), "   "), None);
+}
+
+#[test]
+fn a_bank_transfer_of_ones_own_in_french_is_one() {
+    assert_eq!(
+        category("VIR INTERNE VERS LDDS", -15_369).0,
+        "transfer.own_accounts"
+    );
 }
 
 #[test]
