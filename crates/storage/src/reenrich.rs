@@ -119,25 +119,39 @@ pub fn request_for_new_tables(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
 ) -> StorageResult<usize> {
+    // Read first, outside a transaction: every worker pass asks, and on
+    // SQLite a write transaction would take the database's write lock.
+    let version: i32 = enrichment_tables::table
+        .find(1)
+        .select(enrichment_tables::version)
+        .first(conn)?;
+    if version >= TABLES_VERSION {
+        return Ok(0);
+    }
+    // One transaction, so that a crash between claiming the version and
+    // asking for the runs cannot leave users unasked. Claimed by the update
+    // itself: of two workers that both saw the old version, the second
+    // updates nothing and asks for nothing.
     conn.atomically(|conn| {
-        let version: i32 = enrichment_tables::table
-            .find(1)
-            .select(enrichment_tables::version)
-            .first(conn)?;
-        if version >= TABLES_VERSION {
+        let claimed = diesel::update(
+            enrichment_tables::table
+                .find(1)
+                .filter(enrichment_tables::version.lt(TABLES_VERSION)),
+        )
+        .set(enrichment_tables::version.eq(TABLES_VERSION))
+        .execute(conn)?;
+        if claimed == 0 {
             return Ok(0);
         }
-        // Claimed first: a second worker finding the same old version
-        // waits on this row, then finds it current.
-        diesel::update(enrichment_tables::table.find(1))
-            .set(enrichment_tables::version.eq(TABLES_VERSION))
-            .execute(conn)?;
         let owners: Vec<i64> = accounts::table
             .select(accounts::user_id)
             .distinct()
             .load(conn)?;
-        for user in &owners {
-            request(conn, UserId::new(*user), now)?;
+        // Without each user's change number: a batch of theirs running
+        // meanwhile writes its rows, but not its position into the new
+        // run (`advance` updates only the run it read).
+        for owner in &owners {
+            request(conn, UserId::new(*owner), now)?;
         }
         Ok(owners.len())
     })
@@ -149,6 +163,7 @@ struct Run {
     account_id: i64,
     after_date: Option<NaiveDate>,
     after_id: Option<i64>,
+    requested_at: NaiveDateTime,
 }
 
 #[derive(Queryable, Selectable)]
@@ -244,17 +259,23 @@ pub fn advance(conn: &mut AnyConnection, now: NaiveDateTime) -> StorageResult<Op
         }
         writes.write(conn, seq, now)?;
         done.finished = finished;
-        diesel::update(enrichment_runs::table.find(user))
-            .set((
-                enrichment_runs::account_id.eq(position.0),
-                enrichment_runs::after_date.eq(position.1),
-                enrichment_runs::after_id.eq(position.2),
-                enrichment_runs::checked.eq(enrichment_runs::checked + done.checked as i64),
-                enrichment_runs::changed.eq(enrichment_runs::changed + done.changed as i64),
-                enrichment_runs::advanced_at.eq(now),
-                enrichment_runs::finished_at.eq(finished.then_some(now)),
-            ))
-            .execute(conn)?;
+        // Only the run this batch read: one started over meanwhile (a new
+        // tables version asks without the user's number) keeps its start.
+        diesel::update(
+            enrichment_runs::table
+                .find(user)
+                .filter(enrichment_runs::requested_at.eq(run.requested_at)),
+        )
+        .set((
+            enrichment_runs::account_id.eq(position.0),
+            enrichment_runs::after_date.eq(position.1),
+            enrichment_runs::after_id.eq(position.2),
+            enrichment_runs::checked.eq(enrichment_runs::checked + done.checked as i64),
+            enrichment_runs::changed.eq(enrichment_runs::changed + done.changed as i64),
+            enrichment_runs::advanced_at.eq(now),
+            enrichment_runs::finished_at.eq(finished.then_some(now)),
+        ))
+        .execute(conn)?;
         if !changed_accounts.is_empty() {
             let accounts: Vec<i64> = changed_accounts.into_iter().collect();
             let summary = SyncSummary {

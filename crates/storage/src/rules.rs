@@ -148,6 +148,13 @@ pub fn replace(
 ) -> Result<Option<RuleRecord>, RuleChangeError> {
     conn.atomically_or(|conn| {
         lock_and_check(conn, user_id, rule)?;
+        let kept = list(conn, user_id)?.into_iter().find(|r| r.id == id);
+        match kept {
+            None => return Ok(None),
+            // The same rule again changes nothing: no run starts over.
+            Some(kept) if kept.rule == *rule => return Ok(Some(kept)),
+            Some(_) => {}
+        }
         let created_at: Option<NaiveDateTime> = diesel::update(
             enrichment_rules::table
                 .filter(enrichment_rules::id.eq(id.get()))

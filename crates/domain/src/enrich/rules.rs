@@ -121,7 +121,10 @@ impl Rule {
             if text.chars().count() > MAX_TEXT {
                 return Err(RuleError::TooLong(field));
             }
-            if !text.chars().any(char::is_alphanumeric) {
+            // Blank as matching reads it: a text that folds to nothing
+            // (`*`, or an MT940 field mark such as `?20`) would match
+            // every transaction.
+            if fold(&[Some(text)]).trim().is_empty() {
                 return Err(RuleError::Blank(field));
             }
         }
@@ -438,6 +441,8 @@ mod tests {
         assert_eq!(nothing.check().unwrap_err().field(), "set");
         let mut blank = ok.clone();
         blank.when.text = Some(" * ".into());
+        assert_eq!(blank.check().unwrap_err().field(), "match.text");
+        blank.when.text = Some("?20".into());
         assert_eq!(blank.check().unwrap_err().field(), "match.text");
         let mut long = ok.clone();
         long.then.merchant = Some("a".repeat(MAX_TEXT + 1));

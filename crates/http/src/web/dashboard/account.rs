@@ -14,6 +14,7 @@ use askama::Template;
 use chrono::NaiveDate;
 use serde::Deserialize;
 use tributary_domain::access::Viewer;
+use tributary_domain::enrich::merchant;
 use tributary_domain::ids::{AccountId, TransactionId, UserId};
 use tributary_storage::read::{self, TransactionFilter, TransactionPosition};
 
@@ -232,7 +233,11 @@ fn gather(
 fn transaction_row(t: read::TransactionRecord) -> TransactionRow {
     let shown = t.shown_subcategory();
     let merchant = t.clean_merchant.clone().or(t.merchant.clone());
-    let rule_link = merchant.as_ref().map(|name| {
+    // A rule's merchant condition is the name the tables find, before any
+    // rule renamed it: the form starts with that one.
+    let tables_name =
+        merchant::clean(t.merchant.as_deref(), t.description.as_deref()).map(|p| p.name);
+    let rule_link = tables_name.as_ref().map(|name| {
         let mut query = url::form_urlencoded::Serializer::new(String::new());
         query.append_pair("merchant", name);
         if let Some(subcategory) = shown {
