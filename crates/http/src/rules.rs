@@ -9,10 +9,10 @@ use crate::error::{ApiError, Envelope};
 use crate::openapi::responses;
 use crate::routes::Operation;
 use crate::state::AppState;
+use crate::webhooks::time;
 use crate::wire::nullable_decimal_schema;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
-use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tributary_domain::access::Viewer;
@@ -149,11 +149,6 @@ pub struct RuleList {
     /// changed.
     #[schema(required = true)]
     applying: Option<Applying>,
-}
-
-fn time(t: NaiveDateTime) -> String {
-    t.and_utc()
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 impl From<RuleRecord> for RuleView {

@@ -85,7 +85,8 @@ pub(crate) struct Endpoint {
     created_at: String,
 }
 
-fn time(t: NaiveDateTime) -> String {
+/// A stored UTC time as the API writes it (RFC 3339, seconds, `Z`).
+pub(crate) fn time(t: NaiveDateTime) -> String {
     t.and_utc()
         .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

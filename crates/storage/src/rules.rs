@@ -148,30 +148,26 @@ pub fn replace(
 ) -> Result<Option<RuleRecord>, RuleChangeError> {
     conn.atomically_or(|conn| {
         lock_and_check(conn, user_id, rule)?;
-        let kept = list(conn, user_id)?.into_iter().find(|r| r.id == id);
-        match kept {
-            None => return Ok(None),
-            // The same rule again changes nothing: no run starts over.
-            Some(kept) if kept.rule == *rule => return Ok(Some(kept)),
-            Some(_) => {}
-        }
-        let created_at: Option<NaiveDateTime> = diesel::update(
-            enrichment_rules::table
-                .filter(enrichment_rules::id.eq(id.get()))
-                .filter(enrichment_rules::user_id.eq(user_id.get())),
-        )
-        .set(values(rule))
-        .returning(enrichment_rules::created_at)
-        .get_result(conn)
-        .optional()?;
-        let Some(created_at) = created_at else {
+        let kept: Option<Row> = enrichment_rules::table
+            .filter(enrichment_rules::id.eq(id.get()))
+            .filter(enrichment_rules::user_id.eq(user_id.get()))
+            .select(Row::as_select())
+            .first(conn)
+            .optional()?;
+        let Some(kept) = kept.map(Row::record) else {
             return Ok(None);
         };
+        // The same rule again changes nothing: no run starts over.
+        if kept.rule == *rule {
+            return Ok(Some(kept));
+        }
+        diesel::update(enrichment_rules::table.find(id.get()))
+            .set(values(rule))
+            .execute(conn)?;
         reenrich::request(conn, user_id, now)?;
         Ok(Some(RuleRecord {
-            id,
             rule: rule.clone(),
-            created_at,
+            ..kept
         }))
     })
 }
