@@ -11,6 +11,8 @@ pub mod browser;
 pub mod enablebanking;
 pub mod fakes;
 pub mod harness;
+pub mod mcp;
+pub mod node;
 pub mod openapi;
 pub mod plaid;
 pub mod platform;

@@ -53,6 +53,7 @@ Configuration (environment variables):
 
 const SERVICES_HELP: &str = "\
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
+  TRIBUTARY_MCP_REQUESTS_PER_MINUTE  personal-api: MCP tool calls a minute each key or assistant may make (docs/mcp.md) [default: 120]
   TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS  personal-api: how many days back one SimpleFIN request may reach; an older start-date is moved up, with a warning [default: none: as far as asked]
   TRIBUTARY_BEHIND_PROXY    one reverse proxy in front: take the client's address from the last X-Forwarded-For entry, and URLs from its forwarded host and scheme [default: off]
   TRIBUTARY_SMTP_URL        SMTP server for sign-in codes and notices, e.g. smtps://USER:PASSWORD@HOST [default: none: mail goes to the log]
@@ -114,6 +115,8 @@ pub struct Config {
     pub metrics: MetricsAccess,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// MCP tool calls a minute each credential may make.
+    pub mcp_requests_per_minute: u32,
     /// How many days back one SimpleFIN request may reach; `None`: as far
     /// as the client asks (the owner's history is theirs).
     pub simplefin_max_window_days: Option<u32>,
@@ -162,6 +165,10 @@ where
 /// Like the SimpleFIN Bridge, which expects apps to ask at most 24 times a
 /// day.
 pub const DEFAULT_SIMPLEFIN_DAILY_REQUESTS: i32 = 24;
+/// MCP tool calls a minute one credential may make: an assistant
+/// answering one question makes a handful, so this stops a runaway loop,
+/// not a person.
+pub const DEFAULT_MCP_REQUESTS_PER_MINUTE: u32 = 120;
 
 /// Who may read the Prometheus metrics (docs/operations.md). With neither
 /// set, `/metrics` is not served.
@@ -476,6 +483,12 @@ impl Config {
             "expected a number of requests from 1 to 100000",
         )?
         .unwrap_or(DEFAULT_SIMPLEFIN_DAILY_REQUESTS);
+        let mcp_requests_per_minute = count_in(
+            &lookup,
+            "TRIBUTARY_MCP_REQUESTS_PER_MINUTE",
+            "expected a number of requests from 1 to 100000",
+        )?
+        .unwrap_or(DEFAULT_MCP_REQUESTS_PER_MINUTE);
         let simplefin_max_window_days = count_in(
             &lookup,
             "TRIBUTARY_SIMPLEFIN_MAX_WINDOW_DAYS",
@@ -500,6 +513,7 @@ impl Config {
             outbound_allow_private,
             developer_signup,
             simplefin_daily_requests,
+            mcp_requests_per_minute,
             simplefin_max_window_days,
             metrics,
             behind_proxy,

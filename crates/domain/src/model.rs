@@ -190,6 +190,14 @@ wire_enum! {
     }
 }
 
+impl AccountKind {
+    /// An account whose balance is money owed (a card, a loan), whatever
+    /// sign its provider writes it with: net worth subtracts it.
+    pub fn is_liability(self) -> bool {
+        matches!(self, AccountKind::CreditCard | AccountKind::Loan)
+    }
+}
+
 wire_enum! {
     /// Who pays for a Platform app's end users' connections.
     BillingModel {

@@ -23,7 +23,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::Decimal;
 use tributary_storage::read::{
-    self, AccountView, TransactionFilter, TransactionPosition, TransactionRecord,
+    self, AccountView, HoldingView, TransactionFilter, TransactionPosition, TransactionRecord,
 };
 use tributary_storage::{AnyConnection, HeldSnapshot};
 
@@ -143,7 +143,7 @@ struct Page {
     after: Option<TransactionPosition>,
 }
 
-fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
+pub(crate) fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
     let invalid = || {
         ApiError::bad_request(
             "INVALID_DATE",
@@ -201,7 +201,7 @@ fn date_parameter(
     }
 }
 
-fn encode_cursor(position: TransactionPosition) -> String {
+pub(crate) fn encode_cursor(position: TransactionPosition) -> String {
     URL_SAFE_NO_PAD.encode(format!(
         "v1:{}:{}",
         position.date.format("%Y-%m-%d"),
@@ -209,7 +209,7 @@ fn encode_cursor(position: TransactionPosition) -> String {
     ))
 }
 
-fn decode_cursor(raw: &str) -> Result<TransactionPosition, ApiError> {
+pub(crate) fn decode_cursor(raw: &str) -> Result<TransactionPosition, ApiError> {
     let invalid = || {
         ApiError::bad_request(
             "INVALID_CURSOR",
@@ -568,22 +568,45 @@ async fn get_holdings<C: Credential>(
 ) -> Result<HttpResponse, ApiError> {
     let account_id = auth::checked(&state, &credential, parse_account_id(&path)).await?;
     let (account, holdings) = auth::as_viewer(&state, credential, move |conn, viewer| {
-        let account = visible_account(conn, &viewer, account_id)?;
-        if !tributary_providers::catalog::reports_holdings(account.provider) {
-            // 501, as the hosted service answers: clients map exactly this
-            // status to "not supported" (a 400 fails their whole sync).
-            return Err(ApiError::not_implemented(
-                "HOLDINGS_NOT_SUPPORTED",
-                format!("Account {account_id} comes from provider `{}`, which does not report holdings.", account.provider),
-            ));
-        }
-        Ok((account, read::list_holdings(conn, account_id)?))
+        holdings_of(conn, &viewer, account_id)
     })
     .await?;
-    // The total is in the account's currency: a holding in another currency
-    // counts with the converted value its provider reported.
+    Ok(HttpResponse::Ok().json(wire::HoldingsResponse {
+        total_value: total_value(&account, &holdings),
+        holdings: holdings.into_iter().map(Into::into).collect(),
+        currency: account.currency,
+    }))
+}
+
+/// The holdings of an account `viewer` sees, with the account: 501
+/// `HOLDINGS_NOT_SUPPORTED` where its provider reports none.
+pub(crate) fn holdings_of(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account_id: AccountId,
+) -> Result<(AccountView, Vec<HoldingView>), ApiError> {
+    let account = visible_account(conn, viewer, account_id)?;
+    if !tributary_providers::catalog::reports_holdings(account.provider) {
+        // 501, as the hosted service answers: clients map exactly this
+        // status to "not supported" (a 400 fails their whole sync).
+        return Err(ApiError::not_implemented(
+            "HOLDINGS_NOT_SUPPORTED",
+            format!(
+                "Account {account_id} comes from provider `{}`, which does not report holdings.",
+                account.provider
+            ),
+        ));
+    }
+    let holdings = read::list_holdings(conn, account_id)?;
+    Ok((account, holdings))
+}
+
+/// What `holdings` are worth in the account's currency: a holding in
+/// another currency counts with the converted value its provider reported
+/// (one without is left out, and logged).
+pub(crate) fn total_value(account: &AccountView, holdings: &[HoldingView]) -> Decimal {
     let mut total = Decimal::ZERO;
-    for holding in &holdings {
+    for holding in holdings {
         match (
             holding.currency == account.currency,
             holding.value_in_account_currency,
@@ -591,18 +614,15 @@ async fn get_holdings<C: Credential>(
             (_, Some(converted)) => total += converted,
             (true, None) => total += holding.value,
             (false, None) => log::warn!(
-                "account {account_id}: holding of {} in {} has no value in {}; left out of totalValue",
+                "account {}: holding of {} in {} has no value in {}; left out of totalValue",
+                account.id,
                 holding.security.name,
                 holding.currency,
                 account.currency
             ),
         }
     }
-    Ok(HttpResponse::Ok().json(wire::HoldingsResponse {
-        holdings: holdings.into_iter().map(Into::into).collect(),
-        total_value: total,
-        currency: account.currency,
-    }))
+    total
 }
 
 #[cfg(test)]

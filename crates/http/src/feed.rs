@@ -17,8 +17,10 @@ use crate::routes::Operation;
 use crate::state::AppState;
 use crate::wire;
 use actix_web::{HttpRequest, HttpResponse, web};
+use tributary_domain::access::Viewer;
 use tributary_domain::changes::{FeedCursor, FeedPosition};
 use tributary_domain::ids::AccountId;
+use tributary_storage::AnyConnection;
 use tributary_storage::changes::{self, FeedEntry, FeedPage};
 
 /// Changes a page holds when the client does not say.
@@ -42,7 +44,7 @@ struct FeedQuery {
     account: Option<AccountId>,
 }
 
-fn decode_cursor(raw: &str) -> Result<FeedCursor, ApiError> {
+pub(crate) fn decode_cursor(raw: &str) -> Result<FeedCursor, ApiError> {
     FeedCursor::parse(raw).map_err(|_| {
         ApiError::bad_request(
             "INVALID_CURSOR",
@@ -121,26 +123,41 @@ async fn transactions_sync<C: Credential>(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let query = auth::checked(&state, &credential, FeedQuery::parse(req.query_string())).await?;
-    let read = auth::as_viewer(&state, credential, move |conn, viewer| {
-        if let Some(account) = query.account {
-            visible_account(conn, &viewer, account)?;
-        }
-        let fingerprint = FeedCursor::fingerprint(&viewer, query.account);
-        let after = match query.cursor {
-            None => FeedPosition::START,
-            Some(cursor) if cursor.fingerprint == fingerprint => cursor.position,
-            Some(_) => {
-                return Err(resync_required(
-                    "This cursor was made for other credentials or another `account_id`.",
-                ));
-            }
-        };
-        let page = changes::read_feed(conn, &viewer, query.account, after, query.count)?;
-        Ok((page, after, fingerprint))
+    let answer = auth::as_viewer(&state, credential, move |conn, viewer| {
+        changes_past(conn, &viewer, query.cursor, query.count, query.account)
     })
     .await?;
-    let (page, after, fingerprint) = read;
-    let FeedPage::Changes { entries, has_more } = page else {
+    Ok(HttpResponse::Ok()
+        .insert_header(("Cache-Control", "private, no-store"))
+        .json(answer))
+}
+
+/// The changes `viewer` may see past `cursor` (from the start without
+/// one), at most `count`, of `account` alone when given: the answer of
+/// `GET /transactions/sync`, also the MCP tool's.
+pub(crate) fn changes_past(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    cursor: Option<FeedCursor>,
+    count: i64,
+    account: Option<AccountId>,
+) -> Result<wire::TransactionChanges, ApiError> {
+    if let Some(account) = account {
+        visible_account(conn, viewer, account)?;
+    }
+    let fingerprint = FeedCursor::fingerprint(viewer, account);
+    let after = match cursor {
+        None => FeedPosition::START,
+        Some(cursor) if cursor.fingerprint == fingerprint => cursor.position,
+        Some(_) => {
+            return Err(resync_required(
+                "This cursor was made for other credentials or another `account_id`.",
+            ));
+        }
+    };
+    let FeedPage::Changes { entries, has_more } =
+        changes::read_feed(conn, viewer, account, after, count)?
+    else {
         return Err(resync_required(
             "This cursor is older than the removals this server keeps.",
         ));
@@ -172,9 +189,7 @@ async fn transactions_sync<C: Credential>(
             }
         }
     }
-    Ok(HttpResponse::Ok()
-        .insert_header(("Cache-Control", "private, no-store"))
-        .json(answer))
+    Ok(answer)
 }
 
 #[cfg(test)]

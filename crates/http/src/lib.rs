@@ -17,6 +17,7 @@ pub mod health;
 pub mod imports;
 pub mod interface;
 pub mod malformed;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 mod origin;

@@ -11,11 +11,13 @@ use crate::routes::Operation;
 use crate::state::AppState;
 use crate::wire::decimal_schema;
 use actix_web::{HttpRequest, HttpResponse, web};
-use chrono::Months;
+use chrono::{Months, NaiveDate};
 use serde::Serialize;
+use tributary_domain::access::Viewer;
 use tributary_domain::enrich::recurring;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
+use tributary_storage::AnyConnection;
 use utoipa::ToSchema;
 
 /// How far back streams are looked for: two years and a month, so that a
@@ -131,20 +133,34 @@ async fn recurring<C: Credential>(
     let account = auth::checked(&state, &credential, parse(req.query_string())).await?;
     let today = state.clock.now().date_naive();
     let streams = auth::as_viewer(&state, credential, move |conn, viewer| {
-        let accounts = visible_accounts(conn, &viewer, account)?;
-        let since = today.checked_sub_months(Months::new(HISTORY_MONTHS));
-        let mut history = Vec::new();
-        tributary_storage::posted::each_posted(conn, &accounts, (since, None), |row| {
-            history.push(row)
-        })?;
-        Ok(recurring::detect(&history, today))
+        streams(conn, &viewer, account, today)
     })
     .await?;
-    let (inflow, outflow): (Vec<_>, Vec<_>) = streams.into_iter().partition(|s| s.inflow);
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))
-        .json(RecurringStreams {
-            inflow: inflow.into_iter().map(Into::into).collect(),
-            outflow: outflow.into_iter().map(Into::into).collect(),
-        }))
+        .json(streams))
+}
+
+/// The recurring streams of the accounts `viewer` sees (or of `account`
+/// alone) as of `today`: the answer of `GET /recurring`, also the MCP
+/// tool's.
+pub(crate) fn streams(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account: Option<AccountId>,
+    today: NaiveDate,
+) -> Result<RecurringStreams, ApiError> {
+    let accounts = visible_accounts(conn, viewer, account)?;
+    let since = today.checked_sub_months(Months::new(HISTORY_MONTHS));
+    let mut history = Vec::new();
+    tributary_storage::posted::each_posted(conn, &accounts, (since, None), |row| {
+        history.push(row)
+    })?;
+    let (inflow, outflow): (Vec<_>, Vec<_>) = recurring::detect(&history, today)
+        .into_iter()
+        .partition(|s| s.inflow);
+    Ok(RecurringStreams {
+        inflow: inflow.into_iter().map(Into::into).collect(),
+        outflow: outflow.into_iter().map(Into::into).collect(),
+    })
 }

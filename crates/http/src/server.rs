@@ -37,7 +37,10 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
         cfg.service(route::get("/metrics", metrics::serve::scrape_with_token));
         match interface {
             Interface::Platform => crate::web::configure_pages(cfg),
-            Interface::Personal => crate::web::dashboard::configure(cfg),
+            Interface::Personal => {
+                crate::web::dashboard::configure(cfg);
+                crate::mcp::configure(cfg);
+            }
         }
         // Both interfaces serve SimpleFIN: Personal users' destinations come
         // from the CLI, app users' from the portal.
@@ -312,6 +315,7 @@ impl Application {
         let mut state = AppState::new(db.clone(), clock, config.public_url.clone())
             .with_metrics(&config.metrics);
         state.simplefin_daily_requests = config.simplefin_daily_requests;
+        state.mcp_limit = crate::mcp::RequestLimit::per_minute(config.mcp_requests_per_minute);
         state.simplefin_max_window_days = config.simplefin_max_window_days;
         state.developer_signup = config.developer_signup;
         state.sealer = Some(sealer);

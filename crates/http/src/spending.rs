@@ -14,9 +14,11 @@ use crate::wire::decimal_schema;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::NaiveDate;
 use serde::Serialize;
+use tributary_domain::access::Viewer;
 use tributary_domain::enrich::spending::{GroupBy, Total, Totals};
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::{Decimal, json as decimal_json};
+use tributary_storage::AnyConnection;
 use utoipa::ToSchema;
 
 /// The spending endpoint, for credentials `A`.
@@ -143,12 +145,13 @@ async fn spending<C: Credential>(
     )
     .await?;
     let groups = auth::as_viewer(&state, credential, move |conn, viewer| {
-        let accounts = visible_accounts(conn, &viewer, query.account)?;
-        let mut totals = Totals::new(query.group_by);
-        tributary_storage::posted::each_posted(conn, &accounts, (query.from, query.to), |row| {
-            totals.add(&row)
-        })?;
-        Ok(totals.groups())
+        totals(
+            conn,
+            &viewer,
+            query.account,
+            (query.from, query.to),
+            query.group_by,
+        )
     })
     .await?;
     Ok(HttpResponse::Ok()
@@ -156,6 +159,22 @@ async fn spending<C: Credential>(
         .json(Spending {
             groups: groups.into_iter().map(Into::into).collect(),
         }))
+}
+
+/// What went out of the accounts `viewer` sees (or of `account` alone)
+/// between the dates, grouped: the answer of `GET /spending`, also the MCP
+/// tool's.
+pub(crate) fn totals(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account: Option<AccountId>,
+    dates: (Option<NaiveDate>, Option<NaiveDate>),
+    group_by: GroupBy,
+) -> Result<Vec<Total>, ApiError> {
+    let accounts = visible_accounts(conn, viewer, account)?;
+    let mut totals = Totals::new(group_by);
+    tributary_storage::posted::each_posted(conn, &accounts, dates, |row| totals.add(&row))?;
+    Ok(totals.groups())
 }
 
 #[cfg(test)]

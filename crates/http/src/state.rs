@@ -27,6 +27,9 @@ pub struct AppState {
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Requests a day each SimpleFIN destination may make.
     pub simplefin_daily_requests: i32,
+    /// How many MCP requests each credential may make a minute, and what
+    /// each has made (docs/mcp.md).
+    pub mcp_limit: crate::mcp::RequestLimit,
     /// How far back one SimpleFIN request may reach (`None`: no cap).
     pub simplefin_max_window_days: Option<u32>,
     /// Who may sign up to the developer dashboard.
@@ -56,6 +59,9 @@ impl AppState {
             metrics: Arc::new(crate::metrics::Metrics::new(&Default::default())),
             simplefin_daily_requests: tributary_app::config::DEFAULT_SIMPLEFIN_DAILY_REQUESTS,
             simplefin_max_window_days: None,
+            mcp_limit: crate::mcp::RequestLimit::per_minute(
+                tributary_app::config::DEFAULT_MCP_REQUESTS_PER_MINUTE,
+            ),
             developer_signup: tributary_auth::developers::Signup::Closed,
             sealer: None,
             outbound: tributary_outbound::Guard::new(Default::default()),

@@ -216,14 +216,7 @@ impl Serialize for Transaction<'_> {
         out.serialize_field("amount", &Number(&record.amount))?;
         out.serialize_field("currency", &record.currency)?;
         out.serialize_field("date", &IsoDate(record.date))?;
-        match record.clean_merchant.as_ref().or(record.merchant.as_ref()) {
-            Some(merchant) => out.serialize_field("merchant", merchant)?,
-            // A row stored before enrichment that names no counterparty.
-            None => out.serialize_field(
-                "merchant",
-                &record.description.as_deref().and_then(merchant::label),
-            )?,
-        }
+        out.serialize_field("merchant", &shown_merchant(record))?;
         out.serialize_field("description", &record.description)?;
         out.serialize_field("isPending", &record.is_pending)?;
         let subcategory = record.shown_subcategory();
@@ -231,6 +224,20 @@ impl Serialize for Transaction<'_> {
         out.serialize_field("subcategory", &subcategory.map(|s| s.id))?;
         out.serialize_field("transferAccountId", &record.transfer_account_id)?;
         out.end()
+    }
+}
+
+/// The merchant a transaction shows: enrichment's clean name, else the
+/// provider's, else (a row stored before enrichment that names no
+/// counterparty) a label made from its description.
+pub(crate) fn shown_merchant(record: &TransactionRecord) -> Option<std::borrow::Cow<'_, str>> {
+    match record.clean_merchant.as_ref().or(record.merchant.as_ref()) {
+        Some(merchant) => Some(merchant.into()),
+        None => record
+            .description
+            .as_deref()
+            .and_then(merchant::label)
+            .map(Into::into),
     }
 }
 

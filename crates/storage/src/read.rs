@@ -217,9 +217,19 @@ fn filtered_transactions<'a>(
     account_id: AccountId,
     filter: &TransactionFilter,
 ) -> transactions::BoxedQuery<'a, crate::db::MultiBackend> {
-    let mut query = transactions::table
-        .filter(transactions::account_id.eq(account_id.get()))
-        .into_boxed();
+    within(
+        transactions::table
+            .filter(transactions::account_id.eq(account_id.get()))
+            .into_boxed(),
+        filter,
+    )
+}
+
+/// `query` narrowed to what `filter` lets through.
+fn within<'a>(
+    mut query: transactions::BoxedQuery<'a, crate::db::MultiBackend>,
+    filter: &TransactionFilter,
+) -> transactions::BoxedQuery<'a, crate::db::MultiBackend> {
     if !filter.include_pending {
         query = query.filter(transactions::is_pending.eq(false));
     }
@@ -280,13 +290,51 @@ pub fn search_transactions(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
+    let query = filtered_transactions(account_id, filter).filter(containing(text));
+    Ok(newest_first(query, Some(limit), after).load(conn)?)
+}
+
+/// Rows whose description or merchant contains `text`, in any case.
+fn containing(
+    text: &str,
+) -> Box<
+    dyn BoxableExpression<
+            transactions::table,
+            crate::db::MultiBackend,
+            SqlType = diesel::sql_types::Nullable<diesel::sql_types::Bool>,
+        >,
+> {
     let pattern = contains_pattern(text);
-    let query = filtered_transactions(account_id, filter).filter(
+    Box::new(
         lower(transactions::description)
             .like(pattern.clone())
             .escape('\\')
             .or(lower(transactions::merchant).like(pattern).escape('\\')),
+    )
+}
+
+/// One page of the transactions of `accounts` (several at once), newest
+/// first across them (date, then id), with `text` (when given) in the
+/// description or merchant in any case. The order is the one
+/// [`list_transactions`] pages by, so a position from either continues
+/// here. An empty `accounts` matches nothing.
+pub fn transactions_of_accounts(
+    conn: &mut AnyConnection,
+    accounts: &[AccountId],
+    filter: &TransactionFilter,
+    text: Option<&str>,
+    limit: i64,
+    after: Option<TransactionPosition>,
+) -> StorageResult<Vec<TransactionRecord>> {
+    let mut query = within(
+        transactions::table
+            .filter(transactions::account_id.eq_any(accounts.iter().map(|a| a.get())))
+            .into_boxed(),
+        filter,
     );
+    if let Some(text) = text {
+        query = query.filter(containing(text));
+    }
     Ok(newest_first(query, Some(limit), after).load(conn)?)
 }
 
