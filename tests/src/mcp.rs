@@ -1,8 +1,17 @@
-//! The MCP Inspector's CLI (npm `@modelcontextprotocol/inspector`), a
-//! third-party MCP client, driving a running server's `/mcp`: installed
-//! from npm on first use (the test fails, never skips, without it).
+//! MCP clients for the tests: the MCP Inspector's CLI (npm
+//! `@modelcontextprotocol/inspector`), a third-party MCP client, driving a
+//! running server's `/mcp` (installed from npm on first use; the test
+//! fails, never skips, without it); and an assistant connecting by URL as
+//! the MCP authorization specification says, with the `oauth2` crate.
 
-use serde_json::Value;
+use crate::TestServer;
+use oauth2::basic::BasicClient;
+use oauth2::{
+    AuthType, AuthUrl, ClientId, CsrfToken, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl,
+    TokenUrl,
+};
+use reqwest::{Client, StatusCode};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -112,5 +121,134 @@ impl Inspector {
             result,
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         }
+    }
+}
+
+/// Where the assistant's browser comes back (never reached: the test
+/// reads the code from the redirect).
+pub const CALLBACK: &str = "http://127.0.0.1:9/callback";
+
+/// What an assistant learns and holds.
+#[derive(Debug)]
+pub struct Assistant {
+    /// Where its browser comes back with the code.
+    pub callback: String,
+    pub client_id: String,
+    pub authorize: String,
+    pub token: String,
+    pub resource: String,
+}
+
+pub fn http() -> oauth2::reqwest::Client {
+    oauth2::reqwest::ClientBuilder::new()
+        .redirect(oauth2::reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Discovery from the 401 and registration, with `callback` as the
+/// redirect URI, as an MCP client does them.
+pub async fn discover_and_register(server: &TestServer, callback: &str) -> Assistant {
+    let client = Client::new();
+    let refused = client
+        .post(server.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let challenge = refused.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let metadata_url = challenge
+        .split("resource_metadata=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no resource_metadata in {challenge}"));
+    let resource: Value = client
+        .get(metadata_url)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(resource["resource"], server.url("/mcp"));
+    let issuer = resource["authorization_servers"][0].as_str().unwrap();
+    let metadata: Value = client
+        .get(format!("{issuer}/.well-known/oauth-authorization-server"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["issuer"], issuer);
+    assert_eq!(
+        metadata["code_challenge_methods_supported"],
+        json!(["S256"])
+    );
+    let registered = client
+        .post(metadata["registration_endpoint"].as_str().unwrap())
+        .json(&json!({
+            "client_name": "Test Assistant",
+            "redirect_uris": [callback],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+            "logo_uri": "https://assistant.example/logo.png",
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), StatusCode::CREATED);
+    let registered: Value = registered.json().await.unwrap();
+    assert_eq!(registered["token_endpoint_auth_method"], "none");
+    assert_eq!(registered["redirect_uris"], json!([callback]));
+    assert!(registered.get("client_secret").is_none());
+    Assistant {
+        callback: callback.to_owned(),
+        client_id: registered["client_id"].as_str().unwrap().to_owned(),
+        authorize: metadata["authorization_endpoint"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        token: metadata["token_endpoint"].as_str().unwrap().to_owned(),
+        resource: resource["resource"].as_str().unwrap().to_owned(),
+    }
+}
+
+impl Assistant {
+    pub fn oauth(
+        &self,
+    ) -> BasicClient<
+        oauth2::EndpointSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointNotSet,
+        oauth2::EndpointSet,
+    > {
+        BasicClient::new(ClientId::new(self.client_id.clone()))
+            .set_auth_type(AuthType::RequestBody)
+            .set_auth_uri(AuthUrl::new(self.authorize.clone()).unwrap())
+            .set_token_uri(TokenUrl::new(self.token.clone()).unwrap())
+            .set_redirect_uri(RedirectUrl::new(self.callback.clone()).unwrap())
+    }
+
+    /// The authorization link (path and query on the server) and the PKCE
+    /// verifier that goes with it.
+    pub fn link(&self, resource: &str) -> (String, PkceCodeVerifier) {
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (url, _) = self
+            .oauth()
+            .authorize_url(|| CsrfToken::new("st-42".into()))
+            .set_pkce_challenge(challenge)
+            .add_extra_param("resource", resource)
+            .add_scope(oauth2::Scope::new("mcp".into()))
+            .url();
+        (format!("{}?{}", url.path(), url.query().unwrap()), verifier)
     }
 }

@@ -633,6 +633,105 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
 }
 
 #[actix_web::test]
+async fn a_person_connects_an_assistant_over_oauth_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        assistant_walk_through(&driver, database).await;
+    }
+}
+
+/// An assistant connects to `/mcp` by URL (tributary_e2e::mcp does its
+/// side: discovery from the 401, registration, PKCE, the token exchange
+/// with the `oauth2` crate); the person signs in from the consent link,
+/// ticks two accounts, allows, and the assistant reads those two and no
+/// other; then they revoke it under "Connected apps" and it reads nothing.
+async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
+    let server = tributary_e2e::start(database);
+    let world = &server.world;
+    let (callback, site) = start_integrator_site();
+    let assistant = tributary_e2e::mcp::discover_and_register(&server, &callback).await;
+    let (link, verifier) = assistant.link(&assistant.resource);
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    async fn shoot_both(browser: &Client, name: &str) {
+        shoot_both_widths(browser, &format!("assistant-{name}")).await;
+    }
+
+    browser.goto(&server.url(&link)).await.unwrap();
+    wait_for(&browser, "how-to-sign-in").await;
+    fill(&browser, "email", "alice@example.com").await;
+    click(&browser, "send-code").await;
+    wait_for(&browser, "code").await;
+    let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
+    fill(&browser, "code", &code).await;
+    click(&browser, "verify").await;
+    // Signed in, the person is back on the consent page.
+    wait_for(&browser, "allow").await;
+    assert_eq!(
+        browser.current_url().await.unwrap().path(),
+        "/mcp/oauth/authorize"
+    );
+    let chosen = [world.alice_sandbox_accounts[0], world.alice_imported];
+    for account in chosen {
+        click(&browser, &format!("share-{account}")).await;
+    }
+    shoot_both(&browser, "01-consent").await;
+    click(&browser, "allow").await;
+    wait_for(&browser, "back").await;
+    let back = browser.current_url().await.unwrap();
+    let query: std::collections::HashMap<_, _> = back.query_pairs().into_owned().collect();
+    assert_eq!(query["iss"], server.base_url);
+    let tokens = {
+        use oauth2::TokenResponse as _;
+        assistant
+            .oauth()
+            .exchange_code(oauth2::AuthorizationCode::new(query["code"].clone()))
+            .set_pkce_verifier(verifier)
+            .add_extra_param("resource", &assistant.resource)
+            .request_async(&tributary_e2e::mcp::http())
+            .await
+            .unwrap()
+            .access_token()
+            .secret()
+            .clone()
+    };
+    let inspector = tributary_e2e::mcp::Inspector::installed(
+        &Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-inspector"),
+    );
+    let url = server.url("/mcp");
+    let accounts = inspector
+        .answer(&url, &tokens, "list_accounts", &serde_json::json!({}))
+        .await;
+    let seen: Vec<i64> = accounts["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_i64().unwrap())
+        .collect();
+    let mut expected: Vec<i64> = chosen.iter().map(|a| a.get()).collect();
+    expected.sort_unstable();
+    assert_eq!(seen, expected);
+
+    // Connected apps: the assistant, what it reads; revoked, it reads no more.
+    browser.goto(&server.url("/connected-apps")).await.unwrap();
+    wait_for(&browser, "apps-title").await;
+    shoot_both(&browser, "02-connected-apps").await;
+    let revoke = browser
+        .find(Locator::Css("button[id^='revoke-grant-']"))
+        .await
+        .unwrap();
+    revoke.click().await.unwrap();
+    wait_for(&browser, "no-apps").await;
+    shoot_both(&browser, "03-revoked").await;
+    let refused = inspector.list_tools(&url, &tokens).await;
+    assert_eq!(refused.exit, 3, "{refused:?}");
+    browser.close().await.unwrap();
+    site.stop(true).await;
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_person_uploads_statements_into_the_account_they_choose_in_headless_chromium() {
     let Some(driver) = start_driver() else { return };
     for database in TestDatabase::all() {

@@ -787,7 +787,7 @@ impl<'a> World<'a> {
         let code = oauth::issue_code(
             &mut *conn,
             &app,
-            user.id,
+            (user.id, None),
             redirect_uri,
             None,
             clock.now().naive_utc(),

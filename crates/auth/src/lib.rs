@@ -8,6 +8,7 @@ pub mod api_keys;
 pub mod dashboard;
 pub mod developers;
 pub mod keyring;
+pub mod mcp;
 pub mod oauth;
 pub mod secret;
 pub mod sign_in;

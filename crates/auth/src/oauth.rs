@@ -10,7 +10,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{Duration, NaiveDateTime};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tributary_domain::ids::{AppId, AuthCodeId, PortalSessionId, TokenId, UserId};
+use tributary_domain::ids::{AppId, AuthCodeId, GrantId, PortalSessionId, TokenId, UserId};
 use tributary_domain::model::{PkceMethod, TokenKind};
 use tributary_storage::apps::{self, AppRecord};
 use tributary_storage::oauth::{
@@ -156,6 +156,10 @@ pub enum OAuthError {
     InvalidGrant(String),
     #[error("{0}")]
     UnsupportedGrantType(String),
+    /// RFC 8707 §2: the `resource` asked for is not one this server issues
+    /// tokens for.
+    #[error("{0}")]
+    InvalidTarget(String),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -168,6 +172,7 @@ impl OAuthError {
             OAuthError::InvalidClient(_) => "invalid_client",
             OAuthError::InvalidGrant(_) => "invalid_grant",
             OAuthError::UnsupportedGrantType(_) => "unsupported_grant_type",
+            OAuthError::InvalidTarget(_) => "invalid_target",
             OAuthError::Storage(_) => "server_error",
         }
     }
@@ -189,10 +194,11 @@ pub fn new_family() -> String {
     secret::random_id("fam_", 16)
 }
 
+/// A new access and refresh token of `family`, for `user_id` at `app_id`,
+/// under the person's MCP consent `grant` (`None`: a Platform app's).
 pub fn issue_pair(
     store: &mut impl OAuthStore,
-    app_id: AppId,
-    user_id: UserId,
+    (app_id, user_id, grant): (AppId, UserId, Option<GrantId>),
     family: &str,
     now: NaiveDateTime,
 ) -> Result<TokenPair, StorageError> {
@@ -205,6 +211,7 @@ pub fn issue_pair(
         store.insert_token(&NewToken {
             app_id,
             user_id,
+            grant_id: grant,
             family,
             kind,
             token_hash: &secret::hash(token),
@@ -285,10 +292,23 @@ pub fn authenticate_client(
     }
 }
 
-/// The token record behind a bearer access token, when it is valid now.
+/// Where an access token is presented: each kind of client's tokens work
+/// only where they belong (RFC 8707), so a token an assistant got for
+/// `/mcp` reads nothing of the Platform API, nor the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// The Platform API's bearer data endpoints: tokens of Platform apps.
+    PlatformApi,
+    /// The MCP server: tokens issued under a person's consent (a grant).
+    Mcp,
+}
+
+/// The token record behind a bearer access token, when it is valid now
+/// for `resource`.
 pub fn authenticate_access(
     store: &mut impl OAuthStore,
     token: &str,
+    resource: Resource,
     now: NaiveDateTime,
 ) -> Result<TokenRecord, AccessError> {
     if !secret::is_well_formed(token, ACCESS_TOKEN_PREFIX) {
@@ -297,9 +317,14 @@ pub fn authenticate_access(
     let record = store
         .find_token(&secret::hash(token))?
         .ok_or(AccessError::Unknown)?;
+    let belongs = match resource {
+        Resource::PlatformApi => record.grant_id.is_none(),
+        Resource::Mcp => record.grant_id.is_some(),
+    };
     if record.kind != TokenKind::Access
         || !secret::matches_hash(token, &record.token_hash)
         || record.revoked_at.is_some()
+        || !belongs
     {
         return Err(AccessError::Unknown);
     }
@@ -362,7 +387,13 @@ pub fn refresh(
             store.revoke_family(&record.family, now)?;
             return Ok(Rotation::Replayed);
         }
-        issue_pair(store, app.id, record.user_id, &record.family, now).map(Rotation::Rotated)
+        issue_pair(
+            store,
+            (app.id, record.user_id, record.grant_id),
+            &record.family,
+            now,
+        )
+        .map(Rotation::Rotated)
     })?;
     match rotation {
         Rotation::Rotated(pair) => Ok(pair),
@@ -420,7 +451,7 @@ pub fn check_pkce<'a>(
 pub fn issue_code(
     store: &mut impl OAuthStore,
     app: &AppRecord,
-    user_id: UserId,
+    (user_id, grant): (UserId, Option<GrantId>),
     redirect_uri: &str,
     challenge: Option<(&str, &str)>,
     now: NaiveDateTime,
@@ -439,6 +470,7 @@ pub fn issue_code(
     store.insert_code(&NewCode {
         app_id: app.id,
         user_id,
+        grant_id: grant,
         code_hash: &secret::hash(&code),
         redirect_uri,
         code_challenge: challenge.map(|(c, _)| c),
@@ -523,7 +555,13 @@ pub fn redeem_code(
             }
             return Ok(None);
         }
-        issue_pair(store, app.id, record.user_id, &family, now).map(Some)
+        issue_pair(
+            store,
+            (app.id, record.user_id, record.grant_id),
+            &family,
+            now,
+        )
+        .map(Some)
     })?;
     issued.ok_or_else(|| invalid("the code was already used; the tokens it issued are now revoked"))
 }

@@ -106,6 +106,8 @@ row_id! {
     MailNoticeId;
     /// A person's enrichment rule.
     RuleId;
+    /// A person's consent to an assistant reading some accounts over MCP.
+    GrantId;
 }
 
 #[cfg(test)]

@@ -199,6 +199,16 @@ impl AccountKind {
 }
 
 wire_enum! {
+    /// What an OAuth client is: a Platform integrator's app, or an
+    /// assistant that registered itself to read a person's data over MCP.
+    /// Each kind's tokens work only where it belongs.
+    AppKind {
+        Platform => "platform",
+        Mcp => "mcp",
+    }
+}
+
+wire_enum! {
     /// Who pays for a Platform app's end users' connections.
     BillingModel {
         Integrator => "integrator",

@@ -154,16 +154,18 @@ impl BearerToken {
         conn: &mut AnyConnection,
         now: DateTime<Utc>,
     ) -> Result<TokenRecord, ApiError> {
-        oauth::authenticate_access(conn, &self.0, now.naive_utc()).map_err(|err| match err {
-            AccessError::Malformed | AccessError::Unknown => {
-                ApiError::invalid_token("INVALID_ACCESS_TOKEN", "The access token is not valid.")
-            }
-            AccessError::Expired => ApiError::invalid_token(
-                "ACCESS_TOKEN_EXPIRED",
-                "The access token has expired; get a new one with the refresh token.",
-            ),
-            AccessError::Storage(err) => err.into(),
-        })
+        oauth::authenticate_access(conn, &self.0, oauth::Resource::PlatformApi, now.naive_utc())
+            .map_err(|err| match err {
+                AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
+                    "INVALID_ACCESS_TOKEN",
+                    "The access token is not valid.",
+                ),
+                AccessError::Expired => ApiError::invalid_token(
+                    "ACCESS_TOKEN_EXPIRED",
+                    "The access token has expired; get a new one with the refresh token.",
+                ),
+                AccessError::Storage(err) => err.into(),
+            })
     }
 }
 

@@ -8,7 +8,7 @@ use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::ids::{AppId, UserId};
-use tributary_domain::model::BillingModel;
+use tributary_domain::model::{AppKind, BillingModel};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = apps)]
@@ -27,6 +27,13 @@ pub struct AppRecord {
     /// The built-in demo app (`platform-api`'s first start): the server's
     /// own callback page redeems its codes.
     pub is_demo: bool,
+    /// A Platform app, or an assistant registered for MCP (`mcp_clients`).
+    #[diesel(deserialize_as = String)]
+    pub kind: AppKind,
+    /// An assistant's registration: where from (for the registration
+    /// limit), and when it last got a code or a token.
+    pub registered_ip: Option<String>,
+    pub last_used_at: Option<NaiveDateTime>,
 }
 
 #[derive(Debug, Clone)]
@@ -65,7 +72,12 @@ pub fn create_app(conn: &mut AnyConnection, new: &NewApp<'_>) -> StorageResult<A
 /// Whether the database has any app (a first start makes the demo app only
 /// when it has none).
 pub fn has_apps(conn: &mut AnyConnection) -> StorageResult<bool> {
-    Ok(diesel::select(diesel::dsl::exists(apps::table.select(apps::id))).get_result(conn)?)
+    Ok(diesel::select(diesel::dsl::exists(
+        apps::table
+            .filter(apps::kind.eq(AppKind::Platform.as_str()))
+            .select(apps::id),
+    ))
+    .get_result(conn)?)
 }
 
 /// Makes `id` the demo app.
@@ -93,19 +105,33 @@ pub fn get_app(conn: &mut AnyConnection, id: AppId) -> StorageResult<AppRecord> 
         .first(conn)?)
 }
 
+/// The Platform app with this client id (an assistant registered for MCP
+/// is not one: `mcp_clients::find`).
 pub fn find_by_client_id(
     conn: &mut AnyConnection,
     client_id: &str,
 ) -> StorageResult<Option<AppRecord>> {
+    find_of_kind(conn, client_id, AppKind::Platform)
+}
+
+/// The client of `kind` with this client id.
+pub(crate) fn find_of_kind(
+    conn: &mut AnyConnection,
+    client_id: &str,
+    kind: AppKind,
+) -> StorageResult<Option<AppRecord>> {
     Ok(apps::table
         .filter(apps::client_id.eq(client_id))
+        .filter(apps::kind.eq(kind.as_str()))
         .select(AppRecord::as_select())
         .first(conn)
         .optional()?)
 }
 
+/// Every Platform app.
 pub fn list_apps(conn: &mut AnyConnection) -> StorageResult<Vec<AppRecord>> {
     Ok(apps::table
+        .filter(apps::kind.eq(AppKind::Platform.as_str()))
         .order(apps::id)
         .select(AppRecord::as_select())
         .load(conn)?)

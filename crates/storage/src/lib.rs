@@ -18,6 +18,7 @@ pub mod connections;
 pub mod dashboard;
 pub mod developers;
 pub mod job_outcomes;
+pub mod mcp_clients;
 pub mod notices;
 pub mod oauth;
 pub mod posted;

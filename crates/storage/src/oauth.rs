@@ -8,7 +8,7 @@ use crate::db::AnyConnection;
 use crate::schema::{oauth_codes, oauth_tokens, portal_sessions};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use tributary_domain::ids::{AppId, AuthCodeId, PortalSessionId, TokenId, UserId};
+use tributary_domain::ids::{AppId, AuthCodeId, GrantId, PortalSessionId, TokenId, UserId};
 use tributary_domain::model::{PkceMethod, TokenKind};
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -28,12 +28,17 @@ pub struct TokenRecord {
     pub used_at: Option<NaiveDateTime>,
     pub revoked_at: Option<NaiveDateTime>,
     pub created_at: NaiveDateTime,
+    /// The person's consent an MCP token was issued under; `None` for a
+    /// Platform app's token. It decides where the token works.
+    #[diesel(deserialize_as = crate::columns::NullableId)]
+    pub grant_id: Option<GrantId>,
 }
 
 #[derive(Debug, Clone)]
 pub struct NewToken<'a> {
     pub app_id: AppId,
     pub user_id: UserId,
+    pub grant_id: Option<GrantId>,
     pub family: &'a str,
     pub kind: TokenKind,
     pub token_hash: &'a str,
@@ -51,6 +56,7 @@ pub fn insert_token(conn: &mut AnyConnection, token: &NewToken<'_>) -> StorageRe
             oauth_tokens::token_hash.eq(token.token_hash),
             oauth_tokens::expires_at.eq(token.expires_at),
             oauth_tokens::created_at.eq(token.now),
+            oauth_tokens::grant_id.eq(token.grant_id.map(GrantId::get)),
         ))
         .execute(conn)?;
     Ok(())
@@ -162,12 +168,16 @@ pub struct CodeRecord {
     pub redeemed_at: Option<NaiveDateTime>,
     pub family: Option<String>,
     pub created_at: NaiveDateTime,
+    /// As [`TokenRecord::grant_id`]: its tokens inherit it.
+    #[diesel(deserialize_as = crate::columns::NullableId)]
+    pub grant_id: Option<GrantId>,
 }
 
 #[derive(Debug, Clone)]
 pub struct NewCode<'a> {
     pub app_id: AppId,
     pub user_id: UserId,
+    pub grant_id: Option<GrantId>,
     pub code_hash: &'a str,
     pub redirect_uri: &'a str,
     pub code_challenge: Option<&'a str>,
@@ -188,6 +198,7 @@ pub fn insert_code(conn: &mut AnyConnection, code: &NewCode<'_>) -> StorageResul
                 .eq(code.code_challenge_method.map(PkceMethod::as_str)),
             oauth_codes::expires_at.eq(code.expires_at),
             oauth_codes::created_at.eq(code.now),
+            oauth_codes::grant_id.eq(code.grant_id.map(GrantId::get)),
         ))
         .execute(conn)?;
     Ok(())

@@ -13,6 +13,9 @@ diesel::table! {
         default_max_accounts -> Nullable<Integer>,
         created_at -> Timestamp,
         is_demo -> Bool,
+        kind -> Text,
+        registered_ip -> Nullable<Text>,
+        last_used_at -> Nullable<Timestamp>,
     }
 }
 
@@ -240,6 +243,7 @@ diesel::table! {
         used_at -> Nullable<Timestamp>,
         revoked_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
+        grant_id -> Nullable<BigInt>,
     }
 }
 
@@ -256,6 +260,25 @@ diesel::table! {
         redeemed_at -> Nullable<Timestamp>,
         family -> Nullable<Text>,
         created_at -> Timestamp,
+        grant_id -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    mcp_grants (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        app_id -> BigInt,
+        created_at -> Timestamp,
+        last_used_at -> Nullable<Timestamp>,
+        revoked_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    mcp_grant_accounts (grant_id, account_id) {
+        grant_id -> BigInt,
+        account_id -> BigInt,
     }
 }
 
@@ -508,8 +531,12 @@ diesel::joinable!(balances -> accounts (account_id));
 diesel::joinable!(holdings -> accounts (account_id));
 diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
+diesel::joinable!(mcp_grants -> apps (app_id));
+diesel::joinable!(mcp_grant_accounts -> mcp_grants (grant_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    mcp_grants,
+    mcp_grant_accounts,
     enrichment_rules,
     enrichment_runs,
     enrichment_tables,

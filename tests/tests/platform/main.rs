@@ -137,8 +137,15 @@ async fn issue_code(
     actix_web::web::block(move || {
         let mut conn = db.conn().unwrap();
         let challenge = challenge.as_ref().map(|(c, m)| (c.as_str(), m.as_str()));
-        oauth::issue_code(&mut *conn, &record, user_id, &redirect_uri, challenge, now)
-            .map_err(|e| format!("{}: {e}", e.code()))
+        oauth::issue_code(
+            &mut *conn,
+            &record,
+            (user_id, None),
+            &redirect_uri,
+            challenge,
+            now,
+        )
+        .map_err(|e| format!("{}: {e}", e.code()))
     })
     .await
     .unwrap()

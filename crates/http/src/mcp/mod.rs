@@ -5,12 +5,17 @@
 //! official SDK (`rmcp`) speaking the protocol.
 //!
 //! A request is checked here before rmcp sees it: the credential (an API
-//! key, as on the Personal API, scoped keys seeing their accounts only),
-//! then the credential's request limit. The viewer it names goes with the
-//! request to the tools; the credential itself does not.
+//! key, as on the Personal API, scoped keys seeing their accounts only; or
+//! an access token an assistant got through OAuth, reading the accounts
+//! the person chose: [`oauth`]), then the credential's request limit. The
+//! viewer it names goes with the request to the tools; the credential
+//! itself does not. Without a valid credential the answer is 401 naming
+//! the resource's metadata (RFC 9728), where an assistant finds how to
+//! authorize.
 
 mod bridge;
 mod limit;
+pub mod oauth;
 mod server;
 mod tools;
 
@@ -22,6 +27,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tributary_auth::api_keys::{self, ApiKeyError};
+use tributary_auth::oauth::AccessError;
 use tributary_domain::access::Viewer;
 
 /// The path the server answers at.
@@ -32,8 +38,9 @@ const MAX_BODY: usize = 64 * 1024;
 
 type Service = StreamableHttpService<server::FinanceServer, LocalSessionManager>;
 
-/// Mounts `/mcp` (the Personal interface's).
+/// Mounts `/mcp` (the Personal interface's) and its authorization server.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    oauth::configure(cfg);
     cfg.service(
         web::resource(PATH)
             .app_data(web::Data::new(bridge::service(
@@ -53,7 +60,7 @@ async fn endpoint(
 ) -> HttpResponse {
     let (caller, viewer) = match identify(&state, &req).await {
         Ok(known) => known,
-        Err(refused) => return refused.error_response(),
+        Err(refused) => return challenge(&state, &req, &refused),
     };
     let message = if req.method() == actix_web::http::Method::POST {
         match serde_json::from_slice::<serde_json::Value>(&body) {
@@ -106,8 +113,33 @@ fn tool_calls(message: &serde_json::Value) -> u32 {
     }
 }
 
+/// The 401 (or the failure) of a request without a valid credential; a
+/// 401 names where the resource's metadata is (RFC 9728 §5.1), and says
+/// `invalid_token` when a token was sent (RFC 6750 §3.1).
+fn challenge(state: &AppState, req: &HttpRequest, refused: &ApiError) -> HttpResponse {
+    let mut response = refused.error_response();
+    if response.status() != actix_web::http::StatusCode::UNAUTHORIZED {
+        return response;
+    }
+    let metadata = state.absolute_url(req, oauth::RESOURCE_METADATA_PATH);
+    let invalid = if refused.code() == "MISSING_CREDENTIALS" {
+        ""
+    } else {
+        r#", error="invalid_token""#
+    };
+    if let Ok(value) = actix_web::http::header::HeaderValue::from_str(&format!(
+        r#"Bearer resource_metadata="{metadata}"{invalid}"#
+    )) {
+        response
+            .headers_mut()
+            .insert(actix_web::http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
 /// The credential `req` presents, checked: what the request limit counts
-/// it as, and the viewer it names; or the 401.
+/// it as, and the viewer it names; or the 401. An OAuth access token
+/// (`tat_…`) reads as its grant; anything else is taken for an API key.
 async fn identify(
     state: &web::Data<AppState>,
     req: &HttpRequest,
@@ -115,6 +147,21 @@ async fn identify(
     let presented = presented(req)?;
     let now = state.clock.now();
     crate::fault::with_conn(state, move |conn| {
+        if presented.starts_with(tributary_auth::oauth::ACCESS_TOKEN_PREFIX) {
+            return tributary_auth::mcp::authenticate(conn, &presented, now.naive_utc())
+                .map(|(grant, viewer)| (format!("grant:{grant}"), viewer))
+                .map_err(|err| match err {
+                    AccessError::Expired => ApiError::invalid_token(
+                        "ACCESS_TOKEN_EXPIRED",
+                        "The access token has expired; get a new one with the refresh token.",
+                    ),
+                    AccessError::Storage(err) => err.into(),
+                    AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
+                        "INVALID_ACCESS_TOKEN",
+                        "The access token is not valid here (unknown, revoked, or issued for another resource).",
+                    ),
+                });
+        }
         api_keys::authenticate(conn, &presented, now)
             .map(|(key, viewer)| (format!("key:{}", key.id), viewer))
             .map_err(|err| match err {
@@ -136,7 +183,7 @@ fn presented(req: &HttpRequest) -> Result<String, ApiError> {
     let missing = || {
         ApiError::unauthorized(
             "MISSING_CREDENTIALS",
-            "Send an API key as `Authorization: Bearer <key>` (docs/mcp.md).",
+            "Send an API key or an access token as `Authorization: Bearer …` (docs/mcp.md).",
         )
     };
     if let Some(value) = req.headers().get("x-api-key") {

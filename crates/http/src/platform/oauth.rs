@@ -18,7 +18,7 @@ use tributary_storage::{AnyConnection, users};
 /// An RFC 6749 §5.2 error answer: the client's mistake, or a server-side
 /// [`Fault`] answered as `server_error`.
 #[derive(Debug)]
-pub(super) enum TokenError {
+pub(crate) enum TokenError {
     OAuth(OAuthError),
     Fault(Fault),
 }
@@ -111,7 +111,10 @@ pub(crate) fn invalid_request(description: String) -> HttpResponse {
 }
 
 /// The request's parameters, from a form-encoded or JSON body.
-fn parameters(req: &HttpRequest, body: &[u8]) -> Result<HashMap<String, String>, OAuthError> {
+pub(crate) fn parameters(
+    req: &HttpRequest,
+    body: &[u8],
+) -> Result<HashMap<String, String>, OAuthError> {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -187,7 +190,10 @@ fn client_credentials(
     }
 }
 
-fn required<'a>(params: &'a HashMap<String, String>, name: &str) -> Result<&'a str, OAuthError> {
+pub(crate) fn required<'a>(
+    params: &'a HashMap<String, String>,
+    name: &str,
+) -> Result<&'a str, OAuthError> {
     params
         .get(name)
         .map(String::as_str)

@@ -258,7 +258,7 @@ pub(super) async fn create_or_get(
             )?,
             _ => user,
         };
-        let pair = oauth::issue_pair(conn, app.id, user.id, &oauth::new_family(), now)?;
+        let pair = oauth::issue_pair(conn, (app.id, user.id, None), &oauth::new_family(), now)?;
         Ok((user, created, pair))
     })
     .await?;

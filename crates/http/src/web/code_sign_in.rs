@@ -67,6 +67,12 @@ pub(in crate::web) trait CodeSignIn: 'static {
     ) -> Result<String, SignInError>;
 
     /// Gives the browser the cookie of a session just opened.
+    /// Where a person goes once signed in (a page that sent them to sign
+    /// in may bring them back).
+    fn after_sign_in(_req: &HttpRequest) -> String {
+        Self::HOME.to_owned()
+    }
+
     fn set_session_cookie(
         state: &AppState,
         response: &mut HttpResponse,
@@ -265,7 +271,7 @@ pub(in crate::web) async fn verify<S: CodeSignIn>(
     .await?;
     match outcome {
         Ok(session) => {
-            let mut response = see_other(S::HOME);
+            let mut response = see_other(&S::after_sign_in(&req));
             let mut spent = cookie::<S>(&state, String::new());
             spent.make_removal();
             response.add_cookie(&spent).map_err(PageError::internal)?;

@@ -104,16 +104,18 @@ pub(super) async fn decide(
                 .as_deref()
                 .zip(record.code_challenge_method.map(PkceMethod::as_str));
             Some(
-                oauth::issue_code(conn, &app, user_id, &uri, challenge, now).map_err(|err| {
-                    match err {
-                        oauth::OAuthError::Storage(err) => err.into(),
-                        // The app changed its registration meanwhile.
-                        other => PageError::bad_request(format!(
-                            "{} cannot receive your consent: {other}.",
-                            app.name
-                        )),
-                    }
-                })?,
+                oauth::issue_code(conn, &app, (user_id, None), &uri, challenge, now).map_err(
+                    |err| {
+                        match err {
+                            oauth::OAuthError::Storage(err) => err.into(),
+                            // The app changed its registration meanwhile.
+                            other => PageError::bad_request(format!(
+                                "{} cannot receive your consent: {other}.",
+                                app.name
+                            )),
+                        }
+                    },
+                )?,
             )
         } else {
             None

@@ -14,6 +14,9 @@
 //! - `GET|POST /budgeting-apps`, `POST /budgeting-apps/{id}/revoke`:
 //!   SimpleFIN destinations;
 //! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
+//! - `GET|POST /mcp/oauth/authorize`: an assistant's consent page (MCP,
+//!   docs/mcp.md), `GET /connected-apps`, `POST /connected-apps/{id}/revoke`:
+//!   the assistants a person let in;
 //! - `GET|POST /rules`, `POST /rules/{id}/delete`: rules for merchants and
 //!   categories (a transaction row's "Always categorise" opens the form);
 //! - `/connect/...`: the browser flow's connection pages (add a bank,
@@ -21,8 +24,10 @@
 //!   and `POST /connect/connections/{id}/sync`: sync now.
 
 mod account;
+mod assistant_consent;
 mod budgeting_apps;
 mod chart;
+mod connected_apps;
 mod keys;
 mod overview;
 mod rules;
@@ -97,6 +102,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route("", web::get().to(keys::list))
                 .route("", web::post().to(keys::create))
                 .route("/{id}/revoke", web::post().to(keys::revoke)),
+        )
+        .service(
+            web::resource(crate::mcp::oauth::AUTHORIZE_PATH)
+                .wrap(security_headers())
+                .route(web::get().to(assistant_consent::page))
+                .route(web::post().to(assistant_consent::decide)),
+        )
+        .service(
+            web::scope(connected_apps::PATH)
+                .wrap(security_headers())
+                .default_service(web::to(no_page))
+                .route("", web::get().to(connected_apps::page))
+                .route("/{id}/revoke", web::post().to(connected_apps::revoke)),
         )
         .service(
             web::scope(rules::PATH)

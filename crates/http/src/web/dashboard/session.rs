@@ -28,6 +28,47 @@ fn cookie(state: &AppState, token: String) -> Cookie<'static> {
     )
 }
 
+/// Where a person goes after signing in, when a page sent them to sign in
+/// first (an assistant's consent page): for 15 minutes, and only there.
+const RETURN_COOKIE: &str = "tributary_dashboard_return";
+
+/// The cookie that brings the person back to `path` after signing in (an
+/// empty `path`: the cookie's removal). The path is kept base64url-encoded:
+/// a query string may hold what a cookie value may not.
+pub(super) fn return_cookie(state: &AppState, path: &str) -> Cookie<'static> {
+    use base64::Engine as _;
+    let mut cookie = token_cookie(
+        state,
+        RETURN_COOKIE,
+        "/",
+        chrono::Duration::minutes(15),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(path),
+    );
+    if path.is_empty() {
+        cookie.make_removal();
+    }
+    cookie
+}
+
+/// Where to go after signing in: back to the consent page a return cookie
+/// names, else the overview. Nothing else is taken from the cookie, so it
+/// cannot send anyone elsewhere.
+pub(super) fn after_sign_in(req: &HttpRequest) -> String {
+    use base64::Engine as _;
+    req.cookie(RETURN_COOKIE)
+        .and_then(|c| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(c.value())
+                .ok()
+        })
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .filter(|path| {
+            path.strip_prefix(crate::mcp::oauth::AUTHORIZE_PATH)
+                .is_some_and(|rest| rest.starts_with('?'))
+        })
+        .unwrap_or_else(|| "/".to_owned())
+}
+
 /// A signed-in request: the user, and the token their forms' CSRF token
 /// derives from.
 #[derive(Debug)]
@@ -105,6 +146,7 @@ fn signed_out() -> PageError {
 /// `GET /sign-in/link/{token}`: a valid link opens a session and leaves
 /// the address bar at once (redirect to the overview).
 pub(super) async fn open_link(
+    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
@@ -124,8 +166,11 @@ pub(super) async fn open_link(
             "A sign-in link works once and for 15 minutes. Ask for a new one: whoever runs this server types `tributary users login-link YOUR-EMAIL`.",
         ));
     };
-    let mut response = see_other("/");
+    let mut response = see_other(&after_sign_in(&req));
     start(&state, &mut response, session)?;
+    response
+        .add_cookie(&return_cookie(&state, ""))
+        .map_err(PageError::internal)?;
     Ok(response)
 }
 

@@ -49,11 +49,19 @@ impl CodeSignIn for PersonalSignIn {
         Ok(access::start_session(conn, user, now)?)
     }
 
+    fn after_sign_in(req: &actix_web::HttpRequest) -> String {
+        super::session::after_sign_in(req)
+    }
+
     fn set_session_cookie(
         state: &AppState,
         response: &mut HttpResponse,
         session_token: String,
     ) -> Result<(), PageError> {
-        start(state, response, session_token)
+        start(state, response, session_token)?;
+        // Whoever was sent to sign in is back where they were going.
+        response
+            .add_cookie(&super::session::return_cookie(state, ""))
+            .map_err(PageError::internal)
     }
 }

@@ -1,0 +1,10 @@
+DROP INDEX oauth_tokens_grant;
+ALTER TABLE oauth_tokens DROP COLUMN grant_id;
+ALTER TABLE oauth_codes DROP COLUMN grant_id;
+DROP TABLE mcp_grant_accounts;
+DROP TABLE mcp_grants;
+DROP INDEX apps_registrations;
+DELETE FROM apps WHERE kind = 'mcp';
+ALTER TABLE apps DROP COLUMN last_used_at;
+ALTER TABLE apps DROP COLUMN registered_ip;
+ALTER TABLE apps DROP COLUMN kind;
