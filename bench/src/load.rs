@@ -44,6 +44,20 @@ pub fn request(path: &str, headers: &[(&str, &str)]) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// A POST of `body` (JSON) to `path` with the headers a client sends.
+pub fn post(path: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut text = format!(
+        "POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    text.into_bytes()
+}
+
 /// One answer as [`fetch`] returns it.
 #[derive(Debug)]
 pub struct Fetched {

@@ -11,6 +11,7 @@ mod accounts;
 mod bare;
 mod import;
 mod load;
+mod mcp;
 mod memory;
 mod parsers;
 mod reenrich;
@@ -148,6 +149,7 @@ async fn run(options: Options) -> anyhow::Result<()> {
         "| backend | rows | request | Tributary req/s | bare req/s | ratio | p50 µs | p99 µs | p99.9 µs |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
+    let mut mcp_rows = Vec::new();
     for backend in &options.backends {
         for &rows in &options.rows {
             let database = match backend.as_str() {
@@ -155,7 +157,17 @@ async fn run(options: Options) -> anyhow::Result<()> {
                 _ => TestDatabase::postgres()
                     .context("no PostgreSQL server answers (set TRIBUTARY_TEST_POSTGRES_URL)")?,
             };
-            measure(&options, backend, rows, database).await?;
+            mcp_rows.extend(measure(&options, backend, rows, database).await?);
+        }
+    }
+    if !mcp_rows.is_empty() {
+        println!();
+        println!(
+            "| backend | rows | MCP tool | MCP req/s | p50 µs | p99 µs | REST req/s | p50 µs | p99 µs | MCP / REST |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+        for row in mcp_rows {
+            println!("{row}");
         }
     }
     if !options.imports.is_empty() {
@@ -278,7 +290,7 @@ async fn measure(
     backend: &str,
     rows: usize,
     database: TestDatabase,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     let seeding = Instant::now();
     let db = database.db().clone();
     let Seeded {
@@ -421,7 +433,14 @@ async fn measure(
         searched.whole.as_millis()
     );
     bare_server.stop(true).await;
-    Ok(())
+    mcp::compare(
+        tributary,
+        &key,
+        account,
+        (backend, rows),
+        (options.rounds, options.seconds, options.connections),
+    )
+    .await
 }
 
 /// A GET that must answer 200.
@@ -568,6 +587,12 @@ fn serve(url: String) -> anyhow::Result<()> {
         "TRIBUTARY_SECRET_KEY" => Some(key.clone()),
         _ => None,
     })?;
+    // The bench measures the work of a tool call, not the per-credential
+    // limit that stops a runaway assistant (docs/mcp.md).
+    let config = Config {
+        mcp_requests_per_minute: u32::MAX,
+        ..config
+    };
     actix_web::rt::System::new().block_on(async move {
         let parts = Parts {
             registry: Some(Registry::default()),

@@ -12,6 +12,7 @@ use oauth2::{
 };
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -250,5 +251,113 @@ impl Assistant {
             .add_scope(oauth2::Scope::new("mcp".into()))
             .url();
         (format!("{}?{}", url.path(), url.query().unwrap()), verifier)
+    }
+}
+
+/// `tools/call` of `tool` with `arguments` over plain HTTP, `token` as
+/// bearer: the status and the JSON-RPC answer.
+pub async fn tool_call(
+    server: &TestServer,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+) -> (StatusCode, Value) {
+    let response = Client::new()
+        .post(server.url("/mcp"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}}))
+        .send()
+        .await
+        .expect("the MCP request");
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Every tool, with `token` (a scoped key, an assistant's token), names
+/// only accounts of `seen` in its answers; and naming any of `others`, the
+/// same refusal through every tool that takes an account.
+pub async fn assert_sees_only(
+    server: &TestServer,
+    token: &str,
+    seen: &BTreeSet<i64>,
+    others: &[i64],
+) {
+    let mut named = Vec::new();
+    for (tool, arguments) in [
+        ("list_accounts", json!({})),
+        (
+            "get_transactions",
+            json!({"limit": 100, "include_pending": true}),
+        ),
+        ("get_balance_history", json!({"interval": "daily"})),
+        ("get_holdings", json!({})),
+        ("spending_summary", json!({"group_by": "merchant"})),
+        ("list_recurring", json!({})),
+        ("get_changes", json!({"count": 100})),
+    ] {
+        let (status, answer) = tool_call(server, token, tool, arguments).await;
+        assert_eq!(status, StatusCode::OK, "{tool}: {answer}");
+        assert_eq!(answer["result"]["isError"], false, "{tool}: {answer}");
+        account_ids_in(&answer["result"]["structuredContent"], &mut named);
+        if tool == "list_accounts" {
+            let listed: BTreeSet<i64> = answer["result"]["structuredContent"]["accounts"]
+                .as_array()
+                .expect("accounts")
+                .iter()
+                .filter_map(|a| a["id"].as_i64())
+                .collect();
+            assert_eq!(&listed, seen);
+        }
+    }
+    assert!(!named.is_empty());
+    assert!(
+        named.iter().all(|id| seen.contains(id)),
+        "{named:?} beyond {seen:?}"
+    );
+    for other in others {
+        for tool in [
+            "get_transactions",
+            "get_balance_history",
+            "get_holdings",
+            "spending_summary",
+            "list_recurring",
+            "get_changes",
+        ] {
+            let (_, answer) = tool_call(server, token, tool, json!({"account_id": other})).await;
+            assert_eq!(
+                answer["result"]["isError"], true,
+                "{tool} {other}: {answer}"
+            );
+            assert_eq!(
+                answer["result"]["content"][0]["text"]
+                    .as_str()
+                    .and_then(|t| t.split(':').next()),
+                Some("ACCOUNT_NOT_FOUND"),
+                "{tool} {other}"
+            );
+            assert!(answer["result"]["structuredContent"].is_null());
+        }
+    }
+}
+
+/// Every number under a key naming an account (`account_id`,
+/// `transfer_account_id`).
+fn account_ids_in(value: &Value, ids: &mut Vec<i64>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if matches!(k.as_str(), "account_id" | "transfer_account_id")
+                    && let Some(id) = v.as_i64()
+                {
+                    ids.push(id);
+                }
+                account_ids_in(v, ids);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| account_ids_in(v, ids)),
+        _ => {}
     }
 }

@@ -425,66 +425,18 @@ async fn a_key_scoped_to_two_accounts_never_sees_a_third() {
                 .collect();
             assert_eq!(listed, seen);
 
-            // Every account id the answers name is one of the two.
-            let mut named = BTreeSet::new();
-            let mut collect = |answer: &Value| {
-                let text = answer.to_string();
-                let mut ids = Vec::new();
-                walk(answer, &mut ids);
-                named.extend(ids);
-                text
-            };
-            for (tool, arguments) in [
-                (
-                    "get_transactions",
-                    json!({"limit": 100, "include_pending": true}),
-                ),
-                ("get_balance_history", json!({"interval": "daily"})),
-                ("get_holdings", json!({})),
-                ("spending_summary", json!({"group_by": "merchant"})),
-                ("list_recurring", json!({})),
-                ("get_changes", json!({"count": 100})),
-            ] {
-                let answer = call(&server, key, tool, arguments).await;
-                assert_eq!(answer["result"]["isError"], false, "{tool}: {answer}");
-                collect(&answer["result"]["structuredContent"]);
-            }
-            assert!(!named.is_empty());
-            assert!(named.is_subset(&seen), "{named:?} beyond {seen:?}");
-
-            // Naming any other account (hers out of scope, bob's, none) is
-            // the same refusal, through every tool that takes one.
-            for other in [
-                world.alice_brokerage.get(),
-                world.alice_imported.get(),
-                world.bob_account.get(),
-                999_999,
-            ] {
-                for tool in [
-                    "get_transactions",
-                    "get_balance_history",
-                    "get_holdings",
-                    "spending_summary",
-                    "list_recurring",
-                    "get_changes",
-                ] {
-                    let answer = call(&server, key, tool, json!({"account_id": other})).await;
-                    assert_eq!(
-                        answer["result"]["isError"], true,
-                        "{tool} {other}: {answer}"
-                    );
-                    assert_eq!(
-                        answer["result"]["content"][0]["text"]
-                            .as_str()
-                            .unwrap()
-                            .split(':')
-                            .next(),
-                        Some("ACCOUNT_NOT_FOUND"),
-                        "{tool} {other}"
-                    );
-                    assert!(answer["result"]["structuredContent"].is_null());
-                }
-            }
+            tributary_e2e::mcp::assert_sees_only(
+                &server,
+                key,
+                &seen,
+                &[
+                    world.alice_brokerage.get(),
+                    world.alice_imported.get(),
+                    world.bob_account.get(),
+                    999_999,
+                ],
+            )
+            .await;
             // The feed's cursor of the whole key does not open another view.
             let full = call(
                 &server,
@@ -500,25 +452,6 @@ async fn a_key_scoped_to_two_accounts_never_sees_a_third() {
         }
     })
     .await;
-}
-
-/// Every number under a key naming an account (`account_id`,
-/// `accountId`, `transfer_account_id`, an account's `id`).
-fn walk(value: &Value, ids: &mut Vec<i64>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                if matches!(k.as_str(), "account_id" | "transfer_account_id")
-                    && let Some(id) = v.as_i64()
-                {
-                    ids.push(id);
-                }
-                walk(v, ids);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| walk(v, ids)),
-        _ => {}
-    }
 }
 
 #[actix_web::test]

@@ -104,25 +104,13 @@ async fn allow(browser: &Browser, consent: &Page, accounts: &[AccountId]) -> Str
         .unwrap_or_else(|| panic!("no code in {}", back.location))
 }
 
-/// `tools/call` with a bearer token: the HTTP status and the answer.
 async fn call(
     server: &TestServer,
     token: &str,
     tool: &str,
     arguments: Value,
 ) -> (StatusCode, Value) {
-    let response = Client::new()
-        .post(server.url("/mcp"))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": tool, "arguments": arguments}}))
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    tributary_e2e::mcp::tool_call(server, token, tool, arguments).await
 }
 
 fn account_ids(answer: &Value) -> BTreeSet<i64> {
@@ -176,20 +164,18 @@ async fn an_assistant_connects_by_url_and_reads_only_the_accounts_chosen() {
         assert_eq!(status, StatusCode::OK, "{answer}");
         let expected: BTreeSet<i64> = chosen.iter().map(|a| a.get()).collect();
         assert_eq!(account_ids(&answer), expected);
-        for other in [
-            world.alice_brokerage,
-            world.alice_sandbox_accounts[1],
-            world.bob_account,
-        ] {
-            let (_, answer) = call(
-                &server,
-                &access,
-                "get_transactions",
-                json!({"account_id": other.get()}),
-            )
-            .await;
-            assert_eq!(answer["result"]["isError"], true, "{answer}");
-        }
+        // Through every tool and argument, the two and no third.
+        tributary_e2e::mcp::assert_sees_only(
+            &server,
+            &access,
+            &expected,
+            &[
+                world.alice_brokerage.get(),
+                world.alice_sandbox_accounts[1].get(),
+                world.bob_account.get(),
+            ],
+        )
+        .await;
         // The token is for /mcp alone: the Personal API does not take it.
         let api = Client::new()
             .get(server.url("/api/v1/accounts"))

@@ -11,6 +11,10 @@ use tributary_storage::read;
 
 pub(super) const NAME: &str = "get_holdings";
 
+/// The most positions an answer lists for one account (the biggest by
+/// value; the total counts them all).
+const MAX_POSITIONS: usize = 200;
+
 pub(super) const SPEC: Spec = Spec {
     name: NAME,
     title: "Get holdings",
@@ -29,6 +33,8 @@ pub(super) struct HoldingsQuery {
 #[derive(Debug, Serialize, JsonSchema)]
 pub(super) struct HoldingsAnswer {
     accounts: Vec<AccountHoldings>,
+    /// Set when positions were left out.
+    note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -58,8 +64,9 @@ struct HoldingAnswer {
 
 pub(super) async fn run(asker: &Asker, query: HoldingsQuery) -> Result<Answer, Failure> {
     let only = account_argument(query.account_id)?;
-    let accounts = asker
+    let (accounts, cut) = asker
         .read(move |conn, viewer| {
+            let mut cut = false;
             let ids = match only {
                 Some(id) => vec![id],
                 None => read::list_accounts(conn, viewer)?
@@ -76,9 +83,16 @@ pub(super) async fn run(asker: &Asker, query: HoldingsQuery) -> Result<Answer, F
                     // its checking accounts: not worth a line.
                     continue;
                 }
+                let total = exact(&total_value(&account, &holdings));
+                let mut holdings = holdings;
+                if holdings.len() > MAX_POSITIONS {
+                    holdings.sort_by_key(|h| std::cmp::Reverse(h.value.abs()));
+                    holdings.truncate(MAX_POSITIONS);
+                    cut = true;
+                }
                 answers.push(AccountHoldings {
                     account_id: account.id.get(),
-                    total_value: exact(&total_value(&account, &holdings)),
+                    total_value: total,
                     currency: account.currency,
                     holdings: holdings
                         .into_iter()
@@ -96,7 +110,7 @@ pub(super) async fn run(asker: &Asker, query: HoldingsQuery) -> Result<Answer, F
                         .collect(),
                 });
             }
-            Ok(answers)
+            Ok((answers, cut))
         })
         .await?;
     let text = if accounts.is_empty() {
@@ -128,5 +142,12 @@ pub(super) async fn run(asker: &Asker, query: HoldingsQuery) -> Result<Answer, F
             .collect::<Vec<_>>()
             .join("\n")
     };
-    Ok(Answer::new(&HoldingsAnswer { accounts }, text))
+    let note = cut.then(|| {
+        format!("An account holds more than {MAX_POSITIONS} positions; the {MAX_POSITIONS} worth the most are listed (total_value counts them all).")
+    });
+    let text = match &note {
+        Some(note) => format!("{text}\n{note}"),
+        None => text,
+    };
+    Ok(Answer::new(&HoldingsAnswer { accounts, note }, text))
 }
