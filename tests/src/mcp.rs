@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use tributary_domain::money::Decimal;
 
 /// The Inspector version these tests were written against.
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
@@ -317,6 +318,47 @@ pub async fn assert_sees_only(
         named.iter().all(|id| seen.contains(id)),
         "{named:?} beyond {seen:?}"
     );
+    // Sums name no account: spending over everything the credential sees
+    // is the sum of its accounts' own, to the cent, so nothing of a third
+    // is in it.
+    let spending = |answer: &Value| -> Vec<(String, String, Decimal)> {
+        answer["result"]["structuredContent"]["groups"]
+            .as_array()
+            .expect("groups")
+            .iter()
+            .map(|g| {
+                (
+                    g["key"].to_string(),
+                    g["currency"].to_string(),
+                    g["spent"]
+                        .as_str()
+                        .expect("spent")
+                        .parse()
+                        .expect("a decimal"),
+                )
+            })
+            .collect()
+    };
+    let (_, all) = tool_call(server, token, "spending_summary", json!({})).await;
+    let mut summed: std::collections::BTreeMap<(String, String), Decimal> = Default::default();
+    for account in seen {
+        let (_, one) = tool_call(
+            server,
+            token,
+            "spending_summary",
+            json!({"account_id": account}),
+        )
+        .await;
+        for (key, currency, spent) in spending(&one) {
+            *summed.entry((key, currency)).or_default() += spent;
+        }
+    }
+    let all: std::collections::BTreeMap<(String, String), Decimal> = spending(&all)
+        .into_iter()
+        .map(|(key, currency, spent)| ((key, currency), spent))
+        .collect();
+    assert!(!all.is_empty());
+    assert_eq!(all, summed);
     for other in others {
         for tool in [
             "get_transactions",

@@ -283,20 +283,26 @@ async fn codes_verifiers_resources_and_revoked_connections_are_refused() {
         let assistant = discover_and_register(&server, CALLBACK).await;
         let browser = Browser::at(&server.base_url);
 
-        // A link naming another resource goes back with invalid_target.
+        // A link naming another resource is refused on a page: an error
+        // never redirects before the person decided (no open redirect).
         let (link, _) = assistant.link("https://elsewhere.example/mcp");
-        let sign_in = browser.get(&link).await;
+        let refused = browser.get(&link).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
         assert!(
-            sign_in.location.starts_with(CALLBACK),
+            refused.location.starts_with("/mcp/oauth/authorize?"),
             "{}",
-            sign_in.location
+            refused.location
         );
-        assert!(
-            sign_in.location.contains("error=invalid_target"),
-            "{}",
-            sign_in.location
+        refused.assert_shows("invalid_target");
+        // So is one without PKCE.
+        let without_pkce = format!(
+            "/mcp/oauth/authorize?response_type=code&client_id={}&redirect_uri={}&state=x",
+            assistant.client_id,
+            url::form_urlencoded::byte_serialize(CALLBACK.as_bytes()).collect::<String>()
         );
-
+        let refused = browser.get(&without_pkce).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+        refused.assert_shows("PKCE");
         let (link, verifier) = assistant.link(&assistant.resource);
         let consent = sign_in_to_consent(&server, &browser, &link).await;
         let code = allow(&browser, &consent, &[world.alice_imported]).await;
@@ -374,14 +380,23 @@ async fn codes_verifiers_resources_and_revoked_connections_are_refused() {
         let code = allow(&browser, &consent, &[world.alice_imported]).await;
         let fresh = redeem(&assistant, &code, verifier.secret(), &assistant.resource);
         let (tokens, access) = redeemed(&server, &assistant, &fresh).await;
+        // A second consent whose code the assistant has not exchanged yet.
+        let (link, unused_verifier) = assistant.link(&assistant.resource);
+        let consent = browser.get(&link).await;
+        let unused_code = allow(&browser, &consent, &[world.alice_imported]).await;
         let listed = browser.get("/connected-apps").await;
-        let grant = listed
+        let grants: Vec<String> = listed
             .body
             .split("action=\"/connected-apps/")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap()
-            .to_owned();
+            .skip(1)
+            .filter_map(|rest| rest.split('/').next())
+            .map(str::to_owned)
+            .collect();
+        // Newest first: the unexchanged one, the fresh one, and the first
+        // (its tokens revoked by the code's replay; the consent stays
+        // listed until the person revokes it).
+        assert_eq!(grants.len(), 3, "{}", listed.body);
+        let grant = grants[1].clone();
         // Another person cannot revoke it (nor learn it exists).
         {
             let conn = &mut *server.database.db().conn().unwrap();
@@ -408,6 +423,26 @@ async fn codes_verifiers_resources_and_revoked_connections_are_refused() {
         )
         .await;
         assert_eq!(refreshed, (StatusCode::BAD_REQUEST, "invalid_grant".into()));
+        // Revoking a consent spends the code it gave that was not exchanged.
+        let listed = browser.get("/connected-apps").await;
+        let after = browser
+            .submit(
+                &listed,
+                &format!("/connected-apps/{}/revoke", grants[0]),
+                &[],
+            )
+            .await;
+        assert_eq!(after.location, "/connected-apps");
+        let late = redeem(
+            &assistant,
+            &unused_code,
+            unused_verifier.secret(),
+            &assistant.resource,
+        );
+        assert_eq!(
+            token_error(&assistant, &pairs(&late)).await,
+            (StatusCode::BAD_REQUEST, "invalid_grant".into())
+        );
         server
     })
     .await;
@@ -454,6 +489,10 @@ async fn registrations_are_checked_and_limited() {
             ),
             (
                 json!({"redirect_uris": "not a list"}),
+                "invalid_client_metadata",
+            ),
+            (
+                json!({"redirect_uris": [CALLBACK], "client_name": "Claude\u{202e}tfosorciM"}),
                 "invalid_client_metadata",
             ),
         ] {

@@ -159,9 +159,16 @@ pub fn register(
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .unwrap_or("An MCP client");
-    if name.chars().count() > MAX_NAME_LENGTH || name.chars().any(char::is_control) {
+    // The consent page shows the name: nothing in it may hide or reorder
+    // what a person reads (controls, bidi overrides and isolates, zero
+    // widths).
+    let hides = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+    };
+    if name.chars().count() > MAX_NAME_LENGTH || name.chars().any(hides) {
         return Err(invalid(format!(
-            "client_name: at most {MAX_NAME_LENGTH} characters, no control characters"
+            "client_name: at most {MAX_NAME_LENGTH} characters, none that hides or reorders text"
         )));
     }
     let registered = conn.atomically(|conn| {

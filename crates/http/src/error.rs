@@ -148,6 +148,13 @@ impl ApiError {
     pub fn message(&self) -> &str {
         &self.message
     }
+
+    /// Logs a server-side failure's cause with the request id, as an
+    /// answer of the envelope would; the id, for an answer of another
+    /// kind (an MCP tool's) to name. `None` for the client's own errors.
+    pub fn log_fault(&self) -> Option<String> {
+        self.fault.as_ref().map(|fault| fault.log())
+    }
 }
 
 impl fmt::Display for ApiError {

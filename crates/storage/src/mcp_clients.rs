@@ -6,7 +6,9 @@
 
 use crate::apps::{self, AppRecord};
 use crate::db::AnyConnection;
-use crate::schema::{accounts, apps as apps_table, mcp_grant_accounts, mcp_grants, oauth_tokens};
+use crate::schema::{
+    accounts, apps as apps_table, mcp_grant_accounts, mcp_grants, oauth_codes, oauth_tokens,
+};
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -279,6 +281,15 @@ pub fn revoke_grant(
                 .filter(oauth_tokens::revoked_at.is_null()),
         )
         .set(oauth_tokens::revoked_at.eq(now))
+        .execute(conn)?;
+        // A code not yet exchanged is spent too: it would bring tokens of
+        // a consent that no longer stands.
+        diesel::update(
+            oauth_codes::table
+                .filter(oauth_codes::grant_id.eq(id.get()))
+                .filter(oauth_codes::redeemed_at.is_null()),
+        )
+        .set(oauth_codes::redeemed_at.eq(now))
         .execute(conn)?;
         Ok(true)
     })

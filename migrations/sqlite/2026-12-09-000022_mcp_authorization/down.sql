@@ -1,5 +1,6 @@
--- SQLite cannot drop a column that holds a foreign key: oauth_codes and
--- oauth_tokens keep grant_id, null on every row once the grants are gone.
+-- For development resets only: SQLite cannot drop a column that holds a
+-- foreign key, so oauth_codes and oauth_tokens keep grant_id (null on every
+-- row once the grants are gone), and running up.sql again fails on it.
 UPDATE oauth_tokens SET grant_id = NULL;
 UPDATE oauth_codes SET grant_id = NULL;
 DROP INDEX oauth_tokens_grant;

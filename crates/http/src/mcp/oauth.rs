@@ -37,7 +37,6 @@ pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/
 const SCOPE: &str = "mcp";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    let json = || web::JsonConfig::default().limit(16 * 1024);
     cfg.service(crate::routes::get(
         RESOURCE_METADATA_PATH,
         resource_metadata,
@@ -50,13 +49,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/.well-known/oauth-authorization-server",
         server_metadata,
     ))
-    .service(
-        crate::routes::only(
-            web::resource(REGISTER_PATH).route(web::post().to(register)),
-            "POST",
-        )
-        .app_data(json()),
-    )
+    .service(crate::routes::only(
+        web::resource(REGISTER_PATH)
+            .app_data(web::PayloadConfig::new(16 * 1024))
+            .route(web::post().to(register)),
+        "POST",
+    ))
     .service(crate::routes::only(
         web::resource(TOKEN_PATH)
             .app_data(web::PayloadConfig::new(16 * 1024))

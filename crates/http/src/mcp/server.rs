@@ -61,12 +61,10 @@ impl ServerHandler for FinanceServer {
             Some(Ok(answer)) => Ok(answer.into_result().into()),
             Some(Err(Failure::Arguments(why))) => Err(ErrorData::invalid_params(why, None)),
             Some(Err(Failure::Refused(err))) => {
-                if err.code() == "INTERNAL_ERROR" || err.code() == "DATABASE_UNAVAILABLE" {
-                    // Logged with its cause by the error's own response
-                    // path; here the model gets the generic sentence.
-                    log::warn!("MCP tool {name}: {err}");
-                }
-                Ok(tools::refusal(&err).into())
+                // A server-side failure is logged with its cause; the model
+                // gets the generic sentence and the request id.
+                let request = err.log_fault();
+                Ok(tools::refusal(&err, request.as_deref()).into())
             }
         }
     }

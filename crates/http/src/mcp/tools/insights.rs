@@ -7,7 +7,7 @@ use super::shared::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tributary_domain::enrich::spending::GroupBy;
+use tributary_domain::enrich::spending::{GroupBy, Total};
 
 pub(super) const SPENDING_NAME: &str = "spending_summary";
 pub(super) const RECURRING_NAME: &str = "list_recurring";
@@ -20,7 +20,7 @@ const MAX_STREAMS: usize = 100;
 pub(super) const SPENDING: Spec = Spec {
     name: SPENDING_NAME,
     title: "Spending summary",
-    description: "What went out between two dates, per category (default), merchant or month (`group_by`), and per currency: posted transactions, refunds netted against spending, income and transfers between the person's own accounts (or to their credit card) left out. Categories are Tributary's enrichment (rules the person wrote come first). `spent` is positive when more went out. Exact decimal strings; at most 100 groups, the biggest.",
+    description: "What went out between two dates, per category (default), merchant or month (`group_by`), and per currency: posted transactions, refunds netted against spending, income and transfers between the person's own accounts (or to their credit card) left out. Categories are Tributary's enrichment (rules the person wrote come first). `spent` is positive when more went out. Exact decimal strings; at most 100 groups (the biggest, or the newest months).",
     input: schema::<SpendingQuery>,
     output: output_schema::<SpendingAnswer>,
 };
@@ -85,9 +85,8 @@ pub(super) async fn spending(asker: &Asker, query: SpendingQuery) -> Result<Answ
         .read(move |conn, viewer| crate::spending::totals(conn, viewer, account, dates, group_by))
         .await?;
     let all = totals.len();
-    let groups: Vec<SpendingGroup> = totals
+    let groups: Vec<SpendingGroup> = biggest(totals, group_by)
         .into_iter()
-        .take(MAX_GROUPS)
         .map(|t| SpendingGroup {
             key: t.key,
             currency: t.currency,
@@ -96,7 +95,12 @@ pub(super) async fn spending(asker: &Asker, query: SpendingQuery) -> Result<Answ
         })
         .collect();
     let note = (all > MAX_GROUPS).then(|| {
-        format!("{all} groups; the first {MAX_GROUPS} are shown: narrow the dates or the account.")
+        let kept = if group_by == GroupBy::Month {
+            "the newest months"
+        } else {
+            "the biggest"
+        };
+        format!("{all} groups; {kept} ({MAX_GROUPS}) are shown: narrow the dates or the account.")
     });
     let mut text = if groups.is_empty() {
         "Nothing was spent in this range.".to_owned()
@@ -119,6 +123,30 @@ pub(super) async fn spending(asker: &Asker, query: SpendingQuery) -> Result<Answ
         text.push_str(note);
     }
     Ok(Answer::new(&SpendingAnswer { groups, note }, text))
+}
+
+/// At most [`MAX_GROUPS`] of `totals`, in their order: the newest months,
+/// or the most spent whatever the currency (the totals come by currency
+/// first, so the first N would be one currency's).
+fn biggest(totals: Vec<Total>, group_by: GroupBy) -> Vec<Total> {
+    if totals.len() <= MAX_GROUPS {
+        return totals;
+    }
+    let mut ranked: Vec<usize> = (0..totals.len()).collect();
+    if group_by == GroupBy::Month {
+        ranked.sort_by(|a, b| totals[*b].key.cmp(&totals[*a].key));
+    } else {
+        ranked.sort_by_key(|i| std::cmp::Reverse(totals[*i].spent.abs()));
+    }
+    let mut kept = vec![false; totals.len()];
+    for i in ranked.into_iter().take(MAX_GROUPS) {
+        kept[i] = true;
+    }
+    totals
+        .into_iter()
+        .zip(kept)
+        .filter_map(|(total, kept)| kept.then_some(total))
+        .collect()
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

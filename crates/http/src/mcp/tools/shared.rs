@@ -80,12 +80,12 @@ impl Answer {
 /// A refusal as the tool result a model reads: text only, since the
 /// structured content of a result must fit the tool's output schema, which
 /// describes answers.
-pub(crate) fn refusal(err: &ApiError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "{}: {}",
-        err.code(),
-        err.message()
-    ))])
+pub(crate) fn refusal(err: &ApiError, request: Option<&str>) -> CallToolResult {
+    let mut text = format!("{}: {}", err.code(), err.message());
+    if let Some(request) = request {
+        text.push_str(&format!(" (request {request})"));
+    }
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// One tool of the catalogue.

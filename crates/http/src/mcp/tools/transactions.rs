@@ -26,7 +26,7 @@ pub(super) const NAME: &str = "get_transactions";
 const DEFAULT_LIMIT: u32 = 50;
 /// The most a page holds: a model's context is not a database.
 pub(crate) const MAX_LIMIT: u32 = 100;
-/// Rows read from the database in one go.
+/// Rows read from the database in one go while filtering row by row.
 const BATCH: i64 = 500;
 /// The most rows one call reads while filtering.
 const SCAN_LIMIT: usize = 5_000;
@@ -128,6 +128,14 @@ struct RowFilter {
 }
 
 impl RowFilter {
+    /// Whether every row the query yields is taken.
+    fn takes_all(&self) -> bool {
+        self.category.is_none()
+            && self.merchant.is_none()
+            && self.min_amount.is_none()
+            && self.max_amount.is_none()
+    }
+
     fn admits(&self, row: &TransactionRecord) -> bool {
         if let Some(wanted) = &self.category {
             let Some(shown) = row.shown_subcategory() else {
@@ -187,16 +195,23 @@ pub(super) async fn run(asker: &Asker, query: TransactionsQuery) -> Result<Answe
             let mut page = Vec::new();
             let mut position = after;
             let mut scanned = 0usize;
+            // Without row filters, the page and one row more (to know
+            // whether another follows) is all there is to read.
+            let batch_size = if rows.takes_all() {
+                limit as i64 + 1
+            } else {
+                BATCH
+            };
             loop {
                 let batch = read::transactions_of_accounts(
                     conn,
                     &accounts,
                     &filter,
                     text.as_deref(),
-                    BATCH,
+                    batch_size,
                     position,
                 )?;
-                let exhausted = (batch.len() as i64) < BATCH;
+                let exhausted = (batch.len() as i64) < batch_size;
                 let read_here = batch.len();
                 for (i, row) in batch.into_iter().enumerate() {
                     scanned += 1;

@@ -1,13 +1,14 @@
 //! `GET|POST /mcp/oauth/authorize`: an assistant that connects to `/mcp`
 //! by URL sends the person here (docs/mcp.md, "OAuth"). The client and its
-//! redirect URI are checked first (a failure is a page, never a redirect,
-//! so nobody can bounce a person to an address the client did not
-//! register); then the rest of the request (PKCE S256, `response_type`,
-//! `resource`), whose failures go back to the client with RFC 6749
-//! §4.1.2.1's `error=`. A person not signed in to the dashboard signs in
-//! and comes back here; a signed-in person sees the assistant's name and
-//! where it will be sent, ticks the accounts it may read, and allows or
-//! denies. Allowing records the consent (a grant) and sends a code back.
+//! redirect URI are checked first, then the rest of the request (PKCE
+//! S256, `response_type`, `resource`). Every failure is a page naming the
+//! RFC 6749 §4.1.2.1 error, never a redirect: anyone may register a client
+//! with any https redirect URI, so an error redirect from a link nobody
+//! clicked through would make this server an open redirector (RFC 9700
+//! §4.11.2). A person not signed in to the dashboard signs in and comes
+//! back here; a signed-in person sees the assistant's name and where it
+//! will be sent, ticks the accounts it may read, and allows or denies;
+//! only that decision sends the browser to the assistant.
 
 use super::session::{self, SignedIn};
 use super::sign_in::PersonalSignIn;
@@ -66,28 +67,6 @@ struct Trusted {
     ask: Vec<(&'static str, String)>,
 }
 
-/// Why a request goes no further: a page (the client cannot be trusted
-/// with a redirect), or the redirect carrying the error.
-enum Refusal {
-    Page(PageError),
-    Back(HttpResponse),
-}
-
-impl From<PageError> for Refusal {
-    fn from(err: PageError) -> Self {
-        Refusal::Page(err)
-    }
-}
-
-impl Refusal {
-    fn answer(self) -> Result<HttpResponse, PageError> {
-        match self {
-            Refusal::Page(err) => Err(err),
-            Refusal::Back(response) => Ok(response),
-        }
-    }
-}
-
 /// The parameters of `pairs` (a query string or a form), each at most once
 /// (RFC 6749 §3.1); the form's own fields are left to the caller.
 fn parameters<'a>(
@@ -112,7 +91,7 @@ async fn check(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     params: HashMap<&'static str, String>,
-) -> Result<Trusted, Refusal> {
+) -> Result<Trusted, PageError> {
     let client_id = params.get("client_id").cloned().ok_or_else(|| {
         PageError::bad_request(
             "The link is missing `client_id`: the assistant that sent you here built it wrongly.",
@@ -138,53 +117,48 @@ async fn check(
             return Err(PageError::bad_request(format!(
                 "The link's `redirect_uri` is not one {} registered, so you are not sent there.",
                 client.name
-            ))
-            .into());
+            )));
         }
         // RFC 6749 §3.1.2.3: optional when only one is registered.
         None if uris.len() == 1 => uris[0].clone(),
         None => {
             return Err(PageError::bad_request(
                 "The link is missing `redirect_uri`: the assistant that sent you here built it wrongly.",
-            )
-            .into());
+            ));
         }
     };
-    let client_state = params.get("state").cloned();
-    let back = |error: &str, description: &str| {
-        let mut pairs = vec![("error", error), ("error_description", description)];
-        if let Some(client_state) = &client_state {
-            pairs.push(("state", client_state));
-        }
-        Refusal::Back(back_to_the_app(
-            &redirect_uri,
-            &authorization::issuer(state, req),
-            &pairs,
+    let refused = |error: &str, description: &str| {
+        PageError::bad_request(format!(
+            "{} asked for something this server does not do ({error}: {description}). Go back to the assistant and connect it again; if this repeats, it does not support Tributary yet.",
+            client.name
         ))
     };
     if params.get("response_type").map(String::as_str) != Some("code") {
-        return Err(back(
+        return Err(refused(
             "unsupported_response_type",
             "response_type must be code",
         ));
     }
     let challenge = params.get("code_challenge").cloned().unwrap_or_default();
-    if params.get("code_challenge_method").map(String::as_str) != Some("S256")
-        || challenge.is_empty()
-    {
-        return Err(back(
+    let method = params
+        .get("code_challenge_method")
+        .cloned()
+        .unwrap_or_default();
+    if let Err(err) = tributary_auth::oauth::check_pkce(&client, Some((&challenge, &method))) {
+        return Err(refused(
             "invalid_request",
-            "PKCE is required: send code_challenge with code_challenge_method S256",
+            &format!("PKCE with S256 is required: {err}"),
         ));
     }
     if let Some(resource) = params.get("resource")
         && !authorization::names_this_resource(state, req, resource)
     {
-        return Err(back(
+        return Err(refused(
             "invalid_target",
             "resource must be this server's /mcp: its tokens are for it alone",
         ));
     }
+    let client_state = params.get("state").cloned();
     let mut ask: Vec<(&'static str, String)> = params.into_iter().collect();
     ask.sort();
     Ok(Trusted {
@@ -242,10 +216,7 @@ pub(super) async fn page(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, PageError> {
     let params = parameters(url::form_urlencoded::parse(req.query_string().as_bytes()))?;
-    let trusted = match check(&req, &state, params).await {
-        Ok(trusted) => trusted,
-        Err(refusal) => return refusal.answer(),
-    };
+    let trusted = check(&req, &state, params).await?;
     let Some(signed_in) = session::current(&req, &state).await? else {
         // Sign in first, then back here.
         let mut response = crate::web::code_sign_in::page::<PersonalSignIn>(&req, &state).await?;
@@ -280,10 +251,7 @@ pub(super) async fn decide(
     }
     let signed_in = session::form(&req, &state, &csrf).await?;
     let params = parameters(url::form_urlencoded::parse(&body))?;
-    let trusted = match check(&req, &state, params).await {
-        Ok(trusted) => trusted,
-        Err(refusal) => return refusal.answer(),
-    };
+    let trusted = check(&req, &state, params).await?;
     let issuer = authorization::issuer(&state, &req);
     let mut pairs: Vec<(&str, String)> = Vec::new();
     match decision.as_str() {
