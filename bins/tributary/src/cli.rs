@@ -46,6 +46,7 @@ pub(crate) enum Command {
         /// The files to import.
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
+        /// E-mail of the Personal user whose accounts the files go into.
         #[arg(long)]
         user: String,
         /// The files' format, when it cannot be told from their content
@@ -240,6 +241,12 @@ pub(crate) enum DevelopersCommand {
     },
     /// List developers and how many apps each owns.
     List,
+    /// Stop EMAIL from signing in to the developer dashboard (their
+    /// sessions end). Refused while they own apps: delete those first.
+    Remove {
+        /// The developer's e-mail address.
+        email: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -266,19 +273,24 @@ pub(crate) enum UsersCommand {
     },
     /// List all users.
     List,
+    /// Delete a Personal user and everything of theirs: connections,
+    /// accounts, transactions, keys, SimpleFIN destinations, rules.
+    Delete {
+        /// The user's e-mail address.
+        email: String,
+        /// Delete without asking (the command refuses without it).
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print a one-time sign-in link to the Personal dashboard (it works
     /// once, for 15 minutes).
     LoginLink {
         /// The user's e-mail address.
         email: String,
-        /// How the person reaches personal-api (TRIBUTARY_PUBLIC_URL; else
-        /// the default bind address).
-        #[arg(
-            long,
-            env = "TRIBUTARY_PUBLIC_URL",
-            default_value = "http://127.0.0.1:8080"
-        )]
-        url: String,
+        /// How the person reaches personal-api [default: TRIBUTARY_PUBLIC_URL,
+        /// else http:// and TRIBUTARY_BIND]
+        #[arg(long)]
+        url: Option<String>,
     },
 }
 
@@ -323,13 +335,10 @@ pub(crate) enum SimplefinCommand {
         #[arg(long = "account", value_name = "ID")]
         accounts: Vec<AccountId>,
         /// How the app reaches personal-api: the setup token carries this
-        /// address (TRIBUTARY_PUBLIC_URL; else the default bind address).
-        #[arg(
-            long,
-            env = "TRIBUTARY_PUBLIC_URL",
-            default_value = "http://127.0.0.1:8080"
-        )]
-        url: String,
+        /// address [default: TRIBUTARY_PUBLIC_URL, else http:// and
+        /// TRIBUTARY_BIND]
+        #[arg(long)]
+        url: Option<String>,
     },
     /// List a user's destinations (never their credentials).
     List {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use tributary_app::config::Config;
 use tributary_app::connectors::{providers, sync_engine};
 use tributary_app::database::open_database;
+use tributary_app::links::reachable_base;
 use tributary_auth::api_keys;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::email::normalize_email;
@@ -37,7 +38,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             create_user(&open()?, clock.as_ref(), &email)
         }
         Command::Users(UsersCommand::List) => list_users(&open()?),
+        Command::Users(UsersCommand::Delete { email, yes }) => delete_user(&open()?, &email, yes),
         Command::Users(UsersCommand::LoginLink { email, url }) => {
+            let url = url.unwrap_or_else(|| reachable_base(&config));
             login_link(&open()?, clock.as_ref(), &email, &url)
         }
         Command::Keys(KeysCommand::Create {
@@ -90,7 +93,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         ),
         Command::Apps(command) => crate::apps::run(&open()?, clock.as_ref(), command),
         Command::Developers(command) => crate::developers::run(&open()?, clock.as_ref(), command),
-        Command::Simplefin(command) => crate::simplefin::run(&open()?, clock.as_ref(), command),
+        Command::Simplefin(command) => {
+            crate::simplefin::run(&open()?, clock.as_ref(), command, &reachable_base(&config))
+        }
         Command::Webhooks(command) => {
             crate::webhooks::run(&open()?, &config, clock.as_ref(), command)
         }
@@ -173,6 +178,21 @@ fn login_link(db: &Database, clock: &dyn Clock, email: &str, url: &str) -> anyho
         tributary_auth::dashboard::LOGIN_LINK_TTL.num_minutes()
     );
     println!("{base}{}/{token}", tributary_app::links::SIGN_IN_LINK_PATH);
+    Ok(())
+}
+
+/// `users delete`: a Personal user and all their data, when `--yes` says
+/// so.
+fn delete_user(db: &Database, email: &str, yes: bool) -> anyhow::Result<()> {
+    let user = find_user(db, email)?;
+    if !yes {
+        bail!(
+            "this deletes {} and all their data (connections, accounts, transactions, keys); run it again with --yes to go ahead",
+            shown(&user.email)
+        );
+    }
+    tributary_storage::apps::delete_user(&mut *db.conn()?, user.id)?;
+    println!("Deleted user {} and all their data.", shown(&user.email));
     Ok(())
 }
 

@@ -22,6 +22,27 @@ pub fn run(db: &Database, clock: &dyn Clock, command: DevelopersCommand) -> anyh
                 println!("{} is already a developer.", shown(&developer.email));
             }
         }
+        DevelopersCommand::Remove { email } => {
+            let email = normalize_email(&email)?;
+            let Some(developer) = developers::find_by_email(conn, &email)? else {
+                anyhow::bail!("{} is not a developer", shown(&email));
+            };
+            let apps = developers::apps_of(conn, developer.id)?;
+            if !apps.is_empty() {
+                let names: Vec<String> = apps.iter().map(|a| shown(&a.name).to_string()).collect();
+                anyhow::bail!(
+                    "{} owns {} app(s) ({}): they delete them in the developer dashboard first, so no app is left without an owner",
+                    shown(&developer.email),
+                    apps.len(),
+                    names.join(", ")
+                );
+            }
+            developers::remove(conn, developer.id)?;
+            println!(
+                "Removed developer {}: they can no longer sign in, and their sessions have ended.",
+                shown(&developer.email)
+            );
+        }
         DevelopersCommand::List => {
             println!(
                 "{:<40}  {:>4}  {:<16}  LAST SIGN-IN (UTC)",

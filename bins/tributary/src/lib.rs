@@ -22,7 +22,12 @@ use std::process::ExitCode;
 /// The whole command line: parse, run, and the exit code.
 pub fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    // Warnings, and what the worker does with each job (one line a job):
+    // `RUST_LOG` says otherwise.
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,tributary_providers::worker=info"),
+    )
+    .init();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -10,7 +10,14 @@ use tributary_auth::simplefin::{self as access, SETUP_TOKEN_LIFETIME};
 use tributary_domain::clock::Clock;
 use tributary_storage::{Database, StorageError, simplefin as store};
 
-pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyhow::Result<()> {
+/// Runs `command`; a setup token without `--url` carries `reachable`, where
+/// this configuration's personal-api is reached.
+pub fn run(
+    db: &Database,
+    clock: &dyn Clock,
+    command: SimplefinCommand,
+    reachable: &str,
+) -> anyhow::Result<()> {
     match command {
         SimplefinCommand::Create {
             user,
@@ -20,6 +27,7 @@ pub fn run(db: &Database, clock: &dyn Clock, command: SimplefinCommand) -> anyho
         } => {
             let name = crate::terminal::name(&name)?;
             let user = find_user(db, &user)?;
+            let url = url.unwrap_or_else(|| reachable.to_owned());
             let base = public_base(&url)?;
             let scope = (!accounts.is_empty()).then_some(accounts.as_slice());
             let claim_root = format!("{base}{SIMPLEFIN_ROOT}/claim");

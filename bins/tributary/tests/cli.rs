@@ -9,16 +9,7 @@ use tributary_storage::testing::TestDatabase;
 
 /// Runs `tributary` on `database_url`: (success, stdout, stderr).
 fn tributary(database_url: &str, args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_tributary"))
-        .args(args)
-        .env("TRIBUTARY_DATABASE_URL", database_url)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    tributary_with(database_url, &[], args)
 }
 
 #[test]
@@ -479,4 +470,232 @@ fn names_with_control_or_bidi_characters_are_refused_and_old_ones_are_listed_esc
             );
         }
     }
+}
+
+/// `tributary` on `database_url` with `env` set (and no public URL or bind
+/// address from the test's own environment).
+fn tributary_with(
+    database_url: &str,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .args(args)
+        .env("TRIBUTARY_DATABASE_URL", database_url)
+        .env_remove("TRIBUTARY_PUBLIC_URL")
+        .env_remove("TRIBUTARY_BIND")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn deleting_a_user_asks_for_yes_then_removes_everything_of_theirs() {
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        for email in ["gone@example.com", "stays@example.com"] {
+            assert!(tributary(&url, &["users", "create", email]).0);
+            assert!(tributary(&url, &["keys", "create", "--user", email]).0);
+        }
+        let (deleted, out, err) = tributary(&url, &["users", "delete", "gone@example.com"]);
+        assert!(!deleted, "{out}");
+        assert!(err.contains("--yes"), "{err}");
+        let (_, listed, _) = tributary(&url, &["users", "list"]);
+        assert!(
+            listed.contains("gone@example.com"),
+            "nothing was deleted: {listed}"
+        );
+        let (deleted, out, err) =
+            tributary(&url, &["users", "delete", "gone@example.com", "--yes"]);
+        assert!(deleted, "{err}");
+        assert!(out.contains("Deleted user gone@example.com"), "{out}");
+        let (_, listed, _) = tributary(&url, &["users", "list"]);
+        assert!(!listed.contains("gone@example.com"), "{listed}");
+        assert!(listed.contains("stays@example.com"), "{listed}");
+        let (keys, _, err) = tributary(&url, &["keys", "list", "--user", "gone@example.com"]);
+        assert!(!keys && err.contains("no user gone@example.com"), "{err}");
+        let (keys, out, _) = tributary(&url, &["keys", "list", "--user", "stays@example.com"]);
+        assert!(keys && out.contains("default"), "{out}");
+        let (again, _, err) = tributary(&url, &["users", "delete", "gone@example.com", "--yes"]);
+        assert!(!again && err.contains("no user gone@example.com"), "{err}");
+    }
+}
+
+#[test]
+fn removing_a_developer_refuses_while_they_own_apps() {
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        let (missing, _, err) = tributary(&url, &["developers", "remove", "nobody@example.com"]);
+        assert!(!missing && err.contains("is not a developer"), "{err}");
+        for email in ["owner@example.com", "idle@example.com"] {
+            assert!(tributary(&url, &["developers", "add", email]).0);
+        }
+        {
+            let conn = &mut *database.db().conn().unwrap();
+            let owner = tributary_storage::developers::find_by_email(conn, "owner@example.com")
+                .unwrap()
+                .unwrap();
+            tributary_storage::developers::create_owned_app(
+                conn,
+                owner.id,
+                &tributary_storage::apps::NewApp {
+                    client_id: "app_owned",
+                    name: "Budget Buddy",
+                    client_secret_hash: None,
+                    billing_model: tributary_domain::model::BillingModel::Integrator,
+                    default_max_accounts: None,
+                    redirect_uris: &[],
+                    now: chrono::Utc::now().naive_utc(),
+                },
+            )
+            .unwrap();
+        }
+        let (removed, _, err) = tributary(&url, &["developers", "remove", "owner@example.com"]);
+        assert!(!removed, "a developer who owns apps stays");
+        assert!(err.contains("Budget Buddy"), "{err}");
+        let (removed, out, err) = tributary(&url, &["developers", "remove", "idle@example.com"]);
+        assert!(removed, "{err}");
+        assert!(out.contains("Removed developer idle@example.com"), "{out}");
+        let (_, listed, _) = tributary(&url, &["developers", "list"]);
+        assert!(!listed.contains("idle@example.com"), "{listed}");
+        assert!(listed.contains("owner@example.com"), "{listed}");
+    }
+}
+
+#[test]
+fn printed_links_follow_the_bind_address_or_the_public_url() {
+    let database = TestDatabase::sqlite();
+    let url = database.url();
+    assert!(tributary(&url, &["users", "create", "links@example.com"]).0);
+    let link = |env: &[(&str, &str)]| {
+        let (ok, out, err) =
+            tributary_with(&url, env, &["users", "login-link", "links@example.com"]);
+        assert!(ok, "{err}");
+        out.lines()
+            .find(|l| l.contains("/sign-in/link/"))
+            .unwrap_or_else(|| panic!("a link in {out}"))
+            .to_owned()
+    };
+    assert!(link(&[]).starts_with("http://127.0.0.1:8080/sign-in/link/"));
+    assert!(
+        link(&[("TRIBUTARY_BIND", "0.0.0.0:9123")])
+            .starts_with("http://127.0.0.1:9123/sign-in/link/")
+    );
+    assert!(
+        link(&[("TRIBUTARY_BIND", "[::]:9124")]).starts_with("http://[::1]:9124/sign-in/link/")
+    );
+    assert!(
+        link(&[
+            ("TRIBUTARY_BIND", "0.0.0.0:9123"),
+            ("TRIBUTARY_PUBLIC_URL", "https://money.example.com/"),
+        ])
+        .starts_with("https://money.example.com/sign-in/link/")
+    );
+    // A SimpleFIN setup token carries the same address.
+    let (ok, out, err) = tributary_with(
+        &url,
+        &[("TRIBUTARY_BIND", "127.0.0.1:9125")],
+        &["simplefin", "create", "--user", "links@example.com"],
+    );
+    assert!(ok, "{err}");
+    let token = out
+        .lines()
+        .find(|l| !l.contains(' ') && !l.is_empty())
+        .unwrap_or_else(|| panic!("a setup token in {out}"));
+    use base64::Engine as _;
+    let claim = String::from_utf8(
+        base64::engine::general_purpose::STANDARD
+            .decode(token.trim())
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        claim.starts_with("http://127.0.0.1:9125/simplefin/claim/"),
+        "{claim}"
+    );
+}
+
+#[test]
+fn help_lines_and_refusals_name_what_to_do() {
+    let database = TestDatabase::sqlite();
+    let url = database.url();
+    let (_, help, _) = tributary(&url, &["import", "--help"]);
+    let user_line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("--user"))
+        .unwrap_or_else(|| panic!("--user in {help}"));
+    assert!(
+        user_line.contains("E-mail of the Personal user"),
+        "{user_line}"
+    );
+    assert!(tributary(&url, &["users", "create", "hooks@example.com"]).0);
+    let (made, _, err) = tributary_with(
+        &url,
+        &[],
+        &[
+            "webhooks",
+            "create",
+            "--user",
+            "hooks@example.com",
+            "--url",
+            "http://192.168.1.20/hook",
+        ],
+    );
+    assert!(!made);
+    assert!(err.contains("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE"), "{err}");
+}
+
+#[test]
+fn the_worker_says_what_each_job_did_at_the_default_level() {
+    use std::io::BufRead as _;
+    let database = TestDatabase::sqlite();
+    let url = database.url();
+    assert!(tributary(&url, &["users", "create", "worker@example.com"]).0);
+    let (connected, out, err) = tributary(
+        &url,
+        &["connect", "sandbox", "--user", "worker@example.com"],
+    );
+    assert!(connected, "{out}{err}");
+    let job = {
+        let conn = &mut *database.db().conn().unwrap();
+        let connection = tributary_storage::connections::list_connections(conn, None)
+            .unwrap()
+            .into_iter()
+            .next()
+            .unwrap();
+        tributary_providers::sync::request_sync(
+            conn,
+            &connection,
+            tributary_domain::model::SyncJobKind::OnDemand,
+            tributary_providers::sync::Requester::Operator,
+            chrono::Utc::now().naive_utc(),
+        )
+        .unwrap()
+        .job_id
+    };
+    let mut worker = Command::new(env!("CARGO_BIN_EXE_tributary"))
+        .arg("worker")
+        .env("TRIBUTARY_DATABASE_URL", &url)
+        .env_remove("RUST_LOG")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = worker.stderr.take().unwrap();
+    let line = std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        // After the line saying it claimed the job, the one saying what came of it.
+        .find(|line| line.contains(&format!("job {job} (connection")) && line.contains("): "))
+        .unwrap_or_else(|| panic!("no line for job {job}"));
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert!(line.contains(" INFO "), "{line}");
+    assert!(line.contains("synced") && line.contains(" ms"), "{line}");
 }

@@ -70,7 +70,13 @@ impl<T> Answering<T> {
             return None;
         }
         let id = request_id::generate();
-        log::warn!("request {id} refused by the HTTP parser: {status}");
+        if status == 408 {
+            // A connection that said nothing before its timeout (a
+            // browser's spare keep-alive socket): routine, not a warning.
+            log::debug!("request {id} timed out before its head arrived: 408");
+        } else {
+            log::warn!("request {id} refused by the HTTP parser: {status}");
+        }
         let (content_type, body) = if self.reading_page {
             ("text/html; charset=utf-8", page_body(status, &id))
         } else {

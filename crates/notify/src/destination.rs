@@ -12,7 +12,11 @@ use url::Url;
 pub enum UrlRefusal {
     #[error("not a URL ({0})")]
     NotAUrl(String),
-    #[error("must use https")]
+    /// The switch that allows http is named: a home lab's receiver is
+    /// usually plain http on a private address.
+    #[error(
+        "must use https (http is accepted where the operator allows private destinations: TRIBUTARY_OUTBOUND_ALLOW_PRIVATE)"
+    )]
     NotHttps,
     #[error("may not carry a user name or password")]
     Credentials,

@@ -112,8 +112,19 @@ impl Worker {
                         job.connection_id,
                         job.attempts
                     );
-                    if let Err(err) = self.engine.run_job(&job) {
-                        log::error!("worker {}: job {} failed: {err}", self.id, job.id);
+                    let started = std::time::Instant::now();
+                    match self.engine.run_job(&job) {
+                        Ok(outcome) => log::info!(
+                            "worker {}: job {} (connection {}): {} in {} ms",
+                            self.id,
+                            job.id,
+                            job.connection_id,
+                            in_words(&outcome),
+                            started.elapsed().as_millis()
+                        ),
+                        Err(err) => {
+                            log::error!("worker {}: job {} failed: {err}", self.id, job.id)
+                        }
                     }
                 }
                 Ok(None) => break,
@@ -155,5 +166,41 @@ impl Worker {
             }
         }
         log::info!("worker {} stopped", self.id);
+    }
+}
+
+/// A job's outcome in a log line: what happened and the counts, never a
+/// provider's text (it may quote the person's data).
+fn in_words(outcome: &crate::sync::SyncOutcome) -> String {
+    use crate::sync::SyncOutcome;
+    match outcome {
+        SyncOutcome::Synced { summary: s, .. } => format!(
+            "synced {} accounts ({} new), transactions {} added, {} updated, {} removed, {} unchanged",
+            s.accounts_seen,
+            s.accounts_created,
+            s.transactions_added,
+            s.transactions_updated,
+            s.transactions_removed,
+            s.transactions_unchanged
+        ),
+        SyncOutcome::ProviderFailed {
+            error, retry_at, ..
+        } => match retry_at {
+            Some(at) => format!(
+                "the provider failed (connection now {}), retried at {} UTC",
+                error.connection_status(),
+                at.format("%Y-%m-%d %H:%M:%S")
+            ),
+            None => format!(
+                "the provider failed (connection now {})",
+                error.connection_status()
+            ),
+        },
+        SyncOutcome::LeaseLost { .. } => "lease lost to another worker, nothing stored".to_owned(),
+        SyncOutcome::Deferred { until, .. } => format!(
+            "deferred: the provider's daily quota is used up until {} UTC",
+            until.format("%Y-%m-%d %H:%M:%S")
+        ),
+        SyncOutcome::GaveUp { .. } => "gave up after too many attempts".to_owned(),
     }
 }

@@ -46,6 +46,13 @@ pub fn find_by_email(
         .optional()?)
 }
 
+/// Removes a developer; their sessions go with them (and the ownership of
+/// any app, which the caller makes sure there is none of). `false` when
+/// there was no such developer.
+pub fn remove(conn: &mut AnyConnection, id: DeveloperId) -> StorageResult<bool> {
+    Ok(diesel::delete(developers::table.find(id.get())).execute(conn)? == 1)
+}
+
 pub fn get(conn: &mut AnyConnection, id: DeveloperId) -> StorageResult<DeveloperRecord> {
     Ok(developers::table
         .find(id.get())
