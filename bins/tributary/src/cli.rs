@@ -18,6 +18,12 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "TRIBUTARY_DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
     pub(crate) database_url: String,
 
+    /// Create the SQLite database file when there is none (`migrate` always
+    /// does); without it, a command refuses a missing file rather than
+    /// making an empty database the server does not use.
+    #[arg(long, global = true)]
+    pub(crate) create: bool,
+
     #[command(subcommand)]
     pub(crate) command: Command,
 }

@@ -26,6 +26,10 @@ use tributary_storage::{
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let url =
         DatabaseUrl::parse(&cli.database_url).context("TRIBUTARY_DATABASE_URL / --database-url")?;
+    if needs_database(&cli.command) {
+        check_exists(&url, cli.create || matches!(cli.command, Command::Migrate))?;
+        eprintln!("tributary: using the database {url}");
+    }
     let mut config = Config::from_env()?;
     config.database_url = url.clone();
     config.pool = pool_for(&cli.command, config.pool);
@@ -118,6 +122,30 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             rotate_secrets(&open()?, &config, clock.as_ref())
         }
     }
+}
+
+/// Whether `command` reads or writes the database (`secrets
+/// generate-key` and `institutions` do not).
+fn needs_database(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Secrets(SecretsCommand::GenerateKey) | Command::Institutions { .. }
+    )
+}
+
+/// A SQLite file that does not exist is refused unless `create` (run from
+/// another directory, the default `sqlite://tributary.db` would otherwise
+/// make an empty database there, and the next command would find nothing).
+fn check_exists(url: &DatabaseUrl, create: bool) -> anyhow::Result<()> {
+    if let DatabaseUrl::Sqlite(path) = url
+        && !create
+        && !path.exists()
+    {
+        bail!(
+            "there is no database at {url}: run this where the server's database is, point TRIBUTARY_DATABASE_URL (or --database-url) at it, or make a new one with `tributary migrate` (or --create)"
+        );
+    }
+    Ok(())
 }
 
 /// Connections a command may hold. `worker` runs jobs all day and keeps the

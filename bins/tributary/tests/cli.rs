@@ -699,3 +699,29 @@ fn the_worker_says_what_each_job_did_at_the_default_level() {
     assert!(line.contains(" INFO "), "{line}");
     assert!(line.contains("synced") && line.contains(" ms"), "{line}");
 }
+
+#[test]
+fn a_missing_database_is_refused_unless_asked_to_make_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nowhere.db");
+    let url = format!("sqlite://{}", path.display());
+    let (listed, out, err) = tributary(&url, &["users", "list"]);
+    assert!(!listed, "{out}");
+    assert!(
+        err.contains("there is no database at") && err.contains("tributary migrate"),
+        "{err}"
+    );
+    assert!(!path.exists(), "nothing was created");
+    // --create makes it (so does `migrate`); then every command says which
+    // database it uses.
+    let (listed, _, err) = tributary(&url, &["users", "list", "--create"]);
+    assert!(listed, "{err}");
+    assert!(path.exists());
+    let (created, _, err) = tributary(&url, &["users", "create", "here@example.com"]);
+    assert!(created, "{err}");
+    assert!(err.contains(&format!("using the database {url}")), "{err}");
+    let other = dir.path().join("migrated.db");
+    let other_url = format!("sqlite://{}", other.display());
+    let (migrated, out, err) = tributary(&other_url, &["migrate"]);
+    assert!(migrated && other.exists(), "{out}{err}");
+}
