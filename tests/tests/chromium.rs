@@ -1251,6 +1251,18 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     browser.refresh().await.unwrap();
     let again = browser.source().await.unwrap();
     assert!(again.contains("The code was not accepted"), "{again}");
+    // The server's own address in a browser: what it is and the ways on,
+    // with its icon.
+    browser.goto(&format!("{base}/")).await.unwrap();
+    wait_for(&browser, "what").await;
+    shoot_both_widths(&browser, "platform-landing").await;
+    click(&browser, "to-developers").await;
+    wait_for(&browser, "email").await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/developers");
+    let icon = reqwest::get(format!("{base}/favicon.ico")).await.unwrap();
+    assert_eq!(icon.status(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+    assert!(icon.text().await.unwrap().starts_with("<svg"));
     browser.close().await.unwrap();
     handle.stop(true).await;
 }

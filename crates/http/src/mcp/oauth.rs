@@ -103,7 +103,6 @@ struct ResourceMetadata {
     bearer_methods_supported: [&'static str; 1],
     scopes_supported: [&'static str; 1],
     resource_name: &'static str,
-    resource_documentation: String,
 }
 
 async fn resource_metadata(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
@@ -115,7 +114,6 @@ async fn resource_metadata(req: HttpRequest, state: web::Data<AppState>) -> Http
             bearer_methods_supported: ["header"],
             scopes_supported: [SCOPE],
             resource_name: "Tributary (MCP)",
-            resource_documentation: state.absolute_url(&req, "/docs"),
         })
 }
 

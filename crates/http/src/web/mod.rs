@@ -21,6 +21,7 @@ mod csp;
 pub mod dashboard;
 mod demo_callback;
 pub mod developers;
+mod landing;
 pub(crate) mod mailer;
 mod page;
 pub(crate) use page::error_page_html;
@@ -40,6 +41,12 @@ pub use session::SESSION_COOKIE;
 /// The pages after the authorization endpoint, and the portal.
 pub fn configure_pages(cfg: &mut web::ServiceConfig) {
     static_files(cfg);
+    cfg.service(
+        web::resource("/")
+            .wrap(security_headers())
+            .route(web::get().to(landing::page))
+            .route(web::head().to(landing::page)),
+    );
     // Before `/developers` itself: the demo callback page is the server's,
     // not a developer's.
     cfg.service(
@@ -145,7 +152,18 @@ fn static_files(cfg: &mut web::ServiceConfig) {
         web::resource("/static/progress.js")
             .route(web::get().to(progress_script))
             .route(web::head().to(progress_script)),
+    )
+    // Browsers ask for it on their own; one small SVG (Chromium and
+    // Firefox read an SVG here by its content type).
+    .service(
+        web::resource("/favicon.ico")
+            .route(web::get().to(favicon))
+            .route(web::head().to(favicon)),
     );
+}
+
+async fn favicon() -> HttpResponse {
+    static_file("image/svg+xml", include_str!("../../static/favicon.svg"))
 }
 
 fn static_file(content_type: &str, body: &'static str) -> HttpResponse {
