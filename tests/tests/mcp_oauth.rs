@@ -19,7 +19,7 @@ use tributary_domain::ids::AccountId;
 use tributary_e2e::TestServer;
 use tributary_e2e::browser::{Browser, Page, code_in};
 use tributary_e2e::harness::personal as on_every_backend;
-use tributary_e2e::mcp::{Assistant, CALLBACK, discover_and_register, http};
+use tributary_e2e::mcp::{Assistant, CALLBACK, discover_and_register, http, tool_call as call};
 
 /// Signs alice in from the consent link (she is sent back to it), and
 /// returns the consent page.
@@ -102,15 +102,6 @@ async fn allow(browser: &Browser, consent: &Page, accounts: &[AccountId]) -> Str
         .get("code")
         .cloned()
         .unwrap_or_else(|| panic!("no code in {}", back.location))
-}
-
-async fn call(
-    server: &TestServer,
-    token: &str,
-    tool: &str,
-    arguments: Value,
-) -> (StatusCode, Value) {
-    tributary_e2e::mcp::tool_call(server, token, tool, arguments).await
 }
 
 fn account_ids(answer: &Value) -> BTreeSet<i64> {

@@ -94,8 +94,9 @@ impl Credential for ApiKey {
     }
 }
 
-/// The presented key, from `x-api-key` first, else a Bearer authorization.
-fn presented_key(req: &HttpRequest) -> Result<String, ApiError> {
+/// The presented key, from `x-api-key` first, else a Bearer authorization
+/// (`/mcp` reads its credential the same way: a key or an access token).
+pub(crate) fn presented_key(req: &HttpRequest) -> Result<String, ApiError> {
     if let Some(value) = req.headers().get("x-api-key") {
         return value.to_str().map(|v| v.trim().to_owned()).map_err(|_| {
             ApiError::unauthorized(
@@ -155,17 +156,22 @@ impl BearerToken {
         now: DateTime<Utc>,
     ) -> Result<TokenRecord, ApiError> {
         oauth::authenticate_access(conn, &self.0, oauth::Resource::PlatformApi, now.naive_utc())
-            .map_err(|err| match err {
-                AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
-                    "INVALID_ACCESS_TOKEN",
-                    "The access token is not valid.",
-                ),
-                AccessError::Expired => ApiError::invalid_token(
-                    "ACCESS_TOKEN_EXPIRED",
-                    "The access token has expired; get a new one with the refresh token.",
-                ),
-                AccessError::Storage(err) => err.into(),
-            })
+            .map_err(access_refused)
+    }
+}
+
+/// The 401 of an access token that does not hold (RFC 6750
+/// `invalid_token`, which tells OAuth clients to refresh), or the failure.
+pub(crate) fn access_refused(err: AccessError) -> ApiError {
+    match err {
+        AccessError::Malformed | AccessError::Unknown => {
+            ApiError::invalid_token("INVALID_ACCESS_TOKEN", "The access token is not valid.")
+        }
+        AccessError::Expired => ApiError::invalid_token(
+            "ACCESS_TOKEN_EXPIRED",
+            "The access token has expired; get a new one with the refresh token.",
+        ),
+        AccessError::Storage(err) => err.into(),
     }
 }
 

@@ -164,8 +164,18 @@ pub(crate) fn parse_date(name: &str, raw: &str) -> Result<NaiveDate, ApiError> {
 pub(crate) fn date_range(
     params: &HashMap<String, String>,
 ) -> Result<(Option<NaiveDate>, Option<NaiveDate>), ApiError> {
-    let from = date_parameter(params, "from", "start_date")?;
-    let to = date_parameter(params, "to", "end_date")?;
+    in_order(
+        date_parameter(params, "from", "start_date")?,
+        date_parameter(params, "to", "end_date")?,
+    )
+}
+
+/// `from` and `to` when `from` does not come after `to`; 400
+/// `INVALID_DATE_RANGE` otherwise.
+pub(crate) fn in_order(
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+) -> Result<(Option<NaiveDate>, Option<NaiveDate>), ApiError> {
     if let (Some(from), Some(to)) = (from, to)
         && from > to
     {

@@ -27,7 +27,6 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError as _, web};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tributary_auth::api_keys::{self, ApiKeyError};
-use tributary_auth::oauth::AccessError;
 use tributary_domain::access::Viewer;
 
 /// The path the server answers at.
@@ -95,7 +94,7 @@ async fn endpoint(
     }
     let asker = tools::Asker {
         state: state.clone(),
-        viewer: viewer.clone(),
+        viewer,
     };
     bridge::forward(&service, &req, body, asker).await
 }
@@ -144,23 +143,13 @@ async fn identify(
     state: &web::Data<AppState>,
     req: &HttpRequest,
 ) -> Result<(String, Viewer), ApiError> {
-    let presented = presented(req)?;
+    let presented = crate::auth::presented_key(req)?;
     let now = state.clock.now();
     crate::fault::with_conn(state, move |conn| {
         if presented.starts_with(tributary_auth::oauth::ACCESS_TOKEN_PREFIX) {
             return tributary_auth::mcp::authenticate(conn, &presented, now.naive_utc())
                 .map(|(grant, viewer)| (format!("grant:{grant}"), viewer))
-                .map_err(|err| match err {
-                    AccessError::Expired => ApiError::invalid_token(
-                        "ACCESS_TOKEN_EXPIRED",
-                        "The access token has expired; get a new one with the refresh token.",
-                    ),
-                    AccessError::Storage(err) => err.into(),
-                    AccessError::Malformed | AccessError::Unknown => ApiError::invalid_token(
-                        "INVALID_ACCESS_TOKEN",
-                        "The access token is not valid here (unknown, revoked, or issued for another resource).",
-                    ),
-                });
+                .map_err(crate::auth::access_refused);
         }
         api_keys::authenticate(conn, &presented, now)
             .map(|(key, viewer)| (format!("key:{}", key.id), viewer))
@@ -175,35 +164,4 @@ async fn identify(
             })
     })
     .await
-}
-
-/// The credential of `Authorization: Bearer …` (what MCP clients send), or
-/// of `x-api-key` (what the Personal API also takes).
-fn presented(req: &HttpRequest) -> Result<String, ApiError> {
-    let missing = || {
-        ApiError::unauthorized(
-            "MISSING_CREDENTIALS",
-            "Send an API key or an access token as `Authorization: Bearer …` (docs/mcp.md).",
-        )
-    };
-    if let Some(value) = req.headers().get("x-api-key") {
-        return value
-            .to_str()
-            .map(|v| v.trim().to_owned())
-            .map_err(|_| missing());
-    }
-    let value = req
-        .headers()
-        .get(actix_web::http::header::AUTHORIZATION)
-        .ok_or_else(missing)?
-        .to_str()
-        .map_err(|_| missing())?;
-    match value.trim().split_once(' ') {
-        Some((scheme, token))
-            if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
-        {
-            Ok(token.trim().to_owned())
-        }
-        _ => Err(missing()),
-    }
 }

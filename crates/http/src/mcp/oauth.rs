@@ -15,6 +15,7 @@
 //! (`crate::web::dashboard`). Token rules (rotation, replay) are the
 //! authorization server's in `tributary_auth::oauth`.
 
+use crate::platform::metadata::cache_control;
 use crate::platform::oauth::{TokenError, parameters, required};
 use crate::state::AppState;
 use actix_web::http::StatusCode;
@@ -70,10 +71,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// This server's identifier as an authorization server (RFC 8414 §2):
-/// its origin, as `TRIBUTARY_PUBLIC_URL` or the request names it.
-pub fn issuer(state: &AppState, req: &HttpRequest) -> String {
-    state.base_url(req)
-}
+/// the same origin the Platform's metadata names.
+pub(crate) use crate::platform::metadata::issuer;
 
 /// The resource tokens are for (RFC 8707): `/mcp` at this server.
 pub fn resource(state: &AppState, req: &HttpRequest) -> String {
@@ -84,15 +83,6 @@ pub fn resource(state: &AppState, req: &HttpRequest) -> String {
 /// slash aside); RFC 8707 lets a client name it at both steps.
 pub fn names_this_resource(state: &AppState, req: &HttpRequest, asked: &str) -> bool {
     asked.trim_end_matches('/') == resource(state, req)
-}
-
-/// Metadata whose URLs came from the request is that request's alone.
-fn cache_control(state: &AppState) -> &'static str {
-    if state.has_public_url() {
-        "public, max-age=3600"
-    } else {
-        "private, no-store"
-    }
 }
 
 /// RFC 9728 Protected Resource Metadata.
@@ -198,6 +188,8 @@ async fn register(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes
             );
         }
     };
+    // What was registered is what was asked, checked: stored as given.
+    let redirect_uris = asked.redirect_uris.clone();
     let registration = Registration {
         redirect_uris: asked.redirect_uris,
         client_name: asked.client_name,
@@ -231,34 +223,19 @@ async fn register(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes
             refused.code(),
             &refused.to_string(),
         ),
-        Ok(Ok(client)) => {
-            let uris = registered_uris(&state, client.id).await;
-            HttpResponse::Created()
-                .insert_header((header::CACHE_CONTROL, "no-store"))
-                .json(Registered {
-                    client_id: client.client_id,
-                    client_id_issued_at: client.created_at.and_utc().timestamp(),
-                    client_name: client.name,
-                    redirect_uris: uris,
-                    grant_types: ["authorization_code", "refresh_token"],
-                    response_types: ["code"],
-                    token_endpoint_auth_method: "none",
-                    scope: SCOPE,
-                })
-        }
+        Ok(Ok(client)) => HttpResponse::Created()
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .json(Registered {
+                client_id: client.client_id,
+                client_id_issued_at: client.created_at.and_utc().timestamp(),
+                client_name: client.name,
+                redirect_uris,
+                grant_types: ["authorization_code", "refresh_token"],
+                response_types: ["code"],
+                token_endpoint_auth_method: "none",
+                scope: SCOPE,
+            }),
     }
-}
-
-/// The redirect URIs stored for a client just registered.
-async fn registered_uris(
-    state: &web::Data<AppState>,
-    id: tributary_domain::ids::AppId,
-) -> Vec<String> {
-    crate::fault::with_conn(state, move |conn| {
-        Ok::<_, crate::error::ApiError>(tributary_storage::apps::redirect_uris(conn, id)?)
-    })
-    .await
-    .unwrap_or_default()
 }
 
 /// A token pair for an assistant.

@@ -44,7 +44,7 @@ pub(crate) fn issuer(state: &AppState, req: &HttpRequest) -> String {
 /// How long the metadata may be kept, and by whom: an hour by anyone when
 /// its URLs are the operator's `TRIBUTARY_PUBLIC_URL`; otherwise they came
 /// from the request, and no cache keeps them.
-fn cache_control(state: &AppState) -> &'static str {
+pub(crate) fn cache_control(state: &AppState) -> &'static str {
     if state.has_public_url() {
         "public, max-age=3600"
     } else {

@@ -146,16 +146,8 @@ pub(super) fn date_range(
     from: Option<String>,
     to: Option<String>,
 ) -> Result<(Option<chrono::NaiveDate>, Option<chrono::NaiveDate>), Failure> {
-    let (from, to) = (date_argument("from", from)?, date_argument("to", to)?);
-    if let (Some(from), Some(to)) = (from, to)
-        && from > to
-    {
-        return Err(Failure::Refused(ApiError::bad_request(
-            "INVALID_DATE_RANGE",
-            format!("`from` ({from}) is after `to` ({to})."),
-        )));
-    }
-    Ok((from, to))
+    crate::data::in_order(date_argument("from", from)?, date_argument("to", to)?)
+        .map_err(Failure::Refused)
 }
 
 /// A decimal as exact text, the sign where it belongs (`-12.50`).

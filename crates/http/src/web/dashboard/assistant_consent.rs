@@ -170,8 +170,9 @@ async fn check(
     })
 }
 
-/// Where the browser goes after the decision, in words a person checks.
-fn destination(redirect_uri: &str) -> String {
+/// Where a redirect URI sends the browser, in words a person checks: its
+/// host, or its scheme for an app's own (`cursor:`).
+pub(super) fn destination(redirect_uri: &str) -> String {
     match url::Url::parse(redirect_uri) {
         Ok(url) => match url.host_str() {
             Some(host) => host.to_owned(),

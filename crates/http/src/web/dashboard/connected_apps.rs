@@ -3,6 +3,7 @@
 //! "OAuth"), each with the accounts it reads, when it was connected and
 //! last used; revoking one ends every token it holds at once.
 
+use super::assistant_consent::destination;
 use super::session;
 use crate::state::AppState;
 use crate::web::account_scope;
@@ -51,15 +52,7 @@ pub(super) async fn page(
                 sends_to: app
                     .redirect_uris
                     .iter()
-                    .map(|uri| {
-                        url::Url::parse(uri).map_or_else(
-                            |_| uri.clone(),
-                            |u| {
-                                u.host_str()
-                                    .map_or_else(|| format!("{}:", u.scheme()), str::to_owned)
-                            },
-                        )
-                    })
+                    .map(|uri| destination(uri))
                     .collect::<Vec<_>>()
                     .join(", "),
                 reads: account_scope::in_words(Some(&app.accounts), &accounts),
