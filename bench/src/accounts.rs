@@ -37,6 +37,7 @@ pub(crate) fn empty_account(
     let snapshot = ProviderSnapshot {
         institution,
         accounts: vec![SnapshotAccount {
+            balance_history: Vec::new(),
             institution: None,
             provider_account_id: "bench-checking".into(),
             name: "Checking".into(),

@@ -200,6 +200,7 @@ pub fn imported_account(
     let snapshot = ProviderSnapshot {
         institution,
         accounts: vec![SnapshotAccount {
+            balance_history: Vec::new(),
             institution: None,
             provider_account_id: "DE89370400440532013000".into(),
             name: "Giro".into(),

@@ -77,6 +77,90 @@ async fn the_whole_flow_ends_with_a_code_that_reads_the_sandbox_accounts() {
 }
 
 #[actix_web::test]
+async fn a_person_over_the_limit_chooses_the_accounts_to_share_and_the_app_reads_only_those() {
+    on_every_backend(|server, outbox| async move {
+        let _: Value = json_answer(Client::new()
+            .post(server.url("/api/platform/v1/users"))
+            .basic_auth(server.app_a.client_id(), Some(server.app_a.secret()))
+            .json(&serde_json::json!({"email": "choose@example.com", "limits": {"max_accounts": 2}}))).await;
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "choose@example.com").await;
+        let progress = connect_sandbox(&browser, &banks, "user_good").await;
+        progress.assert_shows("This bank has more accounts than you may connect");
+        let connection = progress
+            .location
+            .trim_start_matches("/connect/progress/")
+            .to_owned();
+        let choose_path = format!("/connect/connections/{connection}/accounts");
+        progress.assert_shows(&format!("href=\"{choose_path}\""));
+
+        // Every account the bank has is offered; the limit is said.
+        let choose = browser.get(&choose_path).await;
+        assert_eq!(choose.status, StatusCode::OK);
+        choose.assert_shows("You may share up to 2 accounts from this bank");
+        let found = choose.body.matches("name=\"account\"").count();
+        progress.assert_shows(&format!("this connection would add {found}"));
+        assert!(found >= 4, "{}", choose.body);
+        let too_many = browser
+            .submit(
+                &choose,
+                &choose_path,
+                &[("account", "chk"), ("account", "sav"), ("account", "card")],
+            )
+            .await;
+        assert_eq!(too_many.status, StatusCode::BAD_REQUEST);
+        too_many.assert_shows("Accounts: you chose 3, and app-a allows 2 more.");
+        let none = browser.submit(&choose, &choose_path, &[]).await;
+        assert_eq!(none.status, StatusCode::BAD_REQUEST);
+        let foreign = browser
+            .submit(&choose, &choose_path, &[("account", "not-at-this-bank")])
+            .await;
+        assert_eq!(foreign.status, StatusCode::BAD_REQUEST);
+
+        let chosen = browser
+            .submit(&choose, &choose_path, &[("account", "chk"), ("account", "card")])
+            .await;
+        assert!(chosen.location.starts_with("/connect/progress/"), "{}", chosen.location);
+        let synced = browser.until_synced(chosen).await;
+        assert_eq!(synced.accounts_found(), 2, "{}", synced.body);
+
+        // The app reads exactly the two chosen, and a later sync keeps it so.
+        let consent = browser.get("/connect/consent").await;
+        let back = browser
+            .submit(&consent, "/connect/consent", &[("decision", "approve")])
+            .await;
+        let (access, accounts) = exchange(&server, &server.app_a, &back.location).await;
+        let mut names: Vec<&str> = accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["name"].as_str().unwrap())
+            .collect();
+        names.sort_unstable();
+        assert_eq!(names, ["Everyday Checking", "Rewards Visa"], "{accounts}");
+        let engine = tributary_providers::sync::SyncEngine::new(
+            server.database.db().clone(),
+            tributary_e2e::sandbox_registry(),
+            server.clock.clone(),
+        );
+        let id: tributary_domain::ids::ConnectionId = connection.parse().unwrap();
+        let outcome = engine
+            .sync_now(id, tributary_domain::model::SyncJobKind::Scheduled, "again")
+            .unwrap();
+        assert!(
+            matches!(outcome, tributary_providers::sync::SyncOutcome::Synced { .. }),
+            "{outcome:?}"
+        );
+        let again = server
+            .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
+            .await;
+        assert_eq!(again["total"], 2, "{again}");
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
 async fn an_integrator_pays_limit_stops_a_bank_with_too_many_accounts() {
     on_every_backend(|server, outbox| async move {
         // The integrator registered the user with room for 2 accounts.

@@ -222,6 +222,19 @@ async fn sign_in_connect_and_approve(
 async fn shoot_both_widths(browser: &Client, name: &str) {
     for (width, label) in [(1280, "desktop"), (390, "phone")] {
         browser.set_window_size(width, 1100).await.unwrap();
+        // The whole page, not the first screenful: as tall as its content
+        // (bounded, for the longest listings).
+        let height = browser
+            .execute("return document.documentElement.scrollHeight;", Vec::new())
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap_or(1100)
+            .clamp(600, 4000);
+        browser
+            .set_window_size(width, u32::try_from(height).unwrap_or(1100))
+            .await
+            .unwrap();
         shoot(browser, &format!("{name}-{label}")).await;
     }
     browser.set_window_size(1280, 1100).await.unwrap();
@@ -354,7 +367,31 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .await
         .unwrap();
     assert!(found.starts_with("Found "), "{found}");
+    let found_all: u64 = found.split(' ').nth(1).unwrap().parse().unwrap();
     shoot(&browser, "05-accounts-found").await;
+
+    // The person shares all but the second account the bank has.
+    click(&browser, "choose-accounts").await;
+    wait_for(&browser, "share-accounts").await;
+    let left_out = browser
+        .find(Locator::Css("label[for='share-2']"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    click(&browser, "share-2").await;
+    shoot(&browser, "05-choose-accounts").await;
+    click(&browser, "share-accounts").await;
+    wait_for(&browser, "continue").await;
+    let found = browser
+        .find(Locator::Id("found"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(found, format!("Found {} accounts:", found_all - 1));
     click(&browser, "continue").await;
 
     wait_for(&browser, "approve").await;
@@ -376,8 +413,22 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     let accounts = server
         .bearer_json(Method::GET, "/api/platform/v1/accounts", &access)
         .await;
-    let expected: u64 = found.split(' ').nth(1).unwrap().parse().unwrap();
-    assert_eq!(accounts["total"], expected, "{accounts}");
+    assert_eq!(accounts["total"], found_all - 1, "{accounts}");
+    let left_out_name = left_out
+        .split(" (")
+        .next()
+        .unwrap()
+        .split(" ····")
+        .next()
+        .unwrap();
+    assert!(
+        accounts["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["name"] != left_out_name),
+        "{left_out_name} was left out: {accounts}"
+    );
 
     // The portal, from a link the app asks for.
     let portal = server
@@ -432,9 +483,10 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
     fill(&browser, "code", &code).await;
     click(&browser, "verify").await;
-    wait_for(&browser, "totals-title").await;
+    wait_for(&browser, "worth-title").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/");
     wait_for(&browser, &format!("account-{}", world.alice_imported)).await;
+    assert_overview_answers(&browser).await;
     shoot_both(&browser, "03-overview").await;
 
     // An account with holdings, then one with many transactions, searched.
@@ -504,7 +556,34 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "bank-sandbox").await;
     wait_for(&browser, "username").await;
     shoot_both(&browser, "08-bank-form").await;
-    browser.back().await.unwrap();
+    // Alice's sandbox login again: offered to be signed in to again, and
+    // connecting it again adds no account twice.
+    wait_for(&browser, "already-connected").await;
+    fill(&browser, "username", "user_good").await;
+    fill(&browser, "password", "any").await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "changed").await;
+    browser.goto(&server.url("/")).await.unwrap();
+    wait_for(&browser, "worth-title").await;
+    let sandbox_accounts = browser
+        .find_all(Locator::Css(&format!(
+            "#connection-{} li.account",
+            world.alice_sandbox_connection
+        )))
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(sandbox_accounts, world.alice_sandbox_accounts.len());
+    let sandbox_connections = browser
+        .find_all(Locator::Css("section.connection h3"))
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(
+        sandbox_connections, 2,
+        "the sandbox and the statements, no third"
+    );
+    browser.goto(&server.url("/connect/banks")).await.unwrap();
     wait_for(&browser, "bank-upload").await;
     click(&browser, "bank-upload").await;
     wait_for(&browser, "files").await;
@@ -568,7 +647,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "remove").await;
     shoot_both(&browser, "14-remove").await;
     click(&browser, "remove").await;
-    wait_for(&browser, "totals-title").await;
+    wait_for(&browser, "worth-title").await;
     assert!(
         !browser
             .source()
@@ -630,6 +709,56 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "how-to-sign-in").await;
     browser.close().await.unwrap();
     server.stop().await;
+}
+
+/// The overview answers its three questions on the sandbox bank's data
+/// (what a fresh demo holds): net worth written as money, with a chart of
+/// at least twelve months whose points say their value when focused; last
+/// month's spending by category; the bills coming.
+async fn assert_overview_answers(browser: &Client) {
+    let headline = browser
+        .find(Locator::Css("#worth-USD .headline"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        headline.contains('$') && headline.contains(',') && headline.contains('.'),
+        "symbol and grouping: {headline}"
+    );
+    let points = browser
+        .find_all(Locator::Css("#worth-USD svg.chart-wide .point"))
+        .await
+        .unwrap();
+    assert!(points.len() >= 12, "{} monthly points", points.len());
+    // A point's label is hidden until the point has the focus.
+    let tip = points[3].find(Locator::Css(".tip")).await.unwrap();
+    assert!(!tip.is_displayed().await.unwrap());
+    browser
+        .execute(
+            "document.querySelectorAll('#worth-USD svg.chart-wide .point')[3].focus();",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert!(tip.is_displayed().await.unwrap(), "focus shows the value");
+    assert!(tip.text().await.unwrap().contains('$'));
+    let categories = browser
+        .find_all(Locator::Css("#spent-USD table.shares tr"))
+        .await
+        .unwrap();
+    assert!(!categories.is_empty(), "last month's categories");
+    let bars = browser
+        .find_all(Locator::Css("#spending-chart-USD svg.chart-wide .bar"))
+        .await
+        .unwrap();
+    assert_eq!(bars.len(), 12, "twelve months of spending");
+    let bills = browser.find_all(Locator::Css("#bills li")).await.unwrap();
+    assert!(
+        !bills.is_empty(),
+        "the sandbox's rent and subscriptions recur"
+    );
 }
 
 #[actix_web::test]
@@ -796,7 +925,7 @@ async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
     let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
     fill(&browser, "code", &code).await;
     click(&browser, "verify").await;
-    wait_for(&browser, "totals-title").await;
+    wait_for(&browser, "worth-title").await;
 
     // Alice has no account of imported statements yet (hers is another
     // kind): the form offers the file's own account or a new one.

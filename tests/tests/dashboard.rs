@@ -218,9 +218,8 @@ fn chart_points(svg: &str) -> Vec<(String, Decimal, i64, Decimal)> {
         .map(|circle| {
             let cx = between(circle, "cx=\"", "\"").parse().unwrap();
             let cy = parse_decimal(between(circle, "cy=\"", "\"")).unwrap();
-            let title = between(circle, "<title>", "</title>");
-            let (day, amount) = title.split_once(": ").unwrap();
-            let amount = parse_decimal(amount.split(' ').next().unwrap()).unwrap();
+            let day = between(circle, "data-day=\"", "\"");
+            let amount = parse_decimal(between(circle, "data-amount=\"", "\"")).unwrap();
             (day.to_owned(), amount, cx, cy)
         })
         .collect()
@@ -236,10 +235,13 @@ async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
         assert_eq!(overview.status, StatusCode::OK);
         let html = &overview.body;
 
-        // Every account the API lists, with the API's balance; totals are
-        // their sums per currency.
-        let mut totals: BTreeMap<String, Decimal> = BTreeMap::new();
-        for id in api_account_ids(&server, &world.alice_key).await {
+        // Every account the API lists, with the API's balance, written as
+        // money (symbol, grouping) with the exact digits kept; net worth is
+        // their sum per currency, what a card or loan owes subtracted.
+        let mut worth: BTreeMap<String, Decimal> = BTreeMap::new();
+        let (_, listed) = api(&server, &world.alice_key, "/api/v1/accounts").await;
+        for account in listed["accounts"].as_array().unwrap() {
+            let id = account["id"].as_i64().unwrap();
             let item = between(html, &format!("id=\"account-{id}\""), "</li>");
             let (_, balance) = api(
                 &server,
@@ -249,24 +251,30 @@ async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
             .await;
             let amount = parse_decimal(&balance["balance"]["amount"].to_string()).unwrap();
             let currency = balance["balance"]["currency"].as_str().unwrap();
-            let shown = between(item, "<span class=\"amount\"", "</span>");
-            let shown = shown.split_once('>').unwrap().1;
+            let shown = between(item, "<span class=\"money", "</span>");
             assert_eq!(
-                parse_decimal(shown.split(' ').next().unwrap()).unwrap(),
+                parse_decimal(between(shown, "data-amount=\"", "\"")).unwrap(),
                 amount,
                 "account {id}: {item}"
             );
-            assert!(shown.ends_with(currency));
-            *totals.entry(currency.to_owned()).or_default() += amount;
+            assert!(shown.contains(&format!("data-currency=\"{currency}\"")));
+            let owed = matches!(account["type"].as_str(), Some("credit_card" | "loan"));
+            *worth.entry(currency.to_owned()).or_default() +=
+                if owed { -amount.abs() } else { amount };
         }
-        for (currency, total) in &totals {
-            let shown = between(
-                html,
-                &format!("id=\"total-{currency}\"><span class=\"amount\">"),
-                " ",
+        for (currency, total) in &worth {
+            let headline = between(html, &format!("id=\"worth-{currency}\">"), "</p>");
+            assert_eq!(
+                parse_decimal(between(headline, "data-amount=\"", "\"")).unwrap(),
+                *total,
+                "{currency}: {headline}"
             );
-            assert_eq!(parse_decimal(shown).unwrap(), *total, "{currency}");
         }
+        // Alice's euros read as euros, her dollars with their grouping.
+        let euros = between(html, "id=\"worth-EUR\">", "</p>");
+        assert!(euros.contains('€'), "{euros}");
+        let dollars = between(html, "id=\"worth-USD\">", "</p>");
+        assert!(dollars.contains('$') && dollars.contains(','), "{dollars}");
         assert!(
             !html.contains(&format!("account-{}\"", world.bob_account)),
             "bob's account is not on alice's page"
@@ -296,9 +304,15 @@ async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
             plotted, expected,
             "one point per day, the day's last balance"
         );
-        let low = expected.iter().map(|(_, a)| *a).min().unwrap();
-        let high = expected.iter().map(|(_, a)| *a).max().unwrap();
-        let (top, bottom) = (Decimal::from(12), Decimal::from(220 - 36));
+        // The plot box and the amounts its top and bottom stand for.
+        let plot: Vec<i64> = between(svg, "data-plot=\"", "\"")
+            .split(' ')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let (left, top, right, bottom) = (plot[0], plot[1], plot[2], plot[3]);
+        let low = parse_decimal(between(svg, "data-low=\"", "\"")).unwrap();
+        let high = parse_decimal(between(svg, "data-high=\"", "\"")).unwrap();
+        let (top, bottom) = (Decimal::from(top), Decimal::from(bottom));
         for (day, amount, _, cy) in &points {
             // Inverse of the plot: the amount a point's height stands for.
             let read_back = high - (*cy - top) * (high - low) / (bottom - top);
@@ -312,8 +326,8 @@ async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
             xs.windows(2).all(|w| w[0] < w[1]),
             "time runs left to right: {xs:?}"
         );
-        assert_eq!(xs.first(), Some(&96));
-        assert_eq!(xs.last(), Some(&(640 - 12)));
+        assert_eq!(xs.first(), Some(&left));
+        assert_eq!(xs.last(), Some(&right));
         server
     })
     .await;
@@ -582,13 +596,41 @@ async fn connections_are_added_synced_uploaded_and_removed_from_the_dashboard() 
         assert_eq!(status, StatusCode::NOT_FOUND);
         assert!(!removed.body.contains(&format!("connection-{statements}\"")));
 
-        // A bank added from the dashboard: the sandbox, synced at once.
+        // The sandbox login Alice connected before: the form offers to
+        // sign in to it again, and connecting it again does that instead
+        // of adding its accounts a second time.
         let form = browser.get("/connect/banks/sandbox").await;
-        let progress = browser
+        form.assert_shows(&format!(
+            "href=\"/connect/connections/{}/reauth\" id=\"reauth-existing-{}\"",
+            world.alice_sandbox_connection, world.alice_sandbox_connection
+        ));
+        let same = browser
             .submit(
                 &form,
                 "/connect/banks/sandbox",
                 &[("username", "user_good"), ("password", "x")],
+            )
+            .await;
+        assert_eq!(
+            same.location,
+            format!("/connect/progress/{}", world.alice_sandbox_connection),
+            "the connection it made before"
+        );
+        let same = browser.until_synced(same).await;
+        assert_eq!(
+            api_account_ids(&server, &key).await,
+            left,
+            "nothing added twice"
+        );
+        // What the sync changed, in words.
+        same.assert_shows("id=\"changed\">The sync at");
+
+        // A bank added from the dashboard: another login, synced at once.
+        let progress = browser
+            .submit(
+                &form,
+                "/connect/banks/sandbox",
+                &[("username", "alice_joint"), ("password", "x")],
             )
             .await;
         assert!(
@@ -699,8 +741,7 @@ fn table_rows(page: &tributary_e2e::browser::Page) -> Vec<(String, Decimal, bool
             let pending = row.starts_with(" class=\"pending\"");
             assert_eq!(pending, row.contains(">pending</span>"), "marked: {row}");
             let date = between(row, "<td>", "</td>").to_owned();
-            let amount = between(row, "class=\"number", "</td>");
-            let amount = amount.split_once('>').unwrap().1.split(' ').next().unwrap();
+            let amount = between(row, "data-amount=\"", "\"");
             (date, parse_decimal(amount).unwrap(), pending)
         })
         .collect()
@@ -859,9 +900,13 @@ async fn an_account_page_lists_what_the_api_lists_in_pages_searches_and_shows_ho
             let cells: Vec<Decimal> = row
                 .split("<td class=\"number")
                 .skip(1)
-                .map(|cell| {
-                    let text = cell.split_once('>').unwrap().1;
-                    parse_decimal(text.split([' ', '<']).next().unwrap()).unwrap()
+                .map(|cell| match cell.split_once("data-amount=\"") {
+                    // Money keeps its exact digits; a quantity is plain.
+                    Some((_, rest)) => parse_decimal(rest.split('"').next().unwrap()).unwrap(),
+                    None => {
+                        let text = cell.split_once('>').unwrap().1;
+                        parse_decimal(text.split('<').next().unwrap()).unwrap()
+                    }
                 })
                 .collect();
             let value = parse_decimal(&holding["value"].to_string()).unwrap();
@@ -1283,4 +1328,75 @@ async fn always_categorise_from_a_row_keeps_a_rule_that_reaches_every_row() {
         server
     })
     .await;
+}
+
+/// The first start's demo (what `personal-api` seeds on an empty database)
+/// holds thirteen months of balances, so the overview's net worth chart has
+/// a point for each month; syncing again states the same past balances
+/// and adds only the new current one.
+#[test]
+fn a_fresh_demo_charts_thirteen_months_and_a_second_sync_adds_no_past_balance() {
+    use tributary_domain::access::Viewer;
+    use tributary_domain::model::SyncJobKind;
+    use tributary_domain::net_worth::{self, Interval};
+    use tributary_providers::sync::{SyncEngine, SyncOutcome};
+    use tributary_storage::read;
+    use tributary_storage::testing::TestDatabase;
+    for database in TestDatabase::all() {
+        let clock = tributary_e2e::clock();
+        let engine = SyncEngine::new(
+            database.db().clone(),
+            tributary_e2e::sandbox_registry(),
+            clock.clone(),
+        );
+        let seed = tributary_app::demo::seed_if_empty(database.db(), &engine, clock.as_ref())
+            .unwrap()
+            .expect("an empty database gets the demo");
+        let conn = &mut *database.db().conn().unwrap();
+        let user = users::find_personal_user(conn, seed.email)
+            .unwrap()
+            .unwrap();
+        let accounts = read::list_accounts(conn, &Viewer::whole_user(user.id)).unwrap();
+        assert_eq!(accounts.len(), seed.accounts);
+        let mut reports = Vec::new();
+        for account in &accounts {
+            let history = read::balance_history(conn, account.id).unwrap();
+            let months: std::collections::BTreeSet<String> = history
+                .iter()
+                .map(|b| b.as_of.format("%Y-%m").to_string())
+                .collect();
+            assert!(months.len() >= 13, "{}: {months:?}", account.name);
+            reports.push(
+                history
+                    .iter()
+                    .map(|b| (b.as_of.date(), net_worth::counted(account.kind, b.amount)))
+                    .collect(),
+            );
+        }
+        let today = clock.now().date_naive();
+        let from = today.checked_sub_months(chrono::Months::new(13));
+        let monthly = net_worth::summed(&reports, Interval::Monthly, from);
+        assert!(monthly.len() >= 13, "{monthly:?}");
+
+        let before = tributary_storage::testing::row_count(database.db(), "balances");
+        clock.advance(Duration::hours(6));
+        let connection = tributary_storage::connections::list_connections(conn, Some(user.id))
+            .unwrap()
+            .remove(0);
+        let outcome = engine
+            .sync_now(connection.id, SyncJobKind::Scheduled, "again")
+            .unwrap();
+        let SyncOutcome::Synced { summary, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(
+            summary.balances_recorded,
+            accounts.len(),
+            "one current each"
+        );
+        assert_eq!(
+            tributary_storage::testing::row_count(database.db(), "balances"),
+            before + accounts.len() as i64
+        );
+    }
 }

@@ -1548,6 +1548,7 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
             let snapshot = ProviderSnapshot {
                 institution,
                 accounts: vec![SnapshotAccount {
+                    balance_history: Vec::new(),
                     institution: None,
                     provider_account_id: format!("acct-{provider}"),
                     name: format!("{provider} account"),

@@ -13,6 +13,7 @@ pub mod enrich;
 pub mod ids;
 pub mod model;
 pub mod money;
+pub mod net_worth;
 pub mod notice;
 pub mod pending_match;
 pub mod reconcile;

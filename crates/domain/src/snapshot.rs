@@ -43,6 +43,10 @@ pub struct SnapshotAccount {
     /// Last digits of the account number, for display only.
     pub mask: Option<String>,
     pub balance: Option<SnapshotBalance>,
+    /// Balances the provider states for past days (a day-end balance, a
+    /// statement's opening balance), oldest first; each is kept once per
+    /// account and moment, so a re-sync adds none. Empty for most.
+    pub balance_history: Vec<SnapshotBalance>,
     pub transactions: Vec<SnapshotTransaction>,
     /// `None` when the provider reports no holdings for this account; `Some`
     /// (possibly empty) replaces the stored holdings.

@@ -1,7 +1,10 @@
 //! What one sync changed.
 
-/// What one sync changed, for logs, the CLI and the job record.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+/// What one sync changed, for logs, the CLI and the job record (read back
+/// by the pages that say what a sync did; a field missing from an older
+/// record reads as zero).
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SyncSummary {
     pub accounts_created: usize,
     pub accounts_seen: usize,

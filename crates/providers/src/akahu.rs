@@ -684,6 +684,7 @@ impl crate::connector::Connector for AkahuConnector {
                     t.currency = currency.clone();
                 }
                 SnapshotAccount {
+                    balance_history: Vec::new(),
                     provider_account_id: a.id.clone(),
                     institution: Some(SnapshotInstitution {
                         provider_institution_id: a.connection.id.clone(),

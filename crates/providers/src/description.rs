@@ -97,6 +97,22 @@ impl Connect {
             .iter()
             .find(|f| f.remembered_as.is_some() && !f.input.is_secret())
     }
+
+    /// The remembered field when it names a login (typed in as a
+    /// `username`, in HTML's autocomplete words): two connections
+    /// remembering the same value are the same login, and would sync the
+    /// same accounts twice. A bank chosen (an institution id) is not: one
+    /// person may have two logins at one bank.
+    pub fn login_field(&self) -> Option<&'static Field> {
+        self.remembered_field().filter(|f| {
+            matches!(
+                f.input,
+                Input::Text {
+                    autocomplete: "username"
+                }
+            )
+        })
+    }
 }
 
 /// Whether a connector needs a return address (the page gives its own; the

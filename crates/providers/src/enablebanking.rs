@@ -631,6 +631,7 @@ impl EnableBankingConnector {
             .map(|(t, id)| transaction(t, id, now))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SnapshotAccount {
+            balance_history: Vec::new(),
             provider_account_id: account.identification_hash.clone(),
             institution: None,
             name: account.display_name(),

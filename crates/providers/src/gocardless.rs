@@ -806,6 +806,7 @@ impl GoCardlessConnector {
             }
         }
         Ok(SnapshotAccount {
+            balance_history: Vec::new(),
             institution: None,
             provider_account_id: id.to_owned(),
             name,

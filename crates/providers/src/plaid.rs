@@ -825,6 +825,7 @@ impl crate::connector::Connector for PlaidConnector {
                     as_of: now,
                 });
                 SnapshotAccount {
+                    balance_history: Vec::new(),
                     provider_account_id: a.account_id.clone(),
                     institution: None,
                     name: a.name.clone(),

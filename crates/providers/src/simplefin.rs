@@ -666,6 +666,7 @@ pub(crate) fn snapshot_from(
             .map(|h| holding(&item, h))
             .collect::<Result<Vec<_>, _>>()?;
         accounts.push(SnapshotAccount {
+            balance_history: Vec::new(),
             provider_account_id: item.id.clone(),
             institution,
             name: item.name.clone(),

@@ -803,6 +803,7 @@ impl crate::connector::Connector for SnapTradeConnector {
                 tail.chars().rev().collect()
             });
             snapshot_accounts.push(SnapshotAccount {
+                balance_history: Vec::new(),
                 provider_account_id: account.id.clone(),
                 institution,
                 name: account

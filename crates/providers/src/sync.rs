@@ -22,6 +22,7 @@ use tributary_domain::secrets::{Sealer, credentials_context};
 use tributary_domain::snapshot::ProviderSnapshot;
 use tributary_domain::status::StatusDetail;
 use tributary_storage::AnyConnection;
+use tributary_storage::account_choice::{self, Choosable};
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
 use tributary_storage::job_outcomes::{self, DailyQuota, Failure};
 use tributary_storage::sync_jobs::{self, ClaimedJob};
@@ -577,7 +578,10 @@ impl SyncEngine {
                 Ok(SyncOutcome::LeaseLost { job_id: job.id })
             }
             Err(err @ StorageError::AccountLimit(limit)) => {
-                // The user's limit, not a fault: say so on the connection.
+                // The user's limit, not a fault: say so on the connection,
+                // and keep what was found for the person to choose from.
+                let found: Vec<Choosable> = snapshot.accounts.iter().map(Choosable::of).collect();
+                account_choice::offer(&mut conn, job.connection_id, &found)?;
                 let detail = StatusDetail::AccountLimitReached(limit);
                 let reason = detail.reason();
                 log::warn!("job {}: {reason}", job.id);

@@ -122,11 +122,22 @@ fn resyncing_never_duplicates_and_pending_posts_once() {
         let record = connections::get_connection(conn, connection).unwrap();
         assert_eq!(record.status, ConnectionStatus::Active);
         assert_eq!(record.last_synced_at, Some(clock.now().naive_utc()));
+        // The sandbox states a day-end balance for a year of past Sundays
+        // and month-ends on every sync: kept once each.
+        let day_end = chrono::NaiveTime::from_hms_opt(23, 59, 59).unwrap();
         for account in read::list_accounts(conn, &Viewer::whole_user(user)).unwrap() {
+            let history = read::balance_history(conn, account.id).unwrap();
+            let stated: Vec<_> = history
+                .iter()
+                .filter(|b| b.as_of.time() == day_end)
+                .collect();
+            let days: std::collections::BTreeSet<_> = stated.iter().map(|b| b.as_of).collect();
+            assert_eq!(stated.len(), days.len(), "each past day once");
+            assert!(days.len() >= 60, "{} past days", days.len());
             assert_eq!(
-                read::balance_history(conn, account.id).unwrap().len(),
+                history.len() - stated.len(),
                 3,
-                "one balance snapshot per sync"
+                "one current balance snapshot per sync"
             );
         }
     });

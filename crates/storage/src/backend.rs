@@ -8,8 +8,8 @@
 
 use crate::db::AnyConnection;
 use crate::schema::{
-    accounts, api_key_accounts, apps, developer_apps, developers, institutions, securities,
-    simplefin_destination_accounts, transaction_tombstones, transactions, users,
+    accounts, api_key_accounts, apps, balances, developer_apps, developers, institutions,
+    securities, simplefin_destination_accounts, transaction_tombstones, transactions, users,
 };
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -190,6 +190,25 @@ pub(crate) fn insert_tombstones(
         return Ok(());
     }
     with_backend!(conn, c => diesel::insert_into(transaction_tombstones::table).values(rows).execute(c))?;
+    Ok(())
+}
+
+/// Balance rows, as `sync_apply` keeps the past balances a provider states.
+pub(crate) type BalanceRow = (
+    diesel::dsl::Eq<balances::account_id, i64>,
+    diesel::dsl::Eq<balances::amount, String>,
+    diesel::dsl::Eq<balances::available, Option<String>>,
+    diesel::dsl::Eq<balances::currency, String>,
+    diesel::dsl::Eq<balances::as_of, NaiveDateTime>,
+    diesel::dsl::Eq<balances::created_at, NaiveDateTime>,
+    diesel::dsl::Eq<balances::change_seq, i64>,
+);
+
+pub(crate) fn insert_balances(conn: &mut AnyConnection, rows: &[BalanceRow]) -> QueryResult<()> {
+    // In chunks: SQLite binds at most 32,766 parameters a statement.
+    for chunk in rows.chunks(500) {
+        with_backend!(conn, c => diesel::insert_into(balances::table).values(chunk).execute(c))?;
+    }
     Ok(())
 }
 

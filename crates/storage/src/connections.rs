@@ -370,6 +370,8 @@ pub(crate) fn record_success(
             connections::status.eq(ConnectionStatus::Active.as_str()),
             connections::status_reason.eq(notice),
             connections::status_detail.eq(None::<String>),
+            // Stored: nothing waits to be chosen any more.
+            connections::offered_accounts.eq(None::<String>),
             connections::consecutive_failures.eq(0),
             connections::last_synced_at.eq(now),
             connections::updated_at.eq(now),

@@ -9,6 +9,7 @@ pub mod db;
 pub mod error;
 pub mod schema;
 
+pub mod account_choice;
 pub mod api_keys;
 pub mod app_users;
 pub mod apps;

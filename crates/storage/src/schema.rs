@@ -121,6 +121,8 @@ diesel::table! {
         quota_day -> Nullable<Date>,
         quota_used -> Integer,
         status_detail -> Nullable<Text>,
+        chosen_accounts -> Nullable<Text>,
+        offered_accounts -> Nullable<Text>,
     }
 }
 

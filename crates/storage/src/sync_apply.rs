@@ -10,7 +10,7 @@ use crate::schema::{accounts, balances, holdings, transactions};
 use crate::{StorageError, StorageResult};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
 use tributary_domain::enrich::rules::Rules;
@@ -43,8 +43,18 @@ pub fn apply_snapshot(
             .load::<String>(conn)?
             .into_iter()
             .collect();
-        let new_accounts = snapshot
+        // Only the accounts the person shares, once they have chosen.
+        let chosen = crate::account_choice::chosen(conn, connection.id)?;
+        let shared: Vec<&SnapshotAccount> = snapshot
             .accounts
+            .iter()
+            .filter(|a| {
+                chosen
+                    .as_ref()
+                    .is_none_or(|c| c.contains(&a.provider_account_id))
+            })
+            .collect();
+        let new_accounts = shared
             .iter()
             .filter(|a| !known_accounts.contains(&a.provider_account_id))
             .count();
@@ -66,7 +76,7 @@ pub fn apply_snapshot(
         }
         let mut summary = SyncSummary::default();
         let mut changed_accounts = Vec::new();
-        for account in &snapshot.accounts {
+        for account in shared {
             summary.accounts_seen += 1;
             if !known_accounts.contains(&account.provider_account_id) {
                 summary.accounts_created += 1;
@@ -153,6 +163,69 @@ fn record_balance(
         ))
         .execute(conn)?;
     summary.balances_recorded += 1;
+    Ok(())
+}
+
+/// Past balances a provider states (`SnapshotAccount::balance_history`):
+/// one row per account and moment, written once; a later sync stating a
+/// different figure for the same moment corrects it. One read per account
+/// finds what is already kept, so an unchanged re-sync writes nothing.
+fn record_stated_history(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    history: &[SnapshotBalance],
+    Stamp { seq, now }: Stamp,
+    summary: &mut SyncSummary,
+) -> StorageResult<()> {
+    let (Some(first), Some(last)) = (
+        history.iter().map(|b| b.as_of).min(),
+        history.iter().map(|b| b.as_of).max(),
+    ) else {
+        return Ok(());
+    };
+    let kept: Vec<(i64, NaiveDateTime, String, String)> = balances::table
+        .filter(balances::account_id.eq(account_id.get()))
+        .filter(balances::as_of.between(first.naive_utc(), last.naive_utc()))
+        .select((
+            balances::id,
+            balances::as_of,
+            balances::amount,
+            balances::currency,
+        ))
+        .load(conn)?;
+    let kept: HashMap<NaiveDateTime, (i64, String, String)> = kept
+        .into_iter()
+        .map(|(id, as_of, amount, currency)| (as_of, (id, amount, currency)))
+        .collect();
+    let mut new_rows: Vec<backend::BalanceRow> = Vec::new();
+    for balance in history {
+        let as_of = balance.as_of.naive_utc();
+        let amount = balance.current.to_string();
+        match kept.get(&as_of) {
+            Some((_, kept_amount, kept_currency))
+                if *kept_amount == amount && *kept_currency == balance.currency => {}
+            Some((id, _, _)) => {
+                diesel::update(balances::table.find(id))
+                    .set((
+                        balances::amount.eq(&amount),
+                        balances::currency.eq(&balance.currency),
+                        balances::change_seq.eq(seq.get()),
+                    ))
+                    .execute(conn)?;
+            }
+            None => new_rows.push((
+                balances::account_id.eq(account_id.get()),
+                balances::amount.eq(amount),
+                balances::available.eq(balance.available.map(|a| a.to_string())),
+                balances::currency.eq(balance.currency.clone()),
+                balances::as_of.eq(as_of),
+                balances::created_at.eq(now),
+                balances::change_seq.eq(seq.get()),
+            )),
+        }
+    }
+    backend::insert_balances(conn, &new_rows)?;
+    summary.balances_recorded += new_rows.len();
     Ok(())
 }
 
@@ -255,6 +328,7 @@ fn apply_account(
     }
     backend::insert_transactions(conn, (account_id, rules), &changes.insert, seq, now)?;
 
+    record_stated_history(conn, account_id, &account.balance_history, stamp, summary)?;
     if let Some(balance) = &account.balance {
         record_balance(conn, account_id, balance, complete, stamp, summary)?;
     }

@@ -18,6 +18,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::ids::{ConnectionId, SyncJobId};
 use tributary_domain::model::{SyncJobKind, SyncJobStatus};
+use tributary_domain::summary::SyncSummary;
 use tributary_domain::webhook_event::WebhookEvent;
 
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -243,6 +244,23 @@ pub fn jobs_of_connection(
         .order(sync_jobs::id)
         .select(SyncJobRecord::as_select())
         .load(conn)?)
+}
+
+/// When the connection's newest successful sync finished and what it
+/// changed: the page that follows a sync says it.
+pub fn last_success(
+    conn: &mut AnyConnection,
+    connection_id: ConnectionId,
+) -> StorageResult<Option<(NaiveDateTime, SyncSummary)>> {
+    let newest: Option<(Option<NaiveDateTime>, Option<String>)> = sync_jobs::table
+        .filter(sync_jobs::connection_id.eq(connection_id.get()))
+        .filter(sync_jobs::status.eq(SyncJobStatus::Succeeded.as_str()))
+        .order((sync_jobs::finished_at.desc(), sync_jobs::id.desc()))
+        .select((sync_jobs::finished_at, sync_jobs::summary))
+        .first(conn)
+        .optional()?;
+    Ok(newest
+        .and_then(|(finished, summary)| Some((finished?, serde_json::from_str(&summary?).ok()?))))
 }
 
 /// The most recent on-demand request for a connection (for rate limiting).

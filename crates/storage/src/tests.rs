@@ -51,6 +51,7 @@ pub(crate) fn transaction(id: &str, day: u32, amount: &str) -> SnapshotTransacti
 
 pub(crate) fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> SnapshotAccount {
     SnapshotAccount {
+        balance_history: Vec::new(),
         institution: None,
         provider_account_id: id.into(),
         name: format!("Account {id}"),
@@ -1485,6 +1486,7 @@ fn each_account_is_at_its_own_bank_behind_one_aggregator_connection() {
                 ..account("a", Vec::new())
             },
             SnapshotAccount {
+                balance_history: Vec::new(),
                 // Another bank of the same name: a second institution.
                 institution: Some(bank("domain:go-too.example", "The Bank of Go")),
                 ..account("b", Vec::new())

@@ -63,16 +63,24 @@ pub fn configure(cfg: &mut web::ServiceConfig, interface: Interface) {
 #[derive(askama::Template)]
 #[template(path = "simplefin_create.html")]
 struct CreatePage {
+    title: &'static str,
     personal: bool,
 }
 
 fn create_page(personal: bool) -> Result<HttpResponse, SimpleFinError> {
-    let html = askama::Template::render(&CreatePage { personal })
-        .map_err(|err| Fault::internal(format!("SimpleFIN create page: {err}")))?;
+    let html = askama::Template::render(&CreatePage {
+        title: "Create a SimpleFIN setup token",
+        personal,
+    })
+    .map_err(|err| Fault::internal(format!("SimpleFIN create page: {err}")))?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
-        // Text and links only: nothing to load, nothing to frame.
-        .insert_header(("Content-Security-Policy", "default-src 'none'"))
+        // Text, links and the pages' stylesheet: nothing else to load,
+        // nothing to frame.
+        .insert_header((
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'self'; img-src 'self'",
+        ))
         .insert_header(("X-Frame-Options", "DENY"))
         .body(html))
 }

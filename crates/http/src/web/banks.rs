@@ -35,6 +35,13 @@ pub(super) struct Bank {
 }
 
 impl Bank {
+    /// Whether its form names a login, so that connecting the same one
+    /// again signs in to the connection it made (`connect::connect`).
+    pub(super) fn names_logins(&self) -> bool {
+        self.connector
+            .is_some_and(|c| c.connect.login_field().is_some())
+    }
+
     /// A connector's entry, as its description tells it.
     pub(super) fn of(description: &'static Description) -> Bank {
         Bank {
@@ -148,7 +155,8 @@ struct BanksPage<'a> {
     banks: Vec<Bank>,
     connections: Vec<ConnectionLine>,
     remaining: Option<i64>,
-    continue_to: Option<&'a str>,
+    /// Where the button leads once banks are connected, and what it says.
+    continue_to: Option<(&'a str, &'a str)>,
 }
 
 /// A connection as the pages show it.
@@ -156,11 +164,16 @@ pub(super) struct ConnectionLine {
     pub id: ConnectionId,
     pub institution: String,
     pub status: &'static str,
+    /// The status as its badge says it.
+    pub status_words: &'static str,
     pub needs_reauth: bool,
     /// A synced connection that is not disconnected yet.
     pub can_disconnect: bool,
     pub problem: Option<String>,
     pub last_synced: String,
+    /// The person may choose which of its accounts to share: a synced
+    /// connection that has accounts, or found more than may be kept.
+    pub can_choose_accounts: bool,
     pub accounts: Vec<AccountLine>,
 }
 
@@ -210,11 +223,21 @@ pub(super) fn plain_words(connection: &ConnectionRecord) -> Option<String> {
         ),
         ConnectionStatus::Error => Some(match &connection.status_detail {
             Some(StatusDetail::AccountLimitReached(limit)) => format!(
-                "This bank has more accounts than you may connect: {}. Nothing from it was stored; remove it, or ask the app for a higher limit.",
+                "This bank has more accounts than you may connect: {}. Nothing from it was stored yet: choose which of its accounts to share.",
                 limit.describe_to_user()
             ),
             None => format!("We could not get your accounts from this bank: {reason}."),
         }),
+    }
+}
+
+/// A connection's status as its badge says it.
+pub(super) fn status_words(status: ConnectionStatus) -> &'static str {
+    match status {
+        ConnectionStatus::Active => "Connected",
+        ConnectionStatus::ReauthRequired => "Sign-in needed",
+        ConnectionStatus::Disconnected => "Disconnected",
+        ConnectionStatus::Error => "Not syncing",
     }
 }
 
@@ -240,10 +263,13 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
             id: c.id,
             institution: c.institution_name.clone(),
             status: c.status.as_str(),
+            status_words: status_words(c.status),
             needs_reauth: needs_reauth(c),
             can_disconnect: can_disconnect(c),
             problem: plain_words(c),
             last_synced: super::page::when(c.last_synced_at, "never"),
+            can_choose_accounts: can_choose_accounts(c)
+                && (limit_reached(c) || holdings.accounts.iter().any(|a| a.connection_id == c.id)),
             accounts: holdings
                 .accounts
                 .iter()
@@ -252,6 +278,20 @@ pub(super) fn lines(holdings: &Holdings) -> Vec<ConnectionLine> {
                 .collect(),
         })
         .collect()
+}
+
+/// Whether a connection's accounts can be chosen: one synced from a
+/// provider (a statement file's account is the file's).
+pub(super) fn can_choose_accounts(connection: &ConnectionRecord) -> bool {
+    connection.provider.is_synced()
+}
+
+/// The last sync found more accounts than the person may have.
+pub(super) fn limit_reached(connection: &ConnectionRecord) -> bool {
+    matches!(
+        connection.status_detail,
+        Some(StatusDetail::AccountLimitReached(_))
+    )
 }
 
 pub(super) async fn user_lines(
@@ -295,6 +335,6 @@ pub(super) async fn list<V: Visitor>(
         banks,
         connections: lines(&holdings),
         remaining: holdings.remaining,
-        continue_to: has_accounts.then(|| visitor.continue_to()),
+        continue_to: has_accounts.then(|| (visitor.continue_to(), visitor.continue_label())),
     })
 }

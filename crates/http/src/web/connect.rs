@@ -40,6 +40,55 @@ struct BankFormPage<'a> {
     picker: Option<Picker>,
     /// For the statement upload: where files naming no account go.
     upload: Option<UploadForm>,
+    /// The person's connections through this bank's provider already,
+    /// offered to be signed in to again rather than connected twice.
+    already: Vec<AlreadyConnected>,
+}
+
+/// A connection the bank form offers to sign in to again.
+pub(super) struct AlreadyConnected {
+    pub id: ConnectionId,
+    pub institution: String,
+    /// The login it remembers, where the provider has one.
+    pub login: Option<String>,
+}
+
+impl AlreadyConnected {
+    fn of(connection: &ConnectionRecord, bank: &Bank) -> AlreadyConnected {
+        AlreadyConnected {
+            id: connection.id,
+            institution: connection.institution_name.clone(),
+            login: remembered_login(bank, connection).map(str::to_owned),
+        }
+    }
+}
+
+/// The login `connection` remembers, for a bank whose form names one.
+fn remembered_login<'a>(bank: &Bank, connection: &'a ConnectionRecord) -> Option<&'a str> {
+    let setting = bank.connector?.connect.login_field()?.remembered_as?;
+    connection.settings.get(setting)?.as_str()
+}
+
+/// The person's connections through `bank`'s provider, oldest first.
+async fn through_provider(
+    state: &web::Data<AppState>,
+    visitor: &impl Visitor,
+    bank: &Bank,
+) -> Result<Vec<ConnectionRecord>, PageError> {
+    let Some(provider) = bank.connector.map(|c| c.provider) else {
+        return Ok(Vec::new());
+    };
+    let user = visitor.user().id;
+    let mut found = with_conn(state, move |conn| {
+        Ok(tributary_storage::connections::list_connections(
+            conn,
+            Some(user),
+        )?)
+    })
+    .await?;
+    found.retain(|c| c.provider == provider);
+    found.sort_by_key(|c| c.id);
+    Ok(found)
 }
 
 /// The upload form's choice of where statements that name no account go,
@@ -146,16 +195,11 @@ pub(super) fn bank_form(
     error: Option<&str>,
     status: StatusCode,
 ) -> Result<HttpResponse, PageError> {
+    let csrf = visitor.csrf();
     BankFormPage {
-        title: bank.name,
-        header: visitor.header(),
-        csrf: &visitor.csrf(),
-        bank,
-        action,
         prefill,
         error,
-        picker: None,
-        upload: None,
+        ..BankFormPage::plain(visitor, &csrf, bank, action)
     }
     .answer(status)
 }
@@ -183,16 +227,11 @@ async fn upload_form(
         },
     })
     .collect();
+    let csrf = visitor.csrf();
     BankFormPage {
-        title: UPLOAD.name,
-        header: visitor.header(),
-        csrf: &visitor.csrf(),
-        bank: &UPLOAD,
-        action: UPLOAD_ACTION,
-        prefill: "",
         error,
-        picker: None,
         upload: Some(UploadForm { accounts, choice }),
+        ..BankFormPage::plain(visitor, &csrf, &UPLOAD, UPLOAD_ACTION)
     }
     .answer(status)
 }
@@ -200,7 +239,23 @@ async fn upload_form(
 /// Where the upload form posts.
 const UPLOAD_ACTION: &str = "/connect/banks/upload";
 
-impl BankFormPage<'_> {
+impl<'a> BankFormPage<'a> {
+    /// A bank's form with nothing filled in, no error and no extras.
+    fn plain(visitor: &impl Visitor, csrf: &'a str, bank: &'a Bank, action: &'a str) -> Self {
+        BankFormPage {
+            title: bank.name,
+            header: visitor.header(),
+            csrf,
+            bank,
+            action,
+            prefill: "",
+            error: None,
+            picker: None,
+            upload: None,
+            already: Vec::new(),
+        }
+    }
+
     /// The page, with a policy allowing what it needs: the post of a bank
     /// that hands the person off redirects to another site, and the
     /// picker shows the banks' logos.
@@ -263,8 +318,18 @@ pub(super) async fn form<V: Visitor>(
         .await;
     }
     let action = format!("/connect/banks/{}", bank.key);
+    let already: Vec<AlreadyConnected> = through_provider(&state, &visitor, &bank)
+        .await?
+        .iter()
+        .map(|c| AlreadyConnected::of(c, &bank))
+        .collect();
     let Some(provider) = bank.reaches_many() else {
-        return bank_form(&visitor, &bank, &action, "", None, StatusCode::OK);
+        let csrf = visitor.csrf();
+        return BankFormPage {
+            already,
+            ..BankFormPage::plain(&visitor, &csrf, &bank, &action)
+        }
+        .answer(StatusCode::OK);
     };
     let country = search.country.trim().to_ascii_uppercase();
     let query = search.q.trim().to_owned();
@@ -290,13 +355,8 @@ pub(super) async fn form<V: Visitor>(
     } else {
         (Vec::new(), None)
     };
+    let csrf = visitor.csrf();
     BankFormPage {
-        title: bank.name,
-        header: visitor.header(),
-        csrf: &visitor.csrf(),
-        bank: &bank,
-        action: &action,
-        prefill: "",
         error: error.as_deref(),
         picker: Some(Picker {
             countries: PSD2_COUNTRIES,
@@ -304,7 +364,8 @@ pub(super) async fn form<V: Visitor>(
             query,
             institutions,
         }),
-        upload: None,
+        already,
+        ..BankFormPage::plain(&visitor, &csrf, &bank, &action)
     }
     .answer(StatusCode::OK)
 }
@@ -419,6 +480,26 @@ pub(super) async fn connect<V: Visitor>(
     let bank = find_bank(&state, &path)?;
     if holdings(&state, visitor.user().id).await?.remaining == Some(0) {
         return Err(limit_reached(&visitor));
+    }
+    // The same login again: signing in to the connection it made keeps
+    // one copy of its accounts (with the credentials just given), where a
+    // second connection would sync them all twice.
+    let typed = bank
+        .connector
+        .and_then(|c| c.connect.login_field())
+        .and_then(|field| form.fields.get(field.name))
+        .map(|login| login.trim().to_owned())
+        .filter(|login| !login.is_empty());
+    if let Some(typed) = typed {
+        let twin = through_provider(&state, &visitor, &bank)
+            .await?
+            .into_iter()
+            .find(|c| remembered_login(&bank, c) == Some(typed.as_str()));
+        if let Some(twin) = twin {
+            let action = format!("/connect/connections/{}/reauth", twin.id);
+            let target = Target::Existing(twin.id);
+            return submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await;
+        }
     }
     let action = format!("/connect/banks/{}", bank.key);
     submit_credentials(&req, &state, &visitor, &bank, &action, &form, Target::New).await
@@ -556,6 +637,7 @@ struct ImportSummaryPage<'a> {
     files: usize,
     summary: import::ImportSummary,
     continue_to: &'a str,
+    continue_label: &'a str,
 }
 
 /// Statement upload from the browser: a multipart form with the CSRF token
@@ -648,5 +730,6 @@ pub(super) async fn upload<V: Visitor>(
         files,
         summary,
         continue_to: visitor.continue_to(),
+        continue_label: visitor.continue_label(),
     })
 }

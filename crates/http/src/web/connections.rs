@@ -14,13 +14,14 @@ use askama::Template;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::ConnectionId;
 use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::summary::SyncSummary;
 use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::connections::{self, ConnectionRecord};
 use tributary_storage::sync_jobs;
 
 /// The request's visitor and the connection its path names, which must be
 /// the visitor's; for a form, its CSRF token checked first.
-async fn open<V: Visitor>(
+pub(super) async fn open<V: Visitor>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     raw_id: &str,
@@ -56,7 +57,49 @@ struct ProgressPage<'a> {
     csrf: &'a str,
     connection: ConnectionLine,
     working: bool,
+    /// What the newest successful sync changed, in a sentence.
+    changed: Option<String>,
     continue_to: &'a str,
+    continue_label: &'a str,
+}
+
+/// A sync's changes as a person reads them: "The sync at 2026-11-28 09:14
+/// UTC added 12 transactions, updated 1 and removed none; 1 account is
+/// new."
+fn what_changed(finished: chrono::NaiveDateTime, summary: &SyncSummary) -> String {
+    let count = |n: usize, one: &str, many: &str| match n {
+        0 => format!("no {many}"),
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    let nothing = |n: usize| {
+        if n == 0 {
+            "none".to_owned()
+        } else {
+            n.to_string()
+        }
+    };
+    let mut sentence = format!(
+        "The sync at {} added {}, updated {} and removed {}",
+        super::page::when(Some(finished), ""),
+        count(summary.transactions_added, "transaction", "transactions"),
+        nothing(summary.transactions_updated),
+        nothing(summary.transactions_removed),
+    );
+    if summary.posted_from_pending > 0 {
+        sentence.push_str(&format!(
+            "; {} pending became posted",
+            summary.posted_from_pending
+        ));
+    }
+    if summary.accounts_created > 0 {
+        sentence.push_str(&format!(
+            "; {} new",
+            count(summary.accounts_created, "account is", "accounts are")
+        ));
+    }
+    sentence.push('.');
+    sentence
 }
 
 pub(super) async fn progress<V: Visitor>(
@@ -74,8 +117,11 @@ pub(super) async fn progress<V: Visitor>(
         .iter()
         .find(|c| c.id == connection_id)
         .ok_or_else(PageError::not_found)?;
-    let job_running = with_conn(&state, move |conn| {
-        Ok(sync_jobs::active_job(conn, connection_id)?.is_some())
+    let (job_running, last_success) = with_conn(&state, move |conn| {
+        Ok((
+            sync_jobs::active_job(conn, connection_id)?.is_some(),
+            sync_jobs::last_success(conn, connection_id)?,
+        ))
     })
     .await?;
     // Until the background task has queued the first job, a new connection
@@ -100,7 +146,9 @@ pub(super) async fn progress<V: Visitor>(
         csrf: &visitor.csrf(),
         connection: line,
         working,
+        changed: last_success.map(|(finished, summary)| what_changed(finished, &summary)),
         continue_to: visitor.continue_to(),
+        continue_label: visitor.continue_label(),
     })
 }
 
@@ -321,4 +369,31 @@ pub(super) async fn reauth<V: Visitor>(
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let target = Target::Existing(connection.id);
     submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sync_says_what_it_changed_in_words() {
+        let at = chrono::NaiveDate::from_ymd_opt(2026, 11, 28)
+            .unwrap()
+            .and_hms_opt(9, 14, 0)
+            .unwrap();
+        let summary = SyncSummary {
+            transactions_added: 12,
+            transactions_updated: 1,
+            accounts_created: 1,
+            ..SyncSummary::default()
+        };
+        assert_eq!(
+            what_changed(at, &summary),
+            "The sync at 2026-11-28 09:14 UTC added 12 transactions, updated 1 and removed none; 1 account is new."
+        );
+        assert_eq!(
+            what_changed(at, &SyncSummary::default()),
+            "The sync at 2026-11-28 09:14 UTC added no transactions, updated none and removed none."
+        );
+    }
 }

@@ -13,6 +13,7 @@ mod account_scope;
 pub(crate) mod authorize;
 mod banks;
 mod checkout;
+mod choose_accounts;
 mod code_sign_in;
 mod connect;
 mod connections;
@@ -23,6 +24,7 @@ mod demo_callback;
 pub mod developers;
 mod landing;
 pub(crate) mod mailer;
+mod money;
 mod page;
 pub(crate) use page::error_page_html;
 mod portal;
@@ -100,7 +102,8 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
 
 /// The connection pages under `/connect`, for one kind of visitor: the
 /// bank list, a bank's form, the statement upload, a sync's progress,
-/// trying again, re-authenticating, disconnecting and removing.
+/// trying again, re-authenticating, choosing the accounts shared,
+/// disconnecting and removing.
 fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
     cfg.route("/banks", web::get().to(banks::list::<V>))
         .route("/banks/upload", web::post().to(connect::upload::<V>))
@@ -138,6 +141,14 @@ fn connection_pages<V: visitor::Visitor>(cfg: &mut web::ServiceConfig) {
         .route(
             "/connections/{id}/reauth",
             web::post().to(connections::reauth::<V>),
+        )
+        .route(
+            "/connections/{id}/accounts",
+            web::get().to(choose_accounts::form::<V>),
+        )
+        .route(
+            "/connections/{id}/accounts",
+            web::post().to(choose_accounts::choose::<V>),
         );
 }
 

@@ -152,7 +152,7 @@ pub(super) fn sections(document: &Value, base: &str) -> Vec<TagSection> {
         .flatten()
         .map(|tag| TagSection {
             name: text(&tag["name"]),
-            description: text(&tag["description"]),
+            description: prose(&text(&tag["description"])),
             operations: Vec::new(),
         })
         .collect();
@@ -198,7 +198,7 @@ fn operation_view(
             location: text(&p["in"]),
             required: p["required"].as_bool().unwrap_or(false),
             kind: type_name(document, &p["schema"]),
-            description: text(&p["description"]),
+            description: prose(&text(&p["description"])),
         })
         .collect();
     let body = operation["requestBody"]["content"]
@@ -214,13 +214,18 @@ fn operation_view(
         .flatten()
         .map(|(status, response)| {
             let response = resolve(document, response);
+            let description = text(&response["description"]);
             let example = response["content"]
                 .as_object()
                 .and_then(|content| content.get("application/json"))
-                .map(|media| pretty(&example(document, &media["schema"], 0)));
+                .map(|media| {
+                    let mut value = example(document, &media["schema"], 0);
+                    fit_error_example(&mut value, status, &description);
+                    pretty(&value)
+                });
             ResponseView {
                 status: status.clone(),
-                description: text(&response["description"]),
+                description: prose(&description),
                 example,
             }
         })
@@ -234,12 +239,72 @@ fn operation_view(
         method: method.to_uppercase(),
         path: path.to_owned(),
         summary: text(&operation["summary"]),
-        description: text(&operation["description"]),
+        description: prose(&text(&operation["description"])),
         curl: curl(method, base, path, &params, security, &body),
         auth,
         params,
         body,
         responses,
+    }
+}
+
+/// Description text as HTML: escaped, with the `backticked` names the
+/// documents use set as code (a lone backtick stays as it is).
+pub(super) fn prose(text: &str) -> String {
+    let escape = |part: &str| {
+        askama::filters::escape(part, askama::filters::Html)
+            .map(|escaped| escaped.to_string())
+            .unwrap_or_default()
+    };
+    let parts: Vec<&str> = text.split('`').collect();
+    let mut html = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        let closed = i + 1 < parts.len() || i % 2 == 0;
+        match (i % 2, closed) {
+            (1, true) => {
+                html.push_str("<code>");
+                html.push_str(&escape(part));
+                html.push_str("</code>");
+            }
+            (1, false) => {
+                html.push('`');
+                html.push_str(&escape(part));
+            }
+            _ => html.push_str(&escape(part)),
+        }
+    }
+    html
+}
+
+/// An error answer's example as that answer reads: the shared envelope's
+/// example is a 404's, so a 401 or a 503 shows its own reason phrase and
+/// the first code its description names.
+fn fit_error_example(value: &mut Value, status: &str, description: &str) {
+    let Some(reason) = status
+        .parse::<u16>()
+        .ok()
+        .filter(|s| *s >= 400)
+        .and_then(|s| actix_web::http::StatusCode::from_u16(s).ok())
+        .and_then(|s| s.canonical_reason())
+    else {
+        return;
+    };
+    let Some(envelope) = value.as_object_mut().filter(|o| o.contains_key("code")) else {
+        return;
+    };
+    envelope.insert("error".into(), Value::from(reason));
+    let named = description.split('`').skip(1).step_by(2).find(|name| {
+        name.len() > 2
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    });
+    if let Some(code) = named {
+        envelope.insert("code".into(), Value::from(code));
+        envelope.insert(
+            "message".into(),
+            Value::from("A sentence for people, naming the field and why."),
+        );
     }
 }
 
@@ -413,6 +478,29 @@ pub(crate) fn operation() -> crate::routes::Operation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_sets_names_as_code_and_escapes_the_rest() {
+        assert_eq!(
+            prose("Answers `INVALID_DATE` <b> for `from`, a lone ` stays"),
+            "Answers <code>INVALID_DATE</code> &#60;b&#62; for <code>from</code>, a lone ` stays"
+        );
+    }
+
+    #[test]
+    fn an_error_example_reads_as_its_own_answer() {
+        let mut envelope = json!({"error": "Not Found", "message": "No account", "code": "ACCOUNT_NOT_FOUND", "request_id": "req_1"});
+        fit_error_example(
+            &mut envelope,
+            "401",
+            "No credentials: `MISSING_CREDENTIALS`, `INVALID_API_KEY`.",
+        );
+        assert_eq!(envelope["error"], "Unauthorized");
+        assert_eq!(envelope["code"], "MISSING_CREDENTIALS");
+        let mut ok = json!({"code": "x"});
+        fit_error_example(&mut ok, "200", "`NOT_AN_ERROR`");
+        assert_eq!(ok, json!({"code": "x"}));
+    }
 
     #[test]
     fn examples_follow_references_and_stop_on_a_loop() {

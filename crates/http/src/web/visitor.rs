@@ -52,6 +52,12 @@ pub(super) trait Visitor: Sized + 'static {
     /// Where "continue" leads once banks are connected.
     fn continue_to(&self) -> &'static str;
 
+    /// What the button to [`Visitor::continue_to`] says: an app's flow
+    /// goes on to the consent; the dashboard goes back to its overview.
+    fn continue_label(&self) -> &'static str {
+        "Continue"
+    }
+
     /// Where the person returns after removing or disconnecting.
     fn home(&self) -> &'static str;
 

@@ -130,6 +130,7 @@ impl Statement {
         ProviderSnapshot {
             institution: file_institution(),
             accounts: vec![SnapshotAccount {
+                balance_history: Vec::new(),
                 institution: None,
                 name: self.account_name.unwrap_or_else(|| {
                     let number = format!("Account …{}", mask.clone().unwrap_or_default());

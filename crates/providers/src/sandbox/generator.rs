@@ -377,6 +377,7 @@ pub(super) fn generate(
     let mut pending_total: HashMap<Acct, i64> = HashMap::new();
     let mut transactions: HashMap<Acct, Vec<SnapshotTransaction>> = HashMap::new();
     let mut card_spend_by_month: HashMap<(i32, u32), i64> = HashMap::new();
+    let mut history: HashMap<Acct, Vec<SnapshotBalance>> = HashMap::new();
 
     let mut date = epoch;
     while date <= today {
@@ -434,6 +435,22 @@ pub(super) fn generate(
                     hints: Default::default(),
                 });
         }
+        if date >= window_start && date < pending_since && is_history_day(date) {
+            let brokerage_usd: i64 = holdings(&profile, date).iter().map(|(_, usd)| usd).sum();
+            for &acct in &accts {
+                let posted_cents = posted.get(&acct).copied().unwrap_or(0);
+                let current = match acct {
+                    Acct::Brokerage => posted_cents + brokerage_usd,
+                    _ => posted_cents,
+                };
+                history.entry(acct).or_default().push(SnapshotBalance {
+                    current: money(current),
+                    available: None,
+                    currency: CURRENCY.to_owned(),
+                    as_of: end_of(date),
+                });
+            }
+        }
         match date.succ_opt() {
             Some(next) => date = next,
             None => break,
@@ -476,11 +493,26 @@ pub(super) fn generate(
                     as_of: now,
                 }),
                 transactions: transactions.remove(&acct).unwrap_or_default(),
+                balance_history: history.remove(&acct).unwrap_or_default(),
                 holdings: (acct == Acct::Brokerage)
                     .then(|| holdings.iter().map(|(h, _)| h.clone()).collect()),
             }
         })
         .collect()
+}
+
+/// The days the sandbox states a past balance for: every Sunday and the
+/// last day of every month, so that a first sync already draws a year of
+/// weekly and monthly charts.
+fn is_history_day(date: NaiveDate) -> bool {
+    date.weekday() == chrono::Weekday::Sun || date.succ_opt().is_none_or(|next| next.day() == 1)
+}
+
+/// The end of `date`'s day, when a day-end balance is as of.
+fn end_of(date: NaiveDate) -> DateTime<Utc> {
+    date.and_hms_opt(23, 59, 59)
+        .unwrap_or_default()
+        .and_utc()
 }
 
 /// The brokerage positions at today's sandbox prices, each with its value

@@ -10,12 +10,12 @@ use super::shared::{
     schema,
 };
 use crate::data::visible_account;
-use chrono::{Datelike, NaiveDate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tributary_domain::ids::AccountId;
-use tributary_domain::money::Decimal;
+use tributary_domain::model::AccountKind;
+use tributary_domain::net_worth::{self, Reports};
 use tributary_storage::read;
 
 pub(super) const NAME: &str = "get_balance_history";
@@ -36,6 +36,15 @@ pub(super) const SPEC: Spec = Spec {
 enum Interval {
     Daily,
     Monthly,
+}
+
+impl From<Interval> for net_worth::Interval {
+    fn from(interval: Interval) -> Self {
+        match interval {
+            Interval::Daily => net_worth::Interval::Daily,
+            Interval::Monthly => net_worth::Interval::Monthly,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -77,9 +86,6 @@ struct Point {
     balance: String,
 }
 
-/// One account's reports, oldest first: (day, balance).
-type Reports = Vec<(NaiveDate, Decimal)>;
-
 pub(super) async fn run(asker: &Asker, query: HistoryQuery) -> Result<Answer, Failure> {
     let account = account_argument(query.account_id)?;
     let interval = query.interval.unwrap_or(Interval::Monthly);
@@ -88,26 +94,25 @@ pub(super) async fn run(asker: &Asker, query: HistoryQuery) -> Result<Answer, Fa
         .read(move |conn, viewer| {
             // Per series: the accounts it sums, each with its reports.
             let mut groups: BTreeMap<(Option<i64>, String), Vec<Reports>> = BTreeMap::new();
-            let accounts: Vec<(AccountId, bool)> = match account {
-                Some(id) => vec![(visible_account(conn, viewer, id)?.id, false)],
+            // One account's series is as its provider reports it; net
+            // worth counts each balance by its account's kind.
+            let accounts: Vec<(AccountId, Option<AccountKind>)> = match account {
+                Some(id) => vec![(visible_account(conn, viewer, id)?.id, None)],
                 None => read::list_accounts(conn, viewer)?
                     .into_iter()
-                    .map(|a| (a.id, a.kind.is_liability()))
+                    .map(|a| (a.id, Some(a.kind)))
                     .collect(),
             };
-            for (id, owed) in accounts {
+            for (id, kind) in accounts {
                 let mut by_currency: BTreeMap<String, Reports> = BTreeMap::new();
                 for report in read::balance_history(conn, id)? {
                     let day = report.as_of.date();
                     if to.is_some_and(|to| day > to) {
                         continue;
                     }
-                    // Net worth subtracts what a card or loan is owed,
-                    // whichever sign its provider gives the balance.
-                    let amount = if owed {
-                        -report.amount.abs()
-                    } else {
-                        report.amount
+                    let amount = match kind {
+                        Some(kind) => net_worth::counted(kind, report.amount),
+                        None => report.amount,
                     };
                     by_currency
                         .entry(report.currency)
@@ -126,7 +131,7 @@ pub(super) async fn run(asker: &Asker, query: HistoryQuery) -> Result<Answer, Fa
     let series: Vec<Series> = groups
         .into_iter()
         .map(|((account_id, currency), accounts)| {
-            let mut points = summed(&accounts, interval, from);
+            let mut points = net_worth::summed(&accounts, interval.into(), from);
             if points.len() > MAX_POINTS {
                 points.drain(..points.len() - MAX_POINTS);
                 cut = true;
@@ -187,104 +192,4 @@ pub(super) async fn run(asker: &Asker, query: HistoryQuery) -> Result<Answer, Fa
         },
         text,
     ))
-}
-
-/// The last day of the period `day` falls in.
-fn period_end(day: NaiveDate, interval: Interval) -> NaiveDate {
-    match interval {
-        Interval::Daily => day,
-        Interval::Monthly => {
-            let first_of_next = if day.month() == 12 {
-                NaiveDate::from_ymd_opt(day.year() + 1, 1, 1)
-            } else {
-                NaiveDate::from_ymd_opt(day.year(), day.month() + 1, 1)
-            };
-            first_of_next.and_then(|d| d.pred_opt()).unwrap_or(day)
-        }
-    }
-}
-
-/// The sum of `accounts`' balances at the end of each period from the
-/// first report (or `from`) to the last report, each account counted from
-/// its first report on; the last point is dated by the last report.
-fn summed(
-    accounts: &[Reports],
-    interval: Interval,
-    from: Option<NaiveDate>,
-) -> Vec<(NaiveDate, Decimal)> {
-    let Some(first) = accounts.iter().filter_map(|r| r.first()).map(|r| r.0).min() else {
-        return Vec::new();
-    };
-    let Some(last) = accounts.iter().filter_map(|r| r.last()).map(|r| r.0).max() else {
-        return Vec::new();
-    };
-    let start = from.map_or(first, |from| from.max(first));
-    let mut next_report = vec![0usize; accounts.len()];
-    let mut current: Vec<Option<Decimal>> = vec![None; accounts.len()];
-    let mut points = Vec::new();
-    let mut end = period_end(start, interval);
-    loop {
-        let day = end.min(last);
-        for (i, reports) in accounts.iter().enumerate() {
-            while let Some((when, amount)) = reports.get(next_report[i])
-                && *when <= day
-            {
-                current[i] = Some(*amount);
-                next_report[i] += 1;
-            }
-        }
-        let known: Vec<Decimal> = current.iter().flatten().copied().collect();
-        if !known.is_empty() {
-            points.push((day, known.into_iter().sum()));
-        }
-        if end >= last {
-            break;
-        }
-        let Some(next) = end.succ_opt() else { break };
-        end = period_end(next, interval);
-    }
-    points
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn day(text: &str) -> NaiveDate {
-        text.parse().unwrap()
-    }
-
-    fn dec(text: &str) -> Decimal {
-        text.parse().unwrap()
-    }
-
-    #[test]
-    fn net_worth_carries_each_account_forward_from_its_first_report() {
-        let checking = vec![
-            (day("2026-01-10"), dec("100.00")),
-            (day("2026-03-05"), dec("150.50")),
-        ];
-        let savings = vec![(day("2026-02-20"), dec("1000"))];
-        let points = summed(&[checking, savings], Interval::Monthly, None);
-        assert_eq!(
-            points,
-            vec![
-                (day("2026-01-31"), dec("100.00")),
-                (day("2026-02-28"), dec("1100.00")),
-                (day("2026-03-05"), dec("1150.50")),
-            ]
-        );
-        let daily = summed(
-            &[vec![
-                (day("2026-01-10"), dec("1")),
-                (day("2026-01-12"), dec("2")),
-            ]],
-            Interval::Daily,
-            Some(day("2026-01-11")),
-        );
-        assert_eq!(
-            daily,
-            vec![(day("2026-01-11"), dec("1")), (day("2026-01-12"), dec("2"))]
-        );
-    }
 }

@@ -3,10 +3,11 @@
 //! by text and dates and paged by position like the API (a page never
 //! counts or skips rows, however many the account has).
 
-use super::chart;
+use super::chart::{LineChart, Points, daily};
 use super::session;
 use crate::state::AppState;
 use crate::web::banks::kind_in_words;
+use crate::web::money::{MoneyFormat, NumberStyle, Shown};
 use crate::web::page::{PageError, render, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -133,9 +134,7 @@ pub(super) struct TransactionRow {
     /// merchant and category filled in.
     pub rule_link: Option<String>,
     pub description: Option<String>,
-    pub amount: String,
-    pub negative: bool,
-    pub currency: String,
+    pub amount: Shown,
     pub pending: bool,
 }
 
@@ -143,13 +142,11 @@ pub(super) struct HoldingRow {
     pub name: String,
     pub ticker: Option<String>,
     pub quantity: String,
-    pub price: String,
-    pub value: String,
-    pub cost_basis: Option<String>,
+    pub price: Shown,
+    pub value: Shown,
+    pub cost_basis: Option<Shown>,
     /// Value less cost basis, where the cost basis is known.
-    pub gain: Option<String>,
-    pub loss: bool,
-    pub currency: String,
+    pub gain: Option<Shown>,
 }
 
 #[derive(Template)]
@@ -163,7 +160,7 @@ struct AccountPage<'a> {
     kind: &'static str,
     mask: Option<String>,
     currency: String,
-    balance: Option<String>,
+    balance: Option<Shown>,
     as_of: String,
     chart: Option<String>,
     holdings: Vec<HoldingRow>,
@@ -230,7 +227,7 @@ fn gather(
     })
 }
 
-fn transaction_row(t: read::TransactionRecord) -> TransactionRow {
+fn transaction_row(t: read::TransactionRecord, money: &MoneyFormat) -> TransactionRow {
     let shown = t.shown_subcategory();
     let merchant = t.clean_merchant.clone().or(t.merchant.clone());
     // A rule's merchant condition is the name the tables find, before any
@@ -247,29 +244,26 @@ fn transaction_row(t: read::TransactionRecord) -> TransactionRow {
     });
     TransactionRow {
         date: t.date.to_string(),
-        negative: t.amount.is_sign_negative() && !t.amount.is_zero(),
-        amount: t.amount.to_string(),
+        amount: money.amount(t.amount, &t.currency),
         category: shown.map(|s| format!("{} › {}", s.category.name(), s.name)),
         rule_link,
         merchant,
         description: t.description,
-        currency: t.currency,
         pending: t.is_pending,
     }
 }
 
-fn holding_row(holding: read::HoldingView) -> HoldingRow {
+fn holding_row(holding: read::HoldingView, money: &MoneyFormat) -> HoldingRow {
     let gain = holding.cost_basis.map(|cost| holding.value - cost);
+    let currency = &holding.currency;
     HoldingRow {
         ticker: holding.security.ticker,
         name: holding.security.name,
         quantity: holding.quantity.normalize().to_string(),
-        price: holding.price.to_string(),
-        value: holding.value.to_string(),
-        cost_basis: holding.cost_basis.map(|c| c.to_string()),
-        loss: gain.is_some_and(|g| g.is_sign_negative() && !g.is_zero()),
-        gain: gain.map(|g| g.to_string()),
-        currency: holding.currency,
+        price: money.amount(holding.price, currency),
+        value: money.amount(holding.value, currency),
+        cost_basis: holding.cost_basis.map(|c| money.amount(c, currency)),
+        gain: gain.map(|g| money.change(g, currency)),
     }
 }
 
@@ -303,13 +297,27 @@ pub(super) async fn page(
         })
     });
     let latest = history.last();
-    let days = chart::daily(history.iter().map(|b| (b.as_of, b.amount)));
-    let chart = chart::render(
-        &format!("chart-account-{id}"),
-        &format!("Balance of {}", account.name),
-        &account.currency,
-        &days,
+    let money = MoneyFormat::new(
+        NumberStyle::of_request(&req),
+        std::iter::once(account.currency.as_str())
+            .chain(holdings.iter().map(|h| h.currency.as_str()))
+            .chain(rows.iter().map(|t| t.currency.as_str())),
     );
+    let days = daily(
+        history
+            .iter()
+            .filter(|b| b.currency == account.currency)
+            .map(|b| (b.as_of, b.amount)),
+    );
+    let chart = LineChart {
+        id: &format!("chart-account-{id}"),
+        title: &format!("Balance of {} over time", account.name),
+        currency: &account.currency,
+        points: &days,
+        kind: Points::Days,
+        money: &money,
+    }
+    .render();
     render(&AccountPage {
         title: &account.name,
         email: &signed_in.user.email,
@@ -319,11 +327,17 @@ pub(super) async fn page(
         kind: kind_in_words(account.kind),
         mask: account.mask.clone(),
         currency: account.currency.clone(),
-        balance: latest.map(|b| b.amount.to_string()),
-        as_of: when(latest.map(|b| b.as_of), "not read yet"),
+        balance: latest.map(|b| money.amount(b.amount, &b.currency)),
+        as_of: when(latest.map(|b| b.as_of), "never"),
         chart,
-        holdings: holdings.into_iter().map(holding_row).collect(),
-        transactions: rows.into_iter().map(transaction_row).collect(),
+        holdings: holdings
+            .into_iter()
+            .map(|h| holding_row(h, &money))
+            .collect(),
+        transactions: rows
+            .into_iter()
+            .map(|t| transaction_row(t, &money))
+            .collect(),
         total,
         q: query.q.trim(),
         from: query.from.trim(),

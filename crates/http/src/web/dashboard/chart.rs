@@ -1,23 +1,153 @@
-//! Balance charts as server-rendered SVG: no JavaScript, no external
-//! assets, readable axes, and each point titled with its date and amount so
-//! screen readers and tooltips give the exact figure.
+//! Line charts as server-rendered SVG: no JavaScript, no external assets.
+//! Each chart is drawn twice, for a wide and a narrow screen (the
+//! stylesheet shows one), so its labels stay legible on a phone. Axes carry
+//! dates and amounts at round values; every point can be hovered (its
+//! tooltip) or reached with the keyboard (its label shows on focus), and
+//! says its date and amount to a screen reader.
 //!
 //! A chart plots one value per day: the last balance read that day. Years
 //! of hourly syncs stay a few hundred points.
 
-use chrono::{NaiveDate, NaiveDateTime};
+use crate::web::money::MoneyFormat;
+use chrono::{Datelike, NaiveDate, NaiveDateTime};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use tributary_domain::money::Decimal;
 
-/// The drawing's size in SVG units; the page scales it to its width.
-pub const WIDTH: i64 = 640;
-pub const HEIGHT: i64 = 220;
-/// Room for the amount labels on the left and the dates below.
-pub const LEFT: i64 = 96;
-pub const RIGHT: i64 = 12;
-pub const TOP: i64 = 12;
-pub const BOTTOM: i64 = 36;
+/// A drawing surface: its size in SVG units and the room kept around the
+/// plot for the axes' labels.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Canvas {
+    pub class: &'static str,
+    pub width: i64,
+    pub height: i64,
+    pub left: i64,
+    pub right: i64,
+    pub top: i64,
+    pub bottom: i64,
+    /// How many date labels fit under the plot.
+    pub date_labels: usize,
+}
+
+impl Canvas {
+    pub const WIDE: Canvas = Canvas {
+        class: "chart chart-wide",
+        width: 720,
+        height: 240,
+        left: 84,
+        right: 16,
+        top: 16,
+        bottom: 36,
+        date_labels: 7,
+    };
+    /// Fewer units across, so that a phone's 360 CSS pixels show the
+    /// labels near their natural size.
+    pub const NARROW: Canvas = Canvas {
+        class: "chart chart-narrow",
+        width: 360,
+        height: 220,
+        left: 72,
+        right: 12,
+        top: 16,
+        bottom: 36,
+        date_labels: 3,
+    };
+
+    pub fn plot_width(&self) -> i64 {
+        self.width - self.left - self.right
+    }
+
+    pub fn plot_bottom(&self) -> i64 {
+        self.height - self.bottom
+    }
+
+    /// The opening tag, its accessible name and description, and the plot
+    /// box as data attributes (what tests read the drawing back with).
+    pub fn open(
+        &self,
+        svg: &mut String,
+        id: &str,
+        title: &str,
+        desc: &str,
+        low: Decimal,
+        high: Decimal,
+    ) {
+        let _ = write!(
+            svg,
+            r#"<svg class="{class}" viewBox="0 0 {w} {h}" role="group" aria-labelledby="{id}-title" aria-describedby="{id}-desc" data-plot="{l} {t} {r} {b}" data-low="{low}" data-high="{high}"><title id="{id}-title">{title}</title><desc id="{id}-desc">{desc}</desc>"#,
+            class = self.class,
+            w = self.width,
+            h = self.height,
+            l = self.left,
+            t = self.top,
+            r = self.width - self.right,
+            b = self.plot_bottom(),
+        );
+    }
+
+    /// The amount axis: a grid line and a label at each tick.
+    pub fn amount_axis(
+        &self,
+        svg: &mut String,
+        ticks: &[Decimal],
+        y: impl Fn(Decimal) -> Decimal,
+        money: &MoneyFormat,
+        currency: &str,
+    ) {
+        for tick in ticks {
+            let at = y(*tick);
+            let _ = write!(
+                svg,
+                r#"<line class="grid" x1="{l}" y1="{at}" x2="{r}" y2="{at}"/><text class="label" x="{lx}" y="{ty}" text-anchor="end">{label}</text>"#,
+                l = self.left,
+                r = self.width - self.right,
+                lx = self.left - 6,
+                ty = at + Decimal::from(4),
+                label = escape(&money.whole(*tick, currency).text),
+            );
+        }
+    }
+
+    /// A date label under the plot at `x`.
+    pub fn date_label(&self, svg: &mut String, x: i64, text: &str) {
+        let anchor = if x - self.left < 24 {
+            "start"
+        } else if self.width - self.right - x < 24 {
+            "end"
+        } else {
+            "middle"
+        };
+        let _ = write!(
+            svg,
+            r#"<text class="label" x="{x}" y="{y}" text-anchor="{anchor}">{text}</text>"#,
+            y = self.plot_bottom() + 22,
+            text = escape(text),
+        );
+    }
+
+    /// A label shown while its point is hovered or focused, kept inside the
+    /// drawing.
+    pub fn tip(&self, svg: &mut String, x: i64, y: Decimal, text: &str) {
+        let anchor = if x - self.left < 80 {
+            "start"
+        } else if self.width - self.right - x < 80 {
+            "end"
+        } else {
+            "middle"
+        };
+        let above = y - Decimal::from(10);
+        let ty = if above < Decimal::from(self.top + 4) {
+            y + Decimal::from(20)
+        } else {
+            above
+        };
+        let _ = write!(
+            svg,
+            r#"<text class="tip" x="{x}" y="{ty}" text-anchor="{anchor}" aria-hidden="true">{text}</text>"#,
+            text = escape(text),
+        );
+    }
+}
 
 /// One plotted day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,33 +170,46 @@ pub fn daily(snapshots: impl IntoIterator<Item = (NaiveDateTime, Decimal)>) -> V
         .collect()
 }
 
-/// The total of several accounts' daily balances: on each day any of them
-/// has a balance, the sum of each account's latest balance up to that day
-/// (an account counts from its first balance on).
-pub fn total(accounts: &[Vec<DayBalance>]) -> Vec<DayBalance> {
-    let days: std::collections::BTreeSet<NaiveDate> = accounts
-        .iter()
-        .flat_map(|series| series.iter().map(|p| p.day))
-        .collect();
-    let mut cursors = vec![0usize; accounts.len()];
-    let mut current: Vec<Option<Decimal>> = vec![None; accounts.len()];
-    days.into_iter()
-        .map(|day| {
-            for (i, series) in accounts.iter().enumerate() {
-                while let Some(point) = series.get(cursors[i]).filter(|p| p.day <= day) {
-                    current[i] = Some(point.value);
-                    cursors[i] += 1;
-                }
-            }
-            DayBalance {
-                day,
-                value: current.iter().flatten().copied().sum(),
-            }
-        })
-        .collect()
+/// Round axis values covering `low..=high`: about four steps of 1, 2 or 5
+/// times a power of ten, zero included when the range crosses it.
+pub(super) fn ticks(low: Decimal, high: Decimal) -> Vec<Decimal> {
+    let span = (high - low).abs();
+    let rough = if span.is_zero() {
+        low.abs().max(Decimal::ONE) / Decimal::from(2)
+    } else {
+        span / Decimal::from(4)
+    };
+    let mut magnitude = Decimal::ONE;
+    while magnitude * Decimal::TEN <= rough {
+        magnitude *= Decimal::TEN;
+    }
+    while magnitude > rough && magnitude > Decimal::new(1, 2) {
+        magnitude /= Decimal::TEN;
+    }
+    let step = [1, 2, 5, 10]
+        .into_iter()
+        .map(|m| magnitude * Decimal::from(m))
+        .find(|step| *step >= rough)
+        .unwrap_or(magnitude * Decimal::TEN);
+    let first = (low / step).floor() * step;
+    let mut ticks = vec![first];
+    while ticks.last().is_some_and(|t| *t < high) && ticks.len() < 12 {
+        let next = ticks[ticks.len() - 1] + step;
+        ticks.push(next);
+    }
+    if ticks.len() < 2 {
+        ticks.push(first + step);
+    }
+    ticks
+}
+
+/// How a point's date reads: `30 Nov 2025`.
+pub(super) fn day_text(day: NaiveDate) -> String {
+    day.format("%-d %b %Y").to_string()
 }
 
 /// Where a point is drawn.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plotted {
     pub x: i64,
@@ -74,9 +217,11 @@ pub struct Plotted {
     pub y: Decimal,
 }
 
-/// The scale of a chart: the days and amounts its corners stand for.
+/// The scale of one drawing: the days and the axis amounts its plot's
+/// corners stand for.
 #[derive(Debug, Clone, Copy)]
 struct Scale {
+    canvas: Canvas,
     first: NaiveDate,
     days: i64,
     low: Decimal,
@@ -84,139 +229,203 @@ struct Scale {
 }
 
 impl Scale {
-    fn of(points: &[DayBalance]) -> Option<Self> {
-        let first = points.first()?.day;
-        let last = points.last()?.day;
-        let low = points.iter().map(|p| p.value).min()?;
-        let high = points.iter().map(|p| p.value).max()?;
-        Some(Self {
+    fn x(&self, day: NaiveDate) -> i64 {
+        let width = self.canvas.plot_width();
+        if self.days == 0 {
+            self.canvas.left + width / 2
+        } else {
+            self.canvas.left + (day - self.first).num_days() * width / self.days
+        }
+    }
+
+    fn y(&self, value: Decimal) -> Decimal {
+        let top = Decimal::from(self.canvas.top);
+        let height = Decimal::from(self.canvas.plot_bottom() - self.canvas.top);
+        (top + (self.high - value) * height / (self.high - self.low)).round_dp(1)
+    }
+}
+
+/// What a line chart's points are, which decides its date labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Points {
+    /// Balances on days: the axis marks the start of each month.
+    Days,
+    /// One point per month (its last day, the newest dated by its last
+    /// report): each point is labelled with its month.
+    MonthEnds,
+}
+
+/// A line chart of one currency's values over days.
+pub struct LineChart<'a> {
+    /// Makes the chart's title and description referable from the page.
+    pub id: &'a str,
+    pub title: &'a str,
+    pub currency: &'a str,
+    pub points: &'a [DayBalance],
+    pub kind: Points,
+    pub money: &'a MoneyFormat,
+}
+
+impl LineChart<'_> {
+    /// The chart's SVG markup (both drawings), or `None` when there is no
+    /// history to draw: fewer than two days (one day is the balance the
+    /// page already shows).
+    pub fn render(&self) -> Option<String> {
+        if self.points.len() < 2 {
+            return None;
+        }
+        let mut svg = String::new();
+        for canvas in [Canvas::WIDE, Canvas::NARROW] {
+            self.draw(&mut svg, canvas)?;
+        }
+        Some(svg)
+    }
+
+    /// Where each point is drawn on `canvas`, in order.
+    #[cfg(test)]
+    pub fn plot(&self, canvas: Canvas) -> Vec<Plotted> {
+        self.scale(canvas)
+            .map(|scale| {
+                self.points
+                    .iter()
+                    .map(|p| Plotted {
+                        x: scale.x(p.day),
+                        y: scale.y(p.value),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn scale(&self, canvas: Canvas) -> Option<Scale> {
+        let first = self.points.first()?.day;
+        let last = self.points.last()?.day;
+        let low = self.points.iter().map(|p| p.value).min()?;
+        let high = self.points.iter().map(|p| p.value).max()?;
+        let ticks = ticks(low, high);
+        Some(Scale {
+            canvas,
             first,
             days: (last - first).num_days(),
-            low,
-            high,
+            low: *ticks.first()?,
+            high: *ticks.last()?,
         })
     }
 
-    fn plot(&self, point: &DayBalance) -> Plotted {
-        let width = WIDTH - LEFT - RIGHT;
-        let height = Decimal::from(HEIGHT - TOP - BOTTOM);
-        let x = if self.days == 0 {
-            LEFT + width / 2
-        } else {
-            LEFT + (point.day - self.first).num_days() * width / self.days
+    fn draw(&self, svg: &mut String, canvas: Canvas) -> Option<()> {
+        let scale = self.scale(canvas)?;
+        let first = self.points.first()?;
+        let last = self.points.last()?;
+        let low = self.points.iter().map(|p| p.value).min()?;
+        let high = self.points.iter().map(|p| p.value).max()?;
+        let id = format!("{}-{}", self.id, if canvas.width > 400 { "w" } else { "n" });
+        let shown = |value| self.money.amount(value, self.currency).text;
+        canvas.open(
+            svg,
+            &escape(&id),
+            &escape(self.title),
+            &escape(&format!(
+                "{count} points from {from} to {to}: lowest {low}, highest {high}, last {latest}.",
+                count = self.points.len(),
+                from = day_text(first.day),
+                to = day_text(last.day),
+                low = shown(low),
+                high = shown(high),
+                latest = shown(last.value),
+            )),
+            scale.low,
+            scale.high,
+        );
+        canvas.amount_axis(
+            svg,
+            &ticks(low, high),
+            |v| scale.y(v),
+            self.money,
+            self.currency,
+        );
+        let labels = match self.kind {
+            Points::Days => month_labels(first.day, last.day, canvas.date_labels),
+            Points::MonthEnds => {
+                let step = self.points.len().div_ceil(canvas.date_labels.max(1));
+                // Thinned from the newest, so the current month is named.
+                let mut labels: Vec<(NaiveDate, String)> = self
+                    .points
+                    .iter()
+                    .rev()
+                    .step_by(step)
+                    .map(|p| (p.day, p.day.format("%b %Y").to_string()))
+                    .collect();
+                labels.reverse();
+                labels
+            }
         };
-        let y = if self.high == self.low {
-            Decimal::from(TOP) + height / Decimal::TWO
-        } else {
-            Decimal::from(TOP) + (self.high - point.value) * height / (self.high - self.low)
-        };
-        Plotted {
-            x,
-            y: y.round_dp(1),
+        for (day, text) in labels {
+            canvas.date_label(svg, scale.x(day), &text);
         }
+        let line: Vec<String> = self
+            .points
+            .iter()
+            .map(|p| format!("{},{}", scale.x(p.day), scale.y(p.value)))
+            .collect();
+        let _ = write!(
+            svg,
+            r#"<polyline class="line" fill="none" points="{}"/>"#,
+            line.join(" ")
+        );
+        for point in self.points {
+            let (x, y) = (scale.x(point.day), scale.y(point.value));
+            let label = format!("{}: {}", day_text(point.day), shown(point.value));
+            let _ = write!(
+                svg,
+                r#"<g class="point" tabindex="0" role="img" aria-label="{label}"><title>{label}</title><circle cx="{x}" cy="{y}" r="4" data-day="{day}" data-amount="{amount}"/>"#,
+                label = escape(&label),
+                day = point.day,
+                amount = point.value,
+            );
+            canvas.tip(svg, x, y, &label);
+            svg.push_str("</g>");
+        }
+        svg.push_str("</svg>");
+        Some(())
     }
 }
 
-/// Where each point of `points` is drawn, in order.
-pub fn plot(points: &[DayBalance]) -> Vec<Plotted> {
-    Scale::of(points)
-        .map(|scale| points.iter().map(|p| scale.plot(p)).collect())
-        .unwrap_or_default()
+/// Labels for the first day of each month between `first` and `last`, at
+/// most `room` of them evenly thinned; a short span labels its two ends.
+pub(super) fn month_labels(
+    first: NaiveDate,
+    last: NaiveDate,
+    room: usize,
+) -> Vec<(NaiveDate, String)> {
+    let mut starts = Vec::new();
+    let mut month = NaiveDate::from_ymd_opt(first.year(), first.month(), 1);
+    while let Some(start) = month.filter(|m| *m <= last) {
+        if start >= first {
+            starts.push(start);
+        }
+        month = start.checked_add_months(chrono::Months::new(1));
+    }
+    if starts.len() < 2 {
+        return vec![(first, day_text(first)), (last, day_text(last))];
+    }
+    let step = starts.len().div_ceil(room.max(1));
+    starts
+        .into_iter()
+        .step_by(step)
+        .map(|day| (day, day.format("%b %Y").to_string()))
+        .collect()
 }
 
-fn amount(value: Decimal, currency: &str) -> String {
-    format!("{} {currency}", value.round_dp(2))
-}
-
-fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     askama::filters::escape(text, askama::filters::Html)
         .map(|escaped| escaped.to_string())
         .unwrap_or_default()
 }
 
-/// The chart's SVG markup, or `None` when there is no history to draw:
-/// fewer than two days (one day is the balance the page already shows).
-/// `id` makes its title and description referable from the page.
-pub fn render(id: &str, title: &str, currency: &str, points: &[DayBalance]) -> Option<String> {
-    if points.len() < 2 {
-        return None;
-    }
-    let scale = Scale::of(points)?;
-    let last = points.last()?;
-    let plotted = plot(points);
-    let (title, currency, id) = (escape(title), escape(currency), escape(id));
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="{id}-title {id}-desc" data-low="{low}" data-high="{high}" data-first="{first}" data-last="{last_day}">"#,
-        low = scale.low,
-        high = scale.high,
-        first = scale.first,
-        last_day = last.day,
-    );
-    let _ = write!(
-        svg,
-        r#"<title id="{id}-title">{title}</title><desc id="{id}-desc">{count} days from {first} to {last_day}; lowest {low}, highest {high}, last {latest}.</desc>"#,
-        count = points.len(),
-        first = scale.first,
-        last_day = last.day,
-        low = amount(scale.low, &currency),
-        high = amount(scale.high, &currency),
-        latest = amount(last.value, &currency),
-    );
-    // Axes: the highest amount at the top, the lowest at the bottom, the
-    // first and last day under the ends.
-    let bottom = HEIGHT - BOTTOM;
-    let right = WIDTH - RIGHT;
-    let _ = write!(
-        svg,
-        r#"<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/><line class="axis" x1="{LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}"/>"#
-    );
-    let label_x = LEFT - 6;
-    let _ = write!(
-        svg,
-        r#"<text class="label" x="{label_x}" y="{top}" text-anchor="end">{high}</text><text class="label" x="{label_x}" y="{bottom}" text-anchor="end">{low}</text>"#,
-        top = TOP + 4,
-        high = amount(scale.high, &currency),
-        low = amount(scale.low, &currency),
-    );
-    let date_y = bottom + 20;
-    let _ = write!(
-        svg,
-        r#"<text class="label" x="{LEFT}" y="{date_y}" text-anchor="start">{first}</text>"#,
-        first = scale.first.format("%Y-%m-%d"),
-    );
-    if last.day != scale.first {
-        let _ = write!(
-            svg,
-            r#"<text class="label" x="{right}" y="{date_y}" text-anchor="end">{last_day}</text>"#,
-            last_day = last.day.format("%Y-%m-%d"),
-        );
-    }
-    let line: Vec<String> = plotted.iter().map(|p| format!("{},{}", p.x, p.y)).collect();
-    let _ = write!(
-        svg,
-        r#"<polyline class="line" fill="none" points="{}"/>"#,
-        line.join(" ")
-    );
-    svg.push_str(r#"<g class="points">"#);
-    for (point, at) in points.iter().zip(&plotted) {
-        let _ = write!(
-            svg,
-            r#"<circle cx="{x}" cy="{y}" r="3"><title>{day}: {value}</title></circle>"#,
-            x = at.x,
-            y = at.y,
-            day = point.day.format("%Y-%m-%d"),
-            value = amount(point.value, &currency),
-        );
-    }
-    svg.push_str("</g></svg>");
-    Some(svg)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::web::money::NumberStyle;
     use tributary_domain::money::parse_decimal;
 
     fn day(text: &str) -> NaiveDate {
@@ -248,49 +457,60 @@ mod tests {
     }
 
     #[test]
-    fn the_total_carries_each_account_forward() {
-        let a = vec![point("2026-11-01", "100"), point("2026-11-03", "50")];
-        let b = vec![point("2026-11-02", "-30")];
-        assert_eq!(
-            total(&[a, b]),
-            [
-                point("2026-11-01", "100"),
-                point("2026-11-02", "70"),
-                point("2026-11-03", "20"),
-            ]
-        );
+    fn ticks_are_round_and_cover_the_range() {
+        let dec = |t: &str| parse_decimal(t).unwrap();
+        let t = ticks(dec("103.20"), dec("987.65"));
+        assert_eq!(t.first(), Some(&dec("0")));
+        assert_eq!(t.last(), Some(&dec("1000")));
+        assert!(t.len() <= 7, "{t:?}");
+        let t = ticks(dec("-120"), dec("900.25"));
+        assert!(t.contains(&Decimal::ZERO) && t[0] <= dec("-120"), "{t:?}");
+        let flat = ticks(dec("7"), dec("7"));
+        assert!(flat[0] <= dec("7") && *flat.last().unwrap() >= dec("7") && flat.len() >= 2);
     }
 
     #[test]
-    fn corners_stand_for_the_extremes_and_time_is_proportional() {
+    fn time_is_proportional_and_amounts_read_back() {
         let points = [
             point("2026-11-01", "100"),
             point("2026-11-03", "300"),
             point("2026-11-05", "200"),
         ];
-        let plotted = plot(&points);
-        assert_eq!(plotted[0].x, LEFT);
-        assert_eq!(plotted[2].x, WIDTH - RIGHT);
-        assert_eq!(plotted[1].x, LEFT + (WIDTH - LEFT - RIGHT) / 2);
-        assert_eq!(plotted[1].y, Decimal::from(TOP), "highest at the top");
-        assert_eq!(
-            plotted[0].y,
-            Decimal::from(HEIGHT - BOTTOM),
-            "lowest at the bottom"
-        );
-        assert_eq!(
-            plotted[2].y,
-            Decimal::from(TOP + (HEIGHT - TOP - BOTTOM) / 2)
-        );
-        let svg = render("c", "Giro <EUR>", "EUR", &points).unwrap();
-        assert!(svg.contains("<title>2026-11-03: 300 EUR</title>"));
+        let money = MoneyFormat::new(NumberStyle::ENGLISH, ["EUR"]);
+        let chart = LineChart {
+            id: "c",
+            title: "Giro <EUR>",
+            currency: "EUR",
+            points: &points,
+            kind: Points::Days,
+            money: &money,
+        };
+        let canvas = Canvas::WIDE;
+        let plotted = chart.plot(canvas);
+        assert_eq!(plotted[0].x, canvas.left);
+        assert_eq!(plotted[2].x, canvas.width - canvas.right);
+        assert_eq!(plotted[1].x, canvas.left + canvas.plot_width() / 2);
+        assert!(plotted[1].y < plotted[2].y && plotted[2].y < plotted[0].y);
+        let svg = chart.render().unwrap();
+        assert!(svg.contains("3 Nov 2026: €300.00"), "{svg}");
+        assert!(svg.contains("chart-wide") && svg.contains("chart-narrow"));
         assert!(
             svg.contains("Giro &#60;EUR&#62;") && !svg.contains("<EUR>"),
             "escaped: {svg}"
         );
-        assert!(render("c", "empty", "EUR", &[]).is_none());
-        assert!(render("c", "one day", "EUR", &points[..1]).is_none());
-        let flat = plot(&[point("2026-11-01", "7")]);
-        assert_eq!(flat[0].x, LEFT + (WIDTH - LEFT - RIGHT) / 2);
+        let one = LineChart {
+            points: &points[..1],
+            ..chart
+        };
+        assert!(one.render().is_none());
+    }
+
+    #[test]
+    fn a_year_is_labelled_by_month_within_the_room() {
+        let labels = month_labels(day("2025-11-15"), day("2026-11-28"), 7);
+        assert!(labels.len() <= 7 && labels.len() >= 4, "{labels:?}");
+        assert_eq!(labels[0].1, "Dec 2025");
+        let short = month_labels(day("2026-10-01"), day("2026-10-20"), 7);
+        assert_eq!(short.len(), 2);
     }
 }

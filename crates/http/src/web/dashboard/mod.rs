@@ -25,9 +25,11 @@
 
 mod account;
 mod assistant_consent;
+mod bars;
 mod budgeting_apps;
 mod chart;
 mod connected_apps;
+mod insights;
 mod keys;
 mod overview;
 mod rules;

@@ -240,6 +240,10 @@ impl Visitor for SignedIn {
         "/"
     }
 
+    fn continue_label(&self) -> &'static str {
+        "Back to your money"
+    }
+
     fn home(&self) -> &'static str {
         "/"
     }
