@@ -379,8 +379,10 @@ async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
     }
 }
 
-/// Sign-in, bank connection, consent and the portal, clicked through in
-/// Chromium against a Platform server on `database`.
+/// Sign-in, bank connection, consent and the portal (a budgeting app let
+/// in and revoked after a page that asks first; an error page with the
+/// app's header and a way back, and one once the session is gone),
+/// clicked through in Chromium against a Platform server on `database`.
 async fn walk_through(driver: &Driver, database: TestDatabase) {
     // The banks a default server offers (GoCardless needs the operator's
     // credentials): the sandbox and SimpleFIN, whose blocking HTTP client
@@ -536,7 +538,10 @@ async fn a_person_reads_their_dashboard_in_headless_chromium() {
 /// a statement uploaded, a sync asked for and followed in place, the
 /// re-authentication and disconnect pages, a connection removed, an API key
 /// and a SimpleFIN setup token made (each for chosen accounts), sign out;
-/// each page checked by axe and saved at desktop and phone width.
+/// deleting the rule and revoking the key and the budgeting app each ask
+/// first (kept, then confirmed); error pages (dates the wrong way round,
+/// sync now twice, signed out) keep the navigation and lead back; each
+/// page checked by axe and saved at desktop and phone width.
 async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
     let world = &server.world;
@@ -843,7 +848,8 @@ async fn a_person_connects_an_assistant_over_oauth_in_headless_chromium() {
 /// side: discovery from the 401, registration, PKCE, the token exchange
 /// with the `oauth2` crate); the person signs in from the consent link,
 /// ticks two accounts, allows, and the assistant reads those two and no
-/// other; then they revoke it under "Connected apps" and it reads nothing.
+/// other; then they revoke it under "Connected apps" (after a page that
+/// asks first) and it reads nothing.
 async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
     let world = &server.world;
@@ -1163,11 +1169,13 @@ async fn value_of(browser: &Client, id: &str) -> String {
 }
 
 /// The developer dashboard clicked through: sign up with a mailed code,
-/// create an app and see its secret once, rotate it (the old one then
-/// fails at the token endpoint), register the integrator's redirect URI,
-/// a person walks the authorization flow to it, the person appears in the
-/// app's users with their connection and is erased, the app is deleted;
-/// each page checked by axe and saved at desktop and phone width.
+/// create an app and see its secret once, rotate it after a page that asks
+/// first (the old one then fails at the token endpoint), register the
+/// integrator's redirect URI and remove the first one (asked first),
+/// a person walks the authorization flow to the integrator's, appears in the
+/// app's users with their connection and is erased, the app is deleted and
+/// its page is an error page that keeps the navigation; each page checked
+/// by axe and saved at desktop and phone width.
 async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |parts| parts);
     let (callback, site) = start_integrator_site();

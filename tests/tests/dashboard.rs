@@ -2,7 +2,8 @@
 //! one-time sign-in link, the overview's numbers against the API's, the
 //! balance chart against the stored history, API keys created (scoped),
 //! used and revoked through the API, and another person's ids refused on
-//! every form.
+//! every form; every revoke and delete asks first, and every error page
+//! keeps the navigation and a way back.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -1323,7 +1324,7 @@ async fn destructive_forms_ask_first_and_error_pages_keep_the_navigation() {
             (
                 format!("/keys/{key}/revoke"),
                 "/keys",
-                "Revoke the key Spreadsheet?",
+                "Revoke the key “Spreadsheet”?",
             ),
             (format!("/rules/{rule}/delete"), "/rules", "Delete the rule"),
             (

@@ -141,7 +141,7 @@ pub(super) async fn revoke_form(
     };
     let ask = |name| Ask {
         title: "Revoke an API key",
-        question: format!("Revoke the key {name}?"),
+        question: format!("Revoke the key “{name}”?"),
         consequence: "Programs that read your accounts with it are refused from now on; give them a new key to read again. A revoked key cannot be brought back.",
         button: "Revoke the key",
         button_id: "revoke",
