@@ -63,6 +63,29 @@ impl Page {
         );
     }
 
+    /// A page that asks before doing anything: its button posts to
+    /// `action` (the page's own address), its "Keep it" leads to `back`.
+    pub fn assert_asks_first(&self, action: &str, back: &str) {
+        assert_eq!(
+            self.status,
+            StatusCode::OK,
+            "{}:\n{}",
+            self.location,
+            self.body
+        );
+        self.assert_shows(&format!("<form method=\"post\" action=\"{action}\">"));
+        self.assert_shows(&format!("<a href=\"{back}\" id=\"keep\">"));
+    }
+
+    /// An error page that keeps the navigation labelled `nav` and leads
+    /// back to `back`.
+    pub fn assert_error_with_way_back(&self, nav: &str, back: &str) {
+        assert!(self.status.is_client_error() || self.status.is_server_error());
+        self.assert_shows("class=\"problem\"");
+        self.assert_shows(&format!("aria-label=\"{nav}\""));
+        self.assert_shows(&format!("<a href=\"{back}\" id=\"go-back\">Go back</a>"));
+    }
+
     /// Every field a person fills has an id and a `<label for>` naming it,
     /// and the page says its language: what screen readers and keyboard
     /// users need of a form.
@@ -155,6 +178,18 @@ impl Browser {
         let response = self
             .client
             .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
+        self.follow(response, path.to_owned()).await
+    }
+
+    /// `path`, as a link on the page at `referer` (an absolute URL) opens it.
+    pub async fn get_from(&self, path: &str, referer: &str) -> Page {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header(reqwest::header::REFERER, referer)
             .send()
             .await
             .unwrap();

@@ -635,10 +635,22 @@ async fn an_app_user_gives_a_simplefin_app_access_from_the_portal() {
         assert!(!others_portal.body.contains("Budget Buddy"));
         let answer = other.submit(&others_portal, &revoke_path, &[]).await;
         assert_eq!(answer.status, StatusCode::NOT_FOUND);
+        // Not theirs to be asked about either: the error page keeps the
+        // portal's header and leads back to the portal it came from.
+        let asked = other.get_from(&revoke_path, &server.url("/portal")).await;
+        assert_eq!(asked.status, StatusCode::NOT_FOUND);
+        asked.assert_shows("<span class=\"for-app\">");
+        asked.assert_shows("<a href=\"/portal\" id=\"go-back\">Go back</a>");
         let (status, _) = accounts(&access_url, "").await;
         assert_eq!(status, StatusCode::OK, "still readable");
 
-        let after = portal_browser.submit(&portal, &revoke_path, &[]).await;
+        // Revoking asks first.
+        portal.assert_shows(&format!("<a href=\"{revoke_path}\""));
+        let confirm = portal_browser.get(&revoke_path).await;
+        confirm.assert_asks_first(&revoke_path, "/portal#simplefin");
+        confirm.assert_shows("Revoke Budget Buddy?");
+        confirm.assert_shows("<span class=\"for-app\">");
+        let after = portal_browser.submit(&confirm, &revoke_path, &[]).await;
         assert_eq!(after.location, "/portal#simplefin");
         after.assert_shows("revoked");
         let (status, _) = accounts(&access_url, "").await;

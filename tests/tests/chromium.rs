@@ -266,6 +266,101 @@ async fn wait_for(browser: &Client, id: &str) {
         .unwrap_or_else(|err| panic!("#{id} never appeared: {err}"));
 }
 
+/// The `href` of the element `id`, as the page has it (path and query).
+async fn href_of(browser: &Client, id: &str) -> String {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .unwrap()
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("#{id} has no href"))
+}
+
+/// The page is an error page that kept its surface's navigation
+/// (`nav_marker`, an element id only that navigation has) and offers a
+/// way back to `back`.
+async fn assert_error_page(browser: &Client, nav_marker: &str, back: &str) {
+    wait_for(browser, "go-back").await;
+    assert!(
+        browser.find(Locator::Css("main .problem")).await.is_ok(),
+        "an error page"
+    );
+    assert!(
+        browser.find(Locator::Id(nav_marker)).await.is_ok(),
+        "the error page keeps the navigation (#{nav_marker})"
+    );
+    assert_eq!(href_of(browser, "go-back").await, back);
+}
+
+/// The path and query the browser is at.
+async fn here(browser: &Client) -> String {
+    let url = browser.current_url().await.unwrap();
+    match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    }
+}
+
+/// Follows the first link matching `css` to the page that asks first
+/// (its button `confirm`), saves it as `shot` at both widths, keeps the
+/// thing ("Keep it" back to where the link was), then follows the link
+/// again and confirms; returns once the answer's `then` shows.
+async fn ask_keep_then_confirm(browser: &Client, css: &str, confirm: &str, shot: &str, then: &str) {
+    let list = here(browser).await;
+    let link = browser.find(Locator::Css(css)).await.unwrap();
+    let asking = link.attr("href").await.unwrap().unwrap();
+    link.click().await.unwrap();
+    wait_for(browser, confirm).await;
+    assert_eq!(
+        here(browser).await,
+        asking,
+        "the link opens a page that asks"
+    );
+    shoot_both_widths(browser, shot).await;
+    click(browser, "keep").await;
+    browser
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css(&format!("a[href='{asking}']")))
+        .await
+        .unwrap_or_else(|err| panic!("kept, {asking} is still offered on {list}: {err}"));
+    browser
+        .find(Locator::Css(&format!("a[href='{asking}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(browser, confirm).await;
+    click(browser, confirm).await;
+    wait_for(browser, then).await;
+    assert!(
+        browser
+            .find(Locator::Css(&format!("a[href='{asking}']")))
+            .await
+            .is_err(),
+        "done, {asking} is offered no more"
+    );
+}
+
+/// From a SimpleFIN setup token's page, back to the list (the portal's or
+/// the dashboard's), where revoking the app asks first (saved as `shot`).
+async fn back_and_revoke_the_budgeting_app(browser: &Client, shot: &str) {
+    click(browser, "done").await;
+    wait_for(browser, "create-simplefin").await;
+    ask_keep_then_confirm(
+        browser,
+        "#simplefin a[id^='revoke-']",
+        "revoke",
+        shot,
+        "create-simplefin",
+    )
+    .await;
+    assert!(browser.source().await.unwrap().contains("revoked"));
+}
+
 /// The integrator's site: its callback page just says the person is back.
 fn start_integrator_site() -> (String, actix_web::dev::ServerHandle) {
     let server = HttpServer::new(|| {
@@ -297,8 +392,10 @@ async fn a_person_connects_the_sandbox_bank_in_headless_chromium() {
     }
 }
 
-/// Sign-in, bank connection, consent and the portal, clicked through in
-/// Chromium against a Platform server on `database`.
+/// Sign-in, bank connection, consent and the portal (a budgeting app let
+/// in and revoked after a page that asks first; an error page with the
+/// app's header and a way back, and one once the session is gone),
+/// clicked through in Chromium against a Platform server on `database`.
 async fn walk_through(driver: &Driver, database: TestDatabase) {
     // The banks a default server offers (GoCardless needs the operator's
     // credentials): the sandbox and SimpleFIN, whose blocking HTTP client
@@ -443,6 +540,36 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     assert_eq!(browser.current_url().await.unwrap().path(), "/portal");
     shoot(&browser, "08-portal").await;
 
+    // A budgeting app let in, then revoked after a page that asks first.
+    fill(&browser, "simplefin-name", "Actual Budget").await;
+    click(&browser, "create-simplefin").await;
+    wait_for(&browser, "setup-token").await;
+    back_and_revoke_the_budgeting_app(&browser, "09-portal-revoke").await;
+
+    // An error page keeps the app's header and leads back to the portal;
+    // once the session is gone, the way to the portal is all it shows.
+    browser
+        .goto(&server.url("/connect/connections/999999/remove"))
+        .await
+        .unwrap();
+    wait_for(&browser, "go-back").await;
+    let header = browser
+        .find(Locator::Css("header .for-app"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(header.contains(&server.app_a.record.name), "{header}");
+    assert_eq!(href_of(&browser, "go-back").await, "/portal");
+    shoot_both_widths(&browser, "10-portal-error").await;
+    click(&browser, "go-back").await;
+    wait_for(&browser, "add-bank").await;
+    browser.delete_all_cookies().await.unwrap();
+    browser.goto(&server.url("/portal")).await.unwrap();
+    assert_error_page(&browser, "home", "/portal").await;
+    shoot_both_widths(&browser, "11-portal-signed-out").await;
+
     browser.close().await.unwrap();
     site.stop(true).await;
     server.stop().await;
@@ -462,7 +589,10 @@ async fn a_person_reads_their_dashboard_in_headless_chromium() {
 /// a statement uploaded, a sync asked for and followed in place, the
 /// re-authentication and disconnect pages, a connection removed, an API key
 /// and a SimpleFIN setup token made (each for chosen accounts), sign out;
-/// each page checked by axe and saved at desktop and phone width.
+/// deleting the rule and revoking the key and the budgeting app each ask
+/// first (kept, then confirmed); error pages (dates the wrong way round,
+/// sync now twice, signed out) keep the navigation and lead back; each
+/// page checked by axe and saved at desktop and phone width.
 async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
     let world = &server.world;
@@ -520,6 +650,23 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     }
     shoot_both(&browser, "06-search").await;
 
+    // Dates the wrong way round: the error page keeps the navigation, and
+    // "Go back" returns to the search it came from.
+    let search = here(&browser).await;
+    browser
+        .execute(
+            "document.getElementById('from').value = '2026-02-01'; document.getElementById('to').value = '2026-01-01';",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    click(&browser, "search").await;
+    assert_error_page(&browser, "sign-out", &search).await;
+    shoot_both(&browser, "06-error").await;
+    click(&browser, "go-back").await;
+    wait_for(&browser, "clear").await;
+    assert_eq!(here(&browser).await, search);
+
     // "Always categorise…" on a row: the rules form, its merchant filled in.
     browser
         .find(Locator::Css("#transactions a.rule-link"))
@@ -542,6 +689,15 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "create-rule").await;
     wait_for(&browser, "rules").await;
     shoot_both(&browser, "06-rules").await;
+    // Deleting it asks first.
+    ask_keep_then_confirm(
+        &browser,
+        "#rules a[id^='delete-']",
+        "delete-rule",
+        "dashboard-06-rule-delete",
+        "no-rules",
+    )
+    .await;
 
     // A statement uploaded from the bank list.
     browser
@@ -626,6 +782,13 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         "the progress page was updated in place, not reloaded"
     );
     shoot_both(&browser, "11-synced").await;
+    // Sync now again at once: refused, on a page that keeps the
+    // navigation and leads back to the overview.
+    browser.goto(&server.url("/")).await.unwrap();
+    wait_for(&browser, &format!("sync-{sandbox}")).await;
+    click(&browser, &format!("sync-{sandbox}")).await;
+    assert_error_page(&browser, "sign-out", "/").await;
+    shoot_both(&browser, "11-sync-again").await;
 
     // Signing in to the bank again, and disconnecting, each on its page.
     browser
@@ -683,6 +846,39 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     assert!(key.starts_with("trb_"), "{key}");
     shoot_both(&browser, "16-key-created").await;
+    // Revoking it asks first: kept, it reads; revoked, it no longer does.
+    let reads = |key: String| {
+        let url = server.url("/api/v1/accounts");
+        async move {
+            reqwest::Client::new()
+                .get(url)
+                .header("x-api-key", key)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+    browser.goto(&server.url("/keys")).await.unwrap();
+    wait_for(&browser, "create-key").await;
+    let list = here(&browser).await;
+    let link = browser
+        .find(Locator::Css("a[id^='revoke-']"))
+        .await
+        .unwrap();
+    let asking = link.attr("href").await.unwrap().unwrap();
+    link.click().await.unwrap();
+    wait_for(&browser, "revoke").await;
+    shoot_both(&browser, "16-key-revoke").await;
+    click(&browser, "keep").await;
+    wait_for(&browser, "create-key").await;
+    assert_eq!(here(&browser).await, list);
+    assert_eq!(reads(key.clone()).await, reqwest::StatusCode::OK);
+    browser.goto(&server.url(&asking)).await.unwrap();
+    wait_for(&browser, "revoke").await;
+    click(&browser, "revoke").await;
+    wait_for(&browser, "create-key").await;
+    assert_eq!(reads(key).await, reqwest::StatusCode::UNAUTHORIZED);
 
     browser
         .find(Locator::LinkText("Budgeting apps"))
@@ -703,9 +899,16 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "setup-token").await;
     shoot_both(&browser, "18-setup-token").await;
 
-    click(&browser, "done").await;
+    back_and_revoke_the_budgeting_app(&browser, "dashboard-18-budgeting-app-revoke").await;
     wait_for(&browser, "sign-out").await;
     click(&browser, "sign-out").await;
+    wait_for(&browser, "how-to-sign-in").await;
+
+    // Signed out, a dashboard page's error leads home (to sign in).
+    browser.goto(&server.url("/keys")).await.unwrap();
+    assert_error_page(&browser, "home", "/").await;
+    shoot_both(&browser, "19-signed-out-error").await;
+    click(&browser, "home").await;
     wait_for(&browser, "how-to-sign-in").await;
     browser.close().await.unwrap();
     server.stop().await;
@@ -774,7 +977,8 @@ async fn a_person_connects_an_assistant_over_oauth_in_headless_chromium() {
 /// side: discovery from the 401, registration, PKCE, the token exchange
 /// with the `oauth2` crate); the person signs in from the consent link,
 /// ticks two accounts, allows, and the assistant reads those two and no
-/// other; then they revoke it under "Connected apps" and it reads nothing.
+/// other; then they revoke it under "Connected apps" (after a page that
+/// asks first) and it reads nothing.
 async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
     let server = tributary_e2e::start(database);
     let world = &server.world;
@@ -846,13 +1050,15 @@ async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
     browser.goto(&server.url("/connected-apps")).await.unwrap();
     wait_for(&browser, "apps-title").await;
     shoot_both(&browser, "02-connected-apps").await;
-    let revoke = browser
-        .find(Locator::Css("button[id^='revoke-grant-']"))
-        .await
-        .unwrap();
-    revoke.click().await.unwrap();
-    wait_for(&browser, "no-apps").await;
-    shoot_both(&browser, "03-revoked").await;
+    ask_keep_then_confirm(
+        &browser,
+        "a[id^='revoke-grant-']",
+        "revoke",
+        "assistant-03-revoke",
+        "no-apps",
+    )
+    .await;
+    shoot_both(&browser, "04-revoked").await;
     let refused = inspector.list_tools(&url, &tokens).await;
     assert_eq!(refused.exit, 3, "{refused:?}");
     browser.close().await.unwrap();
@@ -1092,11 +1298,13 @@ async fn value_of(browser: &Client, id: &str) -> String {
 }
 
 /// The developer dashboard clicked through: sign up with a mailed code,
-/// create an app and see its secret once, rotate it (the old one then
-/// fails at the token endpoint), register the integrator's redirect URI,
-/// a person walks the authorization flow to it, the person appears in the
-/// app's users with their connection and is erased, the app is deleted;
-/// each page checked by axe and saved at desktop and phone width.
+/// create an app and see its secret once, rotate it after a page that asks
+/// first (the old one then fails at the token endpoint), register the
+/// integrator's redirect URI and remove the first one (asked first),
+/// a person walks the authorization flow to the integrator's, appears in the
+/// app's users with their connection and is erased, the app is deleted and
+/// its page is an error page that keeps the navigation; each page checked
+/// by axe and saved at desktop and phone width.
 async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     let (server, outbox) = start_platform_with_pages_and(database, Vec::new(), |parts| parts);
     let (callback, site) = start_integrator_site();
@@ -1145,7 +1353,20 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "done").await;
     wait_for(&browser, "rotate-secret").await;
     assert!(!browser.source().await.unwrap().contains(&first_secret));
+    // Rotating asks first; kept, the secret still works.
     click(&browser, "rotate-secret").await;
+    wait_for(&browser, "rotate").await;
+    shoot_both(&browser, "04-rotate-secret").await;
+    click(&browser, "keep").await;
+    wait_for(&browser, "rotate-secret").await;
+    assert_eq!(
+        token_status(client_id.clone(), first_secret.clone()).await,
+        reqwest::StatusCode::BAD_REQUEST,
+        "kept, the secret still authenticates"
+    );
+    click(&browser, "rotate-secret").await;
+    wait_for(&browser, "rotate").await;
+    click(&browser, "rotate").await;
     wait_for(&browser, "client-secret").await;
     let secret = value_of(&browser, "client-secret").await;
     assert_ne!(secret, first_secret);
@@ -1165,6 +1386,18 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "remove-uri-2").await;
     let app_path = browser.current_url().await.unwrap().path().to_owned();
     shoot_both(&browser, "05-app").await;
+    // The first redirect URI removed, after a page that asks first.
+    ask_keep_then_confirm(
+        &browser,
+        "#remove-uri-1",
+        "remove-uri",
+        "developers-05-remove-uri",
+        "redirect-uris",
+    )
+    .await;
+    let source = browser.source().await.unwrap();
+    assert!(!source.contains("budget.example/callback"));
+    assert!(source.contains(&callback));
 
     // A person walks the authorization flow to the new redirect URI.
     let mut authorize = url::Url::parse(&server.url("/api/platform/oauth/authorize")).unwrap();
@@ -1246,6 +1479,14 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "delete-app").await;
     shoot_both(&browser, "08-delete-app").await;
     click(&browser, "delete-app").await;
+    wait_for(&browser, "no-apps").await;
+
+    // The deleted app's page: an error page that keeps the navigation
+    // and leads back to the apps.
+    browser.goto(&server.url(&app_path)).await.unwrap();
+    assert_error_page(&browser, "sign-out", "/developers").await;
+    shoot_both(&browser, "09-not-found").await;
+    click(&browser, "go-back").await;
     wait_for(&browser, "no-apps").await;
     browser.close().await.unwrap();
     site.stop(true).await;

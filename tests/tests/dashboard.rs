@@ -2,7 +2,8 @@
 //! one-time sign-in link, the overview's numbers against the API's, the
 //! balance chart against the stored history, API keys created (scoped),
 //! used and revoked through the API, and another person's ids refused on
-//! every form.
+//! every form; every revoke and delete asks first, and every error page
+//! keeps the navigation and a way back.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -1399,4 +1400,130 @@ fn a_fresh_demo_charts_thirteen_months_and_a_second_sync_adds_no_past_balance() 
             before + accounts.len() as i64
         );
     }
+}
+
+/// Revoking a key or a budgeting app and deleting a rule each ask first on
+/// a page of their own (another person's id is no page); every error page
+/// keeps the navigation, and "Go back" leads where the person came from
+/// on this server, else to the overview.
+#[actix_web::test]
+async fn destructive_forms_ask_first_and_error_pages_keep_the_navigation() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let browser = Browser::at(&server.base_url);
+        browser.get(&login_link(&server, "alice@example.com")).await;
+        let keys = browser.get("/keys").await;
+        let created = browser
+            .submit(&keys, "/keys", &[("name", "Spreadsheet")])
+            .await;
+        assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+        let rules = browser
+            .submit(
+                &keys,
+                "/rules",
+                &[
+                    ("match_merchant", "Blue Bottle"),
+                    ("set_subcategory", "food_and_drink.cafes"),
+                ],
+            )
+            .await;
+        let apps = browser
+            .submit(&keys, "/budgeting-apps", &[("name", "Budget Buddy")])
+            .await;
+        assert_eq!(apps.status, StatusCode::OK, "{}", apps.body);
+        let keys = browser.get("/keys").await;
+        let key = between(&keys.body, "<tr id=\"key-", "\"").to_owned();
+        let rule = between(&rules.body, "<tr id=\"rule-", "\"").to_owned();
+        let apps = browser.get("/budgeting-apps").await;
+        let app = between(&apps.body, "<li id=\"simplefin-", "\"").to_owned();
+        let asked = [
+            (
+                format!("/keys/{key}/revoke"),
+                "/keys",
+                "Revoke the key “Spreadsheet”?",
+            ),
+            (format!("/rules/{rule}/delete"), "/rules", "Delete the rule"),
+            (
+                format!("/budgeting-apps/{app}/revoke"),
+                "/budgeting-apps",
+                "Revoke Budget Buddy?",
+            ),
+        ];
+        for (path, list, question) in &asked {
+            let listed = browser.get(list).await;
+            listed.assert_shows(&format!("<a href=\"{path}\""));
+            let confirm = browser.get(path).await;
+            confirm.assert_asks_first(path, list);
+            confirm.assert_shows(question);
+            confirm.assert_shows("aria-label=\"Dashboard\"");
+        }
+        // Nothing happened by asking; confirming does it.
+        assert!(
+            browser
+                .get("/keys")
+                .await
+                .body
+                .contains(&format!("href=\"/keys/{key}/revoke\""))
+        );
+        for (path, list, _) in &asked {
+            let confirm = browser.get(path).await;
+            let done = browser.submit(&confirm, path, &[]).await;
+            assert_eq!(done.location, *list);
+            assert!(
+                !done.body.contains(&format!("href=\"{path}\"")),
+                "{}",
+                done.body
+            );
+            // Done, there is nothing left to ask about.
+            let again = browser.get(path).await;
+            assert_eq!(again.status, StatusCode::NOT_FOUND, "{path}");
+            again.assert_error_with_way_back("Dashboard", "/");
+        }
+
+        // Bob's ids are no page for alice.
+        let bobs_key = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_storage::api_keys::list_for_user(conn, world.bob_user).unwrap()[0]
+                .0
+                .id
+        };
+        let refused = browser.get(&format!("/keys/{bobs_key}/revoke")).await;
+        assert_eq!(refused.status, StatusCode::NOT_FOUND);
+
+        // An error page: the dashboard's navigation with its sign-out
+        // form, and "Go back" to the page a link was followed from.
+        let account = world.alice_sandbox_accounts[0];
+        let reversed = format!("/accounts/{account}?from=2026-02-01&to=2026-01-01");
+        let error = browser.get(&reversed).await;
+        assert_eq!(error.status, StatusCode::BAD_REQUEST);
+        error.assert_error_with_way_back("Dashboard", "/");
+        error.assert_shows("id=\"sign-out\"");
+        error.assert_shows("alice@example.com");
+        let from_the_account = browser
+            .get_from(
+                &reversed,
+                &server.url(&format!("/accounts/{account}?q=coffee")),
+            )
+            .await;
+        from_the_account
+            .assert_error_with_way_back("Dashboard", &format!("/accounts/{account}?q=coffee"));
+        // Another site's address is never a way back.
+        let from_elsewhere = browser
+            .get_from(&reversed, "https://elsewhere.example/accounts")
+            .await;
+        from_elsewhere.assert_error_with_way_back("Dashboard", "/");
+
+        // Signed out: the way home, no sign-out form.
+        let stranger = Browser::at(&server.base_url);
+        let signed_out = stranger.get(&format!("/keys/{key}/revoke")).await;
+        assert_eq!(signed_out.status, StatusCode::UNAUTHORIZED);
+        signed_out.assert_error_with_way_back("Dashboard", "/");
+        signed_out.assert_shows("<a href=\"/\" id=\"home\">");
+        assert!(!signed_out.body.contains("sign-out"));
+        let nowhere = stranger.get("/keys/1/2/3").await;
+        assert_eq!(nowhere.status, StatusCode::NOT_FOUND);
+        nowhere.assert_error_with_way_back("Dashboard", "/");
+        server
+    })
+    .await;
 }

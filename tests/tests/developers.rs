@@ -175,12 +175,16 @@ async fn a_developer_creates_an_app_rotates_its_secret_and_sees_and_erases_its_u
         let listed = browser.get("/developers").await;
         listed.assert_shows(&app.client_id);
 
-        // Rotating: the new secret works, the old one no longer does.
-        let rotated = shown(
-            &browser
-                .submit(&page, &format!("{}/secret", app.path), &[])
-                .await,
-        );
+        // Rotating asks first; then the new secret works, the old one no
+        // longer does.
+        let rotate = format!("{}/secret", app.path);
+        page.assert_shows(&format!("<a href=\"{rotate}\" id=\"rotate-secret\">"));
+        let confirm = browser.get(&rotate).await;
+        confirm.assert_asks_first(&rotate, &app.path);
+        confirm.assert_shows("Rotate the secret of Ada&#39;s budget?");
+        confirm.assert_shows("aria-label=\"Developer dashboard\"");
+        assert_authenticates(&server, &app.client_id, &first_secret).await;
+        let rotated = shown(&browser.submit(&confirm, &rotate, &[]).await);
         let secret = rotated.secret.unwrap();
         assert_ne!(secret, first_secret);
         assert_refused(&server, &app.client_id, &first_secret).await;
@@ -268,16 +272,29 @@ async fn a_developer_creates_an_app_rotates_its_secret_and_sees_and_erases_its_u
         assert_eq!(gone.status(), StatusCode::UNAUTHORIZED);
         assert!(!dump_rows(server.database.db()).contains("user1@example.com"));
 
-        // Redirect URIs: one removed; the last one stays.
+        // Redirect URIs: one removed after a page that asks first; the
+        // last one stays, and the page that would ask says so at once.
+        let remove = format!("{}/redirect-uris/remove", app.path);
+        let asking = format!("{remove}?uri=https%3A%2F%2Fada.example%2Fsecond");
         let page = browser.get(&app.path).await;
-        let page = browser
-            .submit(
-                &page,
-                &format!("{}/redirect-uris/remove", app.path),
-                &[("uri", second)],
-            )
-            .await;
+        page.assert_shows(&format!("<a href=\"{asking}\""));
+        let confirm = browser.get(&asking).await;
+        confirm.assert_asks_first(&remove, &app.path);
+        confirm.assert_shows(&format!(
+            "<input type=\"hidden\" name=\"uri\" value=\"{second}\">"
+        ));
+        assert!(browser.get(&app.path).await.body.contains(second));
+        let page = browser.submit(&confirm, &remove, &[("uri", second)]).await;
         assert!(!page.body.contains(second));
+        let not_registered = browser.get(&asking).await;
+        assert_eq!(not_registered.status, StatusCode::NOT_FOUND);
+        let last_one = browser
+            .get(&format!(
+                "{remove}?uri=https%3A%2F%2Fada.example%2Fcallback"
+            ))
+            .await;
+        assert_eq!(last_one.status, StatusCode::BAD_REQUEST);
+        last_one.assert_shows("keeps at least one");
         let last = browser
             .submit(
                 &page,
@@ -354,8 +371,14 @@ async fn a_developer_cannot_see_or_change_another_developers_apps_or_users() {
             users_path.clone(),
             format!("{users_path}?q=user1"),
             format!("{}/delete", app.path),
+            format!("{}/secret", app.path),
+            format!(
+                "{}/redirect-uris/remove?uri=https%3A%2F%2Fada.example%2Fcallback",
+                app.path
+            ),
             erase_path.clone(),
             operators.clone(),
+            format!("{operators}/secret"),
             format!("{operators}/users"),
             "/developers/apps/not-a-number".to_owned(),
         ] {
@@ -400,10 +423,19 @@ async fn a_developer_cannot_see_or_change_another_developers_apps_or_users() {
             .await;
         assert_eq!(forged.status, StatusCode::FORBIDDEN);
         let stranger = Browser::new(&server);
-        assert_eq!(
-            stranger.get(&users_path).await.status,
-            StatusCode::UNAUTHORIZED
-        );
+        let signed_out = stranger.get(&users_path).await;
+        assert_eq!(signed_out.status, StatusCode::UNAUTHORIZED);
+        // Error pages keep the developer dashboard's navigation (the way
+        // home alone for a stranger) and lead back.
+        signed_out.assert_error_with_way_back("Developer dashboard", "/developers");
+        signed_out.assert_shows("<a href=\"/developers\" id=\"home\">");
+        let missing = bob
+            .get_from(&app.path, &server.url("/api/platform/docs"))
+            .await;
+        assert_eq!(missing.status, StatusCode::NOT_FOUND);
+        missing.assert_error_with_way_back("Developer dashboard", "/api/platform/docs");
+        missing.assert_shows("id=\"sign-out\"");
+        missing.assert_shows("bob@example.com");
         assert_authenticates(&server, &app.client_id, &secret).await;
         ada.get(&users_path).await.assert_shows("user1@example.com");
         server

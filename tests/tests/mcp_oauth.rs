@@ -378,7 +378,7 @@ async fn codes_verifiers_resources_and_revoked_connections_are_refused() {
         let listed = browser.get("/connected-apps").await;
         let grants: Vec<String> = listed
             .body
-            .split("action=\"/connected-apps/")
+            .split("href=\"/connected-apps/")
             .skip(1)
             .filter_map(|rest| rest.split('/').next())
             .map(str::to_owned)
@@ -398,9 +398,12 @@ async fn codes_verifiers_resources_and_revoked_connections_are_refused() {
                     .unwrap()
             );
         }
-        let after = browser
-            .submit(&listed, &format!("/connected-apps/{grant}/revoke"), &[])
-            .await;
+        // Revoking asks first.
+        let revoke = format!("/connected-apps/{grant}/revoke");
+        let confirm = browser.get(&revoke).await;
+        confirm.assert_asks_first(&revoke, "/connected-apps");
+        confirm.assert_shows("It stops reading your accounts at once");
+        let after = browser.submit(&confirm, &revoke, &[]).await;
         assert_eq!(after.location, "/connected-apps");
         let (status, _) = call(&server, &access, "list_accounts", json!({})).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);

@@ -99,6 +99,9 @@ pub fn bind(
                     .configure(configure.clone())
                     .default_service(web::to(error::no_route))
                     .wrap(from_fn(control_characters::refuse))
+                    .wrap(from_fn(move |req, next| {
+                        crate::web::surface::navigate(interface, req, next)
+                    }))
                     .wrap(from_fn(error::envelope_framework_errors))
                     .wrap(from_fn(request_id::middleware))
                     .wrap(access_log::logger())

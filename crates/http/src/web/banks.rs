@@ -3,9 +3,10 @@
 //! allows. Shared by the authorization flow and the portal; only where
 //! "continue" leads differs.
 
+use super::header::Header;
 use super::page::{PageError, render, see_other};
 use super::session::with_conn;
-use super::visitor::{Header, Visitor};
+use super::visitor::Visitor;
 use crate::state::{AppState, Engine};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -7,9 +7,10 @@
 use super::banks::kind_in_words;
 use super::connect::sync_in_background;
 use super::connections::open;
+use super::header::Header;
 use super::page::{PageError, render_with, see_other};
 use super::session::with_conn;
-use super::visitor::{Header, Visitor};
+use super::visitor::Visitor;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};

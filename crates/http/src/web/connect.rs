@@ -4,9 +4,10 @@
 
 use super::banks::{Bank, UPLOAD, engine, find_bank, holdings};
 use super::csp::Policy;
+use super::header::Header;
 use super::page::{PageError, render, render_with, see_other};
 use super::session::with_conn;
-use super::visitor::{Header, Visitor, connecting};
+use super::visitor::{Visitor, connecting};
 use crate::imports::{UploadError, read_statements, read_upload};
 use crate::state::AppState;
 use actix_multipart::Multipart;

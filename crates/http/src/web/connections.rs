@@ -3,10 +3,12 @@
 //! (the data is erased).
 
 use super::banks::{Bank, ConnectionLine, holdings, lines};
+use super::confirm::{Ask, ask_first};
 use super::connect::{CredentialsForm, Target, bank_form, submit_credentials, sync_in_background};
+use super::header::Header;
 use super::page::{PageError, render, see_other};
 use super::session::{CsrfForm, with_conn};
-use super::visitor::{Header, Visitor};
+use super::visitor::Visitor;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -210,69 +212,42 @@ pub(super) async fn sync_now<V: Visitor>(
     Ok(see_other(&format!("/connect/progress/{connection_id}")))
 }
 
-/// What a confirmation page asks about a connection.
-struct Confirmation {
-    title: &'static str,
-    /// Before the bank's name: "Remove".
-    verb: &'static str,
-    /// After it: what follows, in plain words.
-    consequence: &'static str,
-    button: &'static str,
-    button_id: &'static str,
-    danger: bool,
-    keep: &'static str,
+/// What the page before removing a connection asks.
+fn removing(bank: &str) -> Ask {
+    Ask {
+        title: "Remove a connection",
+        question: format!("Remove {bank}?"),
+        consequence: "Its accounts, transactions, balances and holdings are erased from this service, and nothing can read them any more.",
+        button: "Remove and erase",
+        button_id: "remove",
+        danger: true,
+        keep: "Keep it",
+    }
 }
 
-const REMOVE: Confirmation = Confirmation {
-    title: "Remove a connection",
-    verb: "Remove",
-    consequence: "Its accounts, transactions, balances and holdings are erased from this service, and nothing can read them any more.",
-    button: "Remove and erase",
-    button_id: "remove",
-    danger: true,
-    keep: "Keep it",
-};
-
-const DISCONNECT: Confirmation = Confirmation {
-    title: "Disconnect a bank",
-    verb: "Disconnect",
-    consequence: "It is no longer synced. Its accounts and transactions stay readable as they are; sign in to the bank again to resume.",
-    button: "Disconnect",
-    button_id: "disconnect",
-    danger: false,
-    keep: "Keep it connected",
-};
-
-#[derive(Template)]
-#[template(path = "confirm.html")]
-struct ConfirmPage<'a> {
-    title: &'a str,
-    header: Header,
-    csrf: &'a str,
-    connection: &'a ConnectionRecord,
-    ask: &'a Confirmation,
-    /// Where the form posts: the page's own address.
-    action: &'a str,
-    /// Where "Keep it" goes: back where the person came from.
-    back: &'a str,
+/// What the page before disconnecting asks: the data stays, so the
+/// button is not a red one.
+fn disconnecting(bank: &str) -> Ask {
+    Ask {
+        title: "Disconnect a bank",
+        question: format!("Disconnect {bank}?"),
+        consequence: "It is no longer synced. Its accounts and transactions stay readable as they are; sign in to the bank again to resume.",
+        button: "Disconnect",
+        button_id: "disconnect",
+        danger: false,
+        keep: "Keep it connected",
+    }
 }
 
 async fn confirm_page<V: Visitor>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     path: &str,
-    ask: &Confirmation,
+    ask: fn(&str) -> Ask,
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(req, state, path, None).await?;
-    render(&ConfirmPage {
-        title: ask.title,
-        header: visitor.header(),
-        csrf: &visitor.csrf(),
-        connection: &connection,
-        ask,
-        action: req.path(),
-        back: visitor.home(),
-    })
+    let ask = ask(&connection.institution_name);
+    ask_first(req, visitor.header(), &visitor.csrf(), &ask, visitor.home())
 }
 
 pub(super) async fn remove_form<V: Visitor>(
@@ -280,7 +255,7 @@ pub(super) async fn remove_form<V: Visitor>(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    confirm_page::<V>(&req, &state, &path, &REMOVE).await
+    confirm_page::<V>(&req, &state, &path, removing).await
 }
 
 pub(super) async fn remove<V: Visitor>(
@@ -309,7 +284,7 @@ pub(super) async fn disconnect_form<V: Visitor>(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    confirm_page::<V>(&req, &state, &path, &DISCONNECT).await
+    confirm_page::<V>(&req, &state, &path, disconnecting).await
 }
 
 /// Stops syncing the connection and keeps its data (the rule every surface

@@ -6,8 +6,11 @@
 //!
 //! Every page runs in a server-side session named by an HttpOnly cookie;
 //! every form carries the session's CSRF token; every response carries a
-//! strict Content-Security-Policy, `X-Frame-Options: DENY`, no-referrer and
-//! no-store. No secret appears in a URL except the final authorization code.
+//! strict Content-Security-Policy, `X-Frame-Options: DENY`, a same-origin
+//! referrer policy and no-store. No secret appears in a URL except the
+//! final authorization code. Whatever erases or revokes asks first
+//! ([`confirm`]); every error page keeps its surface's navigation and a
+//! way back ([`surface`]).
 
 mod account_scope;
 pub(crate) mod authorize;
@@ -15,6 +18,7 @@ mod banks;
 mod checkout;
 mod choose_accounts;
 mod code_sign_in;
+mod confirm;
 mod connect;
 mod connections;
 mod consent;
@@ -22,6 +26,7 @@ mod csp;
 pub mod dashboard;
 mod demo_callback;
 pub mod developers;
+mod header;
 mod landing;
 pub(crate) mod mailer;
 mod money;
@@ -33,6 +38,7 @@ pub(crate) mod resource;
 mod session;
 mod sign_in;
 mod simplefin;
+pub(crate) mod surface;
 mod visitor;
 
 use actix_web::{HttpResponse, web};
@@ -91,6 +97,10 @@ pub fn configure_pages(cfg: &mut web::ServiceConfig) {
             .route(
                 "/simplefin",
                 web::post().to(simplefin::create::<session::FlowVisitor>),
+            )
+            .route(
+                "/simplefin/{id}/revoke",
+                web::get().to(simplefin::revoke_form::<session::FlowVisitor>),
             )
             .route(
                 "/simplefin/{id}/revoke",

@@ -1,5 +1,6 @@
 //! Rendering pages and error pages.
 
+use super::header::Header;
 use crate::fault::{Fault, FaultKind};
 use crate::request_id;
 use actix_web::http::StatusCode;
@@ -8,7 +9,6 @@ use actix_web::{HttpResponse, ResponseError};
 use askama::Template;
 use std::fmt;
 
-/// A rendered page.
 /// A stored time as the pages show it, or `otherwise` when there is none.
 pub(super) fn when(time: Option<chrono::NaiveDateTime>, otherwise: &str) -> String {
     time.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
@@ -48,19 +48,31 @@ pub(super) fn found(location: &str) -> HttpResponse {
 #[template(path = "error.html")]
 struct ErrorPage<'a> {
     title: &'a str,
+    header: Header,
     message: &'a str,
     request_id: &'a str,
+    /// Where "Go back" leads, when the page knows a way.
+    back: Option<&'a str>,
 }
 
-/// The error page's HTML, for answers written outside any route.
+impl ErrorPage<'_> {
+    fn html(&self) -> String {
+        self.render()
+            .unwrap_or_else(|_| format!("{}: {}", self.title, self.message))
+    }
+}
+
+/// The error page's HTML, for answers written outside any route (and so
+/// outside any surface: the brand only).
 pub(crate) fn error_page_html(title: &str, message: &str, request_id: &str) -> String {
     ErrorPage {
         title,
+        header: Header::Brand,
         message,
         request_id,
+        back: None,
     }
-    .render()
-    .unwrap_or_else(|_| format!("{title}: {message}"))
+    .html()
 }
 
 /// An error shown as a page: a title and plain words, never internals.
@@ -141,6 +153,22 @@ impl PageError {
     pub(super) fn internal(cause: impl fmt::Display) -> Self {
         Fault::internal(cause).into()
     }
+
+    /// The page again, inside its surface: `header` in the bar and a link
+    /// back ([`super::surface`] knows both; [`ResponseError`] has no
+    /// request to learn them from). The fault, if any, was logged with the
+    /// first rendering; the reference is the same request id.
+    pub(super) fn page_html(&self, header: Header, back: &str) -> String {
+        let request_id = request_id::current().unwrap_or_else(|| "unknown".to_owned());
+        ErrorPage {
+            title: self.title,
+            header,
+            message: &self.message,
+            request_id: &request_id,
+            back: Some(back),
+        }
+        .html()
+    }
 }
 
 impl fmt::Display for PageError {
@@ -209,14 +237,16 @@ impl ResponseError for PageError {
             Some(fault) => fault.log(),
             None => request_id::current().unwrap_or_else(|| "unknown".to_owned()),
         };
-        let page = ErrorPage {
+        // The brand only: `surface::navigate` renders the page again with
+        // its surface's navigation once it sees the request.
+        let body = ErrorPage {
             title: self.title,
+            header: Header::Brand,
             message: &self.message,
             request_id: &request_id,
-        };
-        let body = page
-            .render()
-            .unwrap_or_else(|_| format!("{}: {}", self.title, self.message));
+            back: None,
+        }
+        .html();
         let mut response = HttpResponse::build(self.status);
         let retry_after = self
             .retry_after

@@ -27,8 +27,10 @@ pub(super) fn query_config() -> web::QueryConfig {
 const SECURITY_HEADERS: [(&str, &str); 4] = [
     ("X-Frame-Options", "DENY"),
     ("X-Content-Type-Options", "nosniff"),
-    // Page URLs (the portal link) never leak to other sites.
-    ("Referrer-Policy", "no-referrer"),
+    // A page's address goes with the next request to this server alone
+    // (an error page's "Go back" leads there: `surface.rs`), never to
+    // another site.
+    ("Referrer-Policy", "same-origin"),
     ("Cache-Control", "no-store"),
 ];
 

@@ -1,7 +1,8 @@
 //! The session behind the cookie, loaded for each page, and its CSRF check.
 
+use super::header::Header;
 use super::page::PageError;
-use super::visitor::{Detour, Header, Visitor};
+use super::visitor::{Detour, Visitor};
 use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::StatusCode;
@@ -96,6 +97,25 @@ impl Session {
     pub fn is_portal(&self) -> bool {
         self.record.purpose == WebSessionPurpose::Portal
     }
+
+    /// The app the person is here for, as the pages' header names it.
+    pub fn header(&self) -> Header {
+        Header::App {
+            app_name: self.app.name.clone(),
+        }
+    }
+
+    /// Where this session's pages start: the portal, or the step of the
+    /// authorization flow the person is at.
+    pub fn home(&self) -> &'static str {
+        if self.is_portal() {
+            "/portal"
+        } else if self.user.is_none() {
+            "/connect/sign-in"
+        } else {
+            next_step(self).path()
+        }
+    }
 }
 
 /// Loads the session named by the request's cookie.
@@ -156,9 +176,7 @@ impl Visitor for FlowVisitor {
     }
 
     fn header(&self) -> Header {
-        Header::App {
-            app_name: self.session.app.name.clone(),
-        }
+        self.session.header()
     }
 
     fn detour(&self) -> Option<Detour> {

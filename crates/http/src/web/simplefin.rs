@@ -1,12 +1,14 @@
 //! SimpleFIN destinations in the portal and the dashboard: a person lets a
 //! budgeting app that speaks SimpleFIN read their data. Creating one shows
 //! its setup token once; the list says which are claimed, when each was
-//! last used, and revokes them.
+//! last used, and revokes them after a page that asks first.
 
 use super::account_scope::{self, AccountChoice, ScopedForm};
+use super::confirm::{Ask, ask_first};
+use super::header::Header;
 use super::page::{PageError, render, see_other, when};
 use super::session::{CsrfForm, FlowVisitor, with_conn};
-use super::visitor::{Header, Visitor};
+use super::visitor::Visitor;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
@@ -106,17 +108,26 @@ impl DestinationHolder for FlowVisitor {
     }
 }
 
-/// The visitor behind a form, when they may manage destinations, with the
-/// form's CSRF token checked.
+/// The visitor behind a page, when they may manage destinations.
 async fn holder<V: DestinationHolder>(
     req: &HttpRequest,
     state: &web::Data<AppState>,
-    csrf: &str,
 ) -> Result<V, PageError> {
     let visitor = V::load(req, state).await?;
     if !visitor.may_hold_destinations() {
         return Err(PageError::session_ended());
     }
+    Ok(visitor)
+}
+
+/// The visitor behind a form, when they may manage destinations, with the
+/// form's CSRF token checked.
+async fn holder_of_form<V: DestinationHolder>(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    csrf: &str,
+) -> Result<V, PageError> {
+    let visitor: V = holder(req, state).await?;
     visitor.check_csrf(csrf)?;
     Ok(visitor)
 }
@@ -140,7 +151,7 @@ pub(super) async fn create<V: DestinationHolder>(
     body: web::Bytes,
 ) -> Result<HttpResponse, PageError> {
     let form = ScopedForm::parse(&body)?;
-    let visitor: V = holder(&req, &state, &form.csrf).await?;
+    let visitor: V = holder_of_form(&req, &state, &form.csrf).await?;
     let user_id = visitor.user().id;
     let name = form.checked_name("app")?.to_owned();
     let claim_root = state.absolute_url(&req, &format!("{}/claim", crate::simplefin::ROOT));
@@ -175,13 +186,48 @@ pub(super) async fn create<V: DestinationHolder>(
     })
 }
 
+/// `GET …/{id}/revoke`: asks first. Found among the visitor's own live
+/// destinations: another person's, a revoked one and a made-up id are all
+/// absent.
+pub(super) async fn revoke_form<V: DestinationHolder>(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let visitor: V = holder(&req, &state).await?;
+    let id: SimpleFinDestinationId = path.parse().map_err(|_| PageError::not_found())?;
+    let user_id = visitor.user().id;
+    let name = with_conn(&state, move |conn| {
+        store::list_for_user(conn, user_id)?
+            .into_iter()
+            .find(|(record, _)| record.id == id && record.revoked_at.is_none())
+            .map(|(record, _)| record.name)
+            .ok_or_else(PageError::not_found)
+    })
+    .await?;
+    let ask = Ask {
+        title: "Revoke a budgeting app",
+        question: format!("Revoke {name}?"),
+        consequence: "It can no longer read your accounts over SimpleFIN, and its setup token cannot be claimed any more. To use it again, create a new setup token.",
+        button: "Revoke access",
+        button_id: "revoke",
+        danger: true,
+        keep: "Keep it",
+    };
+    ask_first(&req, visitor.header(), &visitor.csrf(), &ask, V::LIST)
+}
+
+/// `POST …/{id}/revoke`.
 pub(super) async fn revoke<V: DestinationHolder>(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
-    let user_id = holder::<V>(&req, &state, &form.csrf).await?.user().id;
+    let user_id = holder_of_form::<V>(&req, &state, &form.csrf)
+        .await?
+        .user()
+        .id;
     let id: SimpleFinDestinationId = path.parse().map_err(|_| PageError::not_found())?;
     let now = state.clock.now().naive_utc();
     with_conn(&state, move |conn| {

@@ -5,20 +5,12 @@
 //! are the same; what differs is whom the header names, where "continue"
 //! leads, and where a bank's return is remembered.
 
+use super::header::Header;
 use super::page::PageError;
 use crate::state::AppState;
 use actix_web::{HttpRequest, web};
 use tributary_domain::ids::ConnectionId;
 use tributary_storage::users::UserRecord;
-
-/// What the connection pages show in their header bar.
-#[derive(Debug, Clone)]
-pub(super) enum Header {
-    /// "for Budget app": the app the person connects their bank for.
-    App { app_name: String },
-    /// The dashboard's navigation, with its sign-out form.
-    Dashboard { email: String, csrf: String },
-}
 
 /// A page to see first, and the refusal of a form posted before it was.
 #[derive(Debug)]

@@ -1,19 +1,21 @@
-//! `GET /connected-apps`, `POST /connected-apps/{id}/revoke`: the
+//! `GET /connected-apps`, `GET|POST /connected-apps/{id}/revoke`: the
 //! assistants a person let read their accounts over MCP (docs/mcp.md,
 //! "OAuth"), each with the accounts it reads, when it was connected and
-//! last used; revoking one ends every token it holds at once.
+//! last used; revoking one (after a page that asks first) ends every token
+//! it holds at once.
 
 use super::assistant_consent::destination;
 use super::session;
 use crate::state::AppState;
 use crate::web::account_scope;
+use crate::web::confirm::Ask;
 use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::{CsrfForm, with_conn};
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::GrantId;
-use tributary_storage::{mcp_clients, read};
+use tributary_storage::{AnyConnection, mcp_clients, read};
 
 pub(super) const PATH: &str = "/connected-apps";
 
@@ -72,6 +74,32 @@ pub(super) async fn page(
     })
 }
 
+/// `GET /connected-apps/{id}/revoke`: asks first, about an assistant the
+/// person let in.
+pub(super) async fn revoke_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let name_of = |conn: &mut AnyConnection, user, id: GrantId| {
+        Ok(mcp_clients::connected_apps(conn, user)?
+            .into_iter()
+            .find(|app| app.grant.id == id)
+            .map(|app| app.client_name))
+    };
+    let ask = |name| Ask {
+        title: "Revoke a connected app",
+        question: format!("Revoke {name}?"),
+        consequence: "It stops reading your accounts at once: every token it holds stops working. To use it again, connect it again and choose what it may read.",
+        button: "Revoke access",
+        button_id: "revoke",
+        danger: true,
+        keep: "Keep it",
+    };
+    super::ask_about_own(&req, &state, &path, name_of, ask, PATH).await
+}
+
+/// `POST /connected-apps/{id}/revoke`.
 pub(super) async fn revoke(
     req: HttpRequest,
     state: web::Data<AppState>,

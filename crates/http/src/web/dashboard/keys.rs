@@ -5,6 +5,7 @@
 use super::session::{self, SignedIn};
 use crate::state::AppState;
 use crate::web::account_scope::{self, AccountChoice, ScopedForm};
+use crate::web::confirm::Ask;
 use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::with_conn;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -13,7 +14,7 @@ use tributary_auth::api_keys::{self, ApiKeyError};
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::{ApiKeyId, UserId};
 use tributary_storage::api_keys as store;
-use tributary_storage::read;
+use tributary_storage::{AnyConnection, read};
 
 pub(super) struct KeyLine {
     pub id: ApiKeyId,
@@ -126,6 +127,31 @@ pub(super) async fn create(
     })
 }
 
+/// `GET /keys/{id}/revoke`: asks first, about a live key of the person's.
+pub(super) async fn revoke_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let name_of = |conn: &mut AnyConnection, user, id: ApiKeyId| {
+        Ok(store::list_for_user(conn, user)?
+            .into_iter()
+            .find(|(key, _)| key.id == id && key.revoked_at.is_none())
+            .map(|(key, _)| key.name))
+    };
+    let ask = |name| Ask {
+        title: "Revoke an API key",
+        question: format!("Revoke the key “{name}”?"),
+        consequence: "Programs that read your accounts with it are refused from now on; give them a new key to read again. A revoked key cannot be brought back.",
+        button: "Revoke the key",
+        button_id: "revoke",
+        danger: true,
+        keep: "Keep it",
+    };
+    super::ask_about_own(&req, &state, &path, name_of, ask, "/keys").await
+}
+
+/// `POST /keys/{id}/revoke`.
 pub(super) async fn revoke(
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -11,17 +11,20 @@
 //! - `GET /sign-in/link/{token}`: a one-time sign-in link opens a session;
 //! - `POST /sign-out`;
 //! - `GET /accounts/{id}`: one account, its holdings and transactions;
-//! - `GET|POST /budgeting-apps`, `POST /budgeting-apps/{id}/revoke`:
+//! - `GET|POST /budgeting-apps`, `GET|POST /budgeting-apps/{id}/revoke`:
 //!   SimpleFIN destinations;
-//! - `GET|POST /keys`, `POST /keys/{id}/revoke`: API keys;
+//! - `GET|POST /keys`, `GET|POST /keys/{id}/revoke`: API keys;
 //! - `GET|POST /mcp/oauth/authorize`: an assistant's consent page (MCP,
-//!   docs/mcp.md), `GET /connected-apps`, `POST /connected-apps/{id}/revoke`:
-//!   the assistants a person let in;
-//! - `GET|POST /rules`, `POST /rules/{id}/delete`: rules for merchants and
-//!   categories (a transaction row's "Always categorise" opens the form);
+//!   docs/mcp.md), `GET /connected-apps`,
+//!   `GET|POST /connected-apps/{id}/revoke`: the assistants a person let in;
+//! - `GET|POST /rules`, `GET|POST /rules/{id}/delete`: rules for merchants
+//!   and categories (a transaction row's "Always categorise" opens the form);
 //! - `/connect/...`: the browser flow's connection pages (add a bank,
 //!   upload a statement, progress, re-authenticate, disconnect, remove),
 //!   and `POST /connect/connections/{id}/sync`: sync now.
+//!
+//! Whatever revokes, deletes or removes asks first: its GET is a page that
+//! says what stops working and posts to the same address (`web::confirm`).
 
 mod account;
 mod assistant_consent;
@@ -37,12 +40,20 @@ mod session;
 mod sign_in;
 
 use super::code_sign_in;
+use super::confirm::{Ask, ask_first};
+use super::header::Header;
+use super::page::PageError;
+use super::session::with_conn;
+use super::visitor::Visitor as _;
 use super::{
     connection_pages, connections, form_config, no_page, query_config, security_headers, simplefin,
     static_files,
 };
-use actix_web::web;
+use crate::state::AppState;
+use actix_web::{HttpRequest, HttpResponse, web};
 use sign_in::PersonalSignIn;
+use tributary_domain::ids::UserId;
+use tributary_storage::AnyConnection;
 
 pub use session::DASHBOARD_COOKIE;
 
@@ -94,6 +105,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route("", web::post().to(simplefin::create::<session::SignedIn>))
                 .route(
                     "/{id}/revoke",
+                    web::get().to(simplefin::revoke_form::<session::SignedIn>),
+                )
+                .route(
+                    "/{id}/revoke",
                     web::post().to(simplefin::revoke::<session::SignedIn>),
                 ),
         )
@@ -103,6 +118,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .default_service(web::to(no_page))
                 .route("", web::get().to(keys::list))
                 .route("", web::post().to(keys::create))
+                .route("/{id}/revoke", web::get().to(keys::revoke_form))
                 .route("/{id}/revoke", web::post().to(keys::revoke)),
         )
         .service(
@@ -116,6 +132,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .wrap(security_headers())
                 .default_service(web::to(no_page))
                 .route("", web::get().to(connected_apps::page))
+                .route("/{id}/revoke", web::get().to(connected_apps::revoke_form))
                 .route("/{id}/revoke", web::post().to(connected_apps::revoke)),
         )
         .service(
@@ -124,6 +141,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .default_service(web::to(no_page))
                 .route("", web::get().to(rules::page))
                 .route("", web::post().to(rules::create))
+                .route("/{id}/delete", web::get().to(rules::delete_form))
                 .route("/{id}/delete", web::post().to(rules::delete)),
         )
         .service(
@@ -136,4 +154,39 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     web::post().to(connections::sync_now::<session::SignedIn>),
                 ),
         );
+}
+
+/// The dashboard's navigation for the person behind the request, when
+/// signed in: what its error pages show (`web::surface`).
+pub(super) async fn navigation(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Option<Header>, PageError> {
+    Ok(session::current(req, state)
+        .await?
+        .map(|signed_in| signed_in.header()))
+}
+
+/// The page that asks first about one of the signed-in person's own
+/// things, the path's `raw_id`: `name_of` finds its name among theirs, so
+/// another person's and a made-up id are alike absent (404); `ask` says
+/// what doing it means; "Keep it" returns to `back`.
+async fn ask_about_own<Id: std::str::FromStr + Send + 'static>(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+    raw_id: &str,
+    name_of: impl FnOnce(&mut AnyConnection, UserId, Id) -> Result<Option<String>, PageError>
+    + Send
+    + 'static,
+    ask: impl FnOnce(String) -> Ask,
+    back: &str,
+) -> Result<HttpResponse, PageError> {
+    let signed_in = session::required(req, state).await?;
+    let id: Id = raw_id.parse().map_err(|_| PageError::not_found())?;
+    let user_id = signed_in.user.id;
+    let name = with_conn(state, move |conn| {
+        name_of(conn, user_id, id)?.ok_or_else(PageError::not_found)
+    })
+    .await?;
+    ask_first(req, signed_in.header(), &signed_in.csrf(), &ask(name), back)
 }

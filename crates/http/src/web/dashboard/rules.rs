@@ -6,6 +6,7 @@
 
 use super::session;
 use crate::state::AppState;
+use crate::web::confirm::Ask;
 use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::{CsrfForm, with_conn};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -14,8 +15,8 @@ use serde::Deserialize;
 use tributary_domain::enrich::rules::{Actions, Conditions, MAX_TEXT, Rule};
 use tributary_domain::ids::RuleId;
 use tributary_domain::taxonomy::{Category, Subcategory};
-use tributary_storage::reenrich;
 use tributary_storage::rules::{self as store, RuleChangeError};
+use tributary_storage::{AnyConnection, reenrich};
 
 pub(super) const PATH: &str = "/rules";
 
@@ -183,6 +184,30 @@ pub(super) async fn create(
     })
     .await?;
     Ok(see_other(PATH))
+}
+
+/// `GET /rules/{id}/delete`: asks first, about a rule of the person's.
+pub(super) async fn delete_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let name_of = |conn: &mut AnyConnection, user, id: RuleId| {
+        Ok(store::list(conn, user)?
+            .into_iter()
+            .find(|record| record.id == id)
+            .map(|record| record.rule.to_string()))
+    };
+    let ask = |rule| Ask {
+        title: "Delete a rule",
+        question: format!("Delete the rule “{rule}”?"),
+        consequence: "New transactions no longer follow it, and those it changed go back to what Tributary works out (or another rule says) as your stored transactions are read again.",
+        button: "Delete the rule",
+        button_id: "delete-rule",
+        danger: true,
+        keep: "Keep it",
+    };
+    super::ask_about_own(&req, &state, &path, name_of, ask, PATH).await
 }
 
 /// `POST /rules/{id}/delete`.

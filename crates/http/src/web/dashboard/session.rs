@@ -1,9 +1,10 @@
 //! Dashboard sessions in the browser: the cookie, the signed-in user, the
 //! CSRF check, signing in with a link and signing out.
 
+use super::super::header::Header;
 use super::super::page::{PageError, see_other};
 use super::super::session::{CsrfForm, token_cookie, with_conn};
-use super::super::visitor::{Detour, Header, Visitor};
+use super::super::visitor::{Detour, Visitor};
 use crate::state::AppState;
 use actix_web::cookie::Cookie;
 use actix_web::http::StatusCode;

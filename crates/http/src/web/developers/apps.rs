@@ -6,6 +6,7 @@
 
 use super::session::Developer;
 use crate::state::AppState;
+use crate::web::confirm::{Ask, ask_first_posting};
 use crate::web::page::{PageError, render, render_with, see_other, when};
 use crate::web::session::{CsrfForm, with_conn};
 use actix_web::http::StatusCode;
@@ -277,6 +278,24 @@ pub(super) async fn create(
     )
 }
 
+/// A registered redirect URI, and the page that asks before removing it.
+pub(super) struct RedirectUriLine {
+    pub uri: String,
+    pub remove: String,
+}
+
+impl RedirectUriLine {
+    fn new(app: AppId, uri: String) -> Self {
+        let query = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("uri", &uri)
+            .finish();
+        Self {
+            remove: format!("{ROOT}/apps/{app}/redirect-uris/remove?{query}"),
+            uri,
+        }
+    }
+}
+
 #[derive(Template)]
 #[template(path = "developers_app.html")]
 struct AppPage<'a> {
@@ -285,7 +304,7 @@ struct AppPage<'a> {
     csrf: &'a str,
     app: AppLine,
     is_public: bool,
-    redirect_uris: Vec<String>,
+    redirect_uris: Vec<RedirectUriLine>,
     users: i64,
     authorize_example: String,
     error: Option<&'a str>,
@@ -318,8 +337,11 @@ async fn app_page(
             email: &developer.record.email,
             csrf: &developer.csrf(),
             is_public: app.is_public,
+            redirect_uris: redirect_uris
+                .into_iter()
+                .map(|uri| RedirectUriLine::new(app.id, uri))
+                .collect(),
             app: AppLine::from(&app),
-            redirect_uris,
             users,
             authorize_example,
             error,
@@ -338,6 +360,54 @@ pub(super) async fn page(
     app_page(&req, &state, &developer, app, None).await
 }
 
+/// `GET /developers/apps/{id}/secret`: asks first, since the app's
+/// server is cut off until it holds the new secret.
+pub(super) async fn rotate_secret_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let developer = Developer::required(&req, &state).await?;
+    let app = owned(&state, &developer, &path).await?;
+    if app.is_public {
+        return Err(no_secret());
+    }
+    let ask = Ask {
+        title: "Rotate the client secret",
+        question: format!("Rotate the secret of {}?", app.name),
+        consequence: "A new secret is made and shown once. The old one stops working at once: your server cannot exchange codes or refresh tokens until it uses the new one.",
+        button: "Rotate the secret",
+        button_id: "rotate",
+        danger: true,
+        keep: "Keep the current secret",
+    };
+    ask_about(&req, &developer, &app, &ask, &[])
+}
+
+/// The page that asks `ask` about `app` (its form also posting
+/// `fields`); "Keep it" returns to the app's page.
+fn ask_about(
+    req: &HttpRequest,
+    developer: &Developer,
+    app: &AppRecord,
+    ask: &Ask,
+    fields: &[(&str, &str)],
+) -> Result<HttpResponse, PageError> {
+    let back = format!("{ROOT}/apps/{}", app.id);
+    ask_first_posting(
+        req,
+        developer.header(),
+        &developer.csrf(),
+        ask,
+        &back,
+        fields,
+    )
+}
+
+fn no_secret() -> PageError {
+    PageError::bad_request("This is a public app: it has no secret to rotate.")
+}
+
 /// `POST /developers/apps/{id}/secret`: a new secret, shown once; the old
 /// one stops working at once.
 pub(super) async fn rotate_secret(
@@ -349,9 +419,7 @@ pub(super) async fn rotate_secret(
     let developer = Developer::form(&req, &state, &form.csrf).await?;
     let app = owned(&state, &developer, &path).await?;
     if app.is_public {
-        return Err(PageError::bad_request(
-            "This is a public app: it has no secret to rotate.",
-        ));
+        return Err(no_secret());
     }
     let (secret, hash) = new_client_secret();
     let app_id = app.id;
@@ -422,32 +490,48 @@ pub(super) async fn remove_redirect_uri(
         RedirectUriRemoved::Removed => Ok(see_other(&format!("{ROOT}/apps/{}", app.id))),
         RedirectUriRemoved::NotRegistered => Err(PageError::not_found()),
         RedirectUriRemoved::LastOne => {
-            app_page(
-                &req,
-                &state,
-                &developer,
-                app,
-                Some("Redirect URIs: an app keeps at least one; add the new one before removing the last."),
-            )
-            .await
+            app_page(&req, &state, &developer, app, Some(KEEPS_ONE)).await
         }
     }
 }
 
-#[derive(Template)]
-#[template(path = "developers_confirm.html")]
-pub(super) struct ConfirmPage<'a> {
-    pub title: &'a str,
-    pub email: &'a str,
-    pub csrf: &'a str,
-    /// The question, in plain words.
-    pub question: String,
-    pub consequence: &'a str,
-    pub button: &'a str,
-    pub button_id: &'a str,
-    /// Where the form posts: the page's own address.
-    pub action: String,
-    pub back: String,
+const KEEPS_ONE: &str =
+    "Redirect URIs: an app keeps at least one; add the new one before removing the last.";
+
+#[derive(Deserialize)]
+pub(super) struct RedirectUriQuery {
+    #[serde(default)]
+    uri: String,
+}
+
+/// `GET /developers/apps/{id}/redirect-uris/remove?uri=`: asks first; the
+/// last one is refused here already, as the form would refuse it.
+pub(super) async fn remove_redirect_uri_form(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    query: web::Query<RedirectUriQuery>,
+) -> Result<HttpResponse, PageError> {
+    let developer = Developer::required(&req, &state).await?;
+    let app = owned(&state, &developer, &path).await?;
+    let app_id = app.id;
+    let registered = with_conn(&state, move |conn| Ok(apps::redirect_uris(conn, app_id)?)).await?;
+    if !registered.contains(&query.uri) {
+        return Err(PageError::not_found());
+    }
+    if registered.len() == 1 {
+        return app_page(&req, &state, &developer, app, Some(KEEPS_ONE)).await;
+    }
+    let ask = Ask {
+        title: "Remove a redirect URI",
+        question: format!("Remove {} from {}?", query.uri, app.name),
+        consequence: "The authorization flow no longer returns there: an authorization link that names it is refused, and so is a code exchange that names it.",
+        button: "Remove the redirect URI",
+        button_id: "remove-uri",
+        danger: true,
+        keep: "Keep it",
+    };
+    ask_about(&req, &developer, &app, &ask, &[("uri", &query.uri)])
 }
 
 /// `GET /developers/apps/{id}/delete`: asks first.
@@ -458,17 +542,16 @@ pub(super) async fn delete_form(
 ) -> Result<HttpResponse, PageError> {
     let developer = Developer::required(&req, &state).await?;
     let app = owned(&state, &developer, &path).await?;
-    render(&ConfirmPage {
+    let ask = Ask {
         title: "Delete an app",
-        email: &developer.record.email,
-        csrf: &developer.csrf(),
         question: format!("Delete {}?", app.name),
         consequence: "Its client id and secret stop working at once, and every user of the app is erased with their connections, accounts, transactions and tokens. This cannot be undone.",
         button: "Delete the app and its users",
         button_id: "delete-app",
-        action: format!("{ROOT}/apps/{}/delete", app.id),
-        back: format!("{ROOT}/apps/{}", app.id),
-    })
+        danger: true,
+        keep: "Keep it",
+    };
+    ask_about(&req, &developer, &app, &ask, &[])
 }
 
 /// `POST /developers/apps/{id}/delete`.

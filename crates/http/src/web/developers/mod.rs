@@ -4,16 +4,19 @@
 //! (the client secret shown once), rotate secrets, manage redirect URIs,
 //! delete apps, and see and erase their apps' users. Built like the other
 //! pages: askama, no JavaScript, CSRF on every form, the same security
-//! headers. A developer sees only their own apps; apps made with
-//! `tributary apps` are the operator's and appear to no developer.
+//! headers. Rotating, removing, deleting and erasing each ask first, on a
+//! page at the action's own address (`web::confirm`). A developer sees
+//! only their own apps; apps made with `tributary apps` are the operator's
+//! and appear to no developer.
 //!
 //! - `GET /developers`: the apps and the create form, or how to sign in;
 //! - `POST /developers/sign-in`, `POST /developers/sign-in/code`,
 //!   `POST /developers/sign-out`;
 //! - `POST /developers/apps`: create;
 //! - `GET /developers/apps/{id}`: an app;
-//! - `POST /developers/apps/{id}/secret`: rotate the secret;
-//! - `POST /developers/apps/{id}/redirect-uris[/remove]`;
+//! - `GET|POST /developers/apps/{id}/secret`: rotate the secret;
+//! - `POST /developers/apps/{id}/redirect-uris`: add one;
+//! - `GET|POST /developers/apps/{id}/redirect-uris/remove?uri=`;
 //! - `GET|POST /developers/apps/{id}/delete`;
 //! - `GET /developers/apps/{id}/users?q=`: the app's users;
 //! - `GET|POST /developers/apps/{id}/users/{user_id}/erase`.
@@ -23,9 +26,12 @@ mod session;
 mod users;
 
 use super::code_sign_in;
+use super::header::Header;
+use super::page::PageError;
 use super::resource::{form_config, no_page, query_config, security_headers};
-use actix_web::web;
-use session::DeveloperSignIn;
+use crate::state::AppState;
+use actix_web::{HttpRequest, web};
+use session::{Developer, DeveloperSignIn};
 
 pub use session::DEVELOPER_COOKIE;
 
@@ -51,10 +57,15 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig) {
             .route("/sign-out", web::post().to(session::sign_out))
             .route("/apps", web::post().to(apps::create))
             .route("/apps/{id}", web::get().to(apps::page))
+            .route("/apps/{id}/secret", web::get().to(apps::rotate_secret_form))
             .route("/apps/{id}/secret", web::post().to(apps::rotate_secret))
             .route(
                 "/apps/{id}/redirect-uris",
                 web::post().to(apps::add_redirect_uri),
+            )
+            .route(
+                "/apps/{id}/redirect-uris/remove",
+                web::get().to(apps::remove_redirect_uri_form),
             )
             .route(
                 "/apps/{id}/redirect-uris/remove",
@@ -72,4 +83,15 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig) {
                 web::post().to(users::erase),
             ),
     );
+}
+
+/// The developer dashboard's navigation for the developer behind the
+/// request, when signed in: what its error pages show (`web::surface`).
+pub(super) async fn navigation(
+    req: &HttpRequest,
+    state: &web::Data<AppState>,
+) -> Result<Option<Header>, PageError> {
+    Ok(Developer::current(req, state)
+        .await?
+        .map(|developer| developer.header()))
 }

@@ -4,6 +4,7 @@
 
 use crate::state::AppState;
 use crate::web::code_sign_in::CodeSignIn;
+use crate::web::header::Header;
 use crate::web::page::{PageError, see_other};
 use crate::web::session::{CsrfForm, token_cookie, with_conn};
 use actix_web::cookie::Cookie;
@@ -44,6 +45,15 @@ pub(super) struct Developer {
 impl Developer {
     pub fn csrf(&self) -> String {
         csrf_token(&self.token)
+    }
+
+    /// The developer dashboard's navigation, for the pages that show it
+    /// through `_header.html` (confirmations, errors).
+    pub fn header(&self) -> Header {
+        Header::Developers {
+            email: self.record.email.clone(),
+            csrf: self.csrf(),
+        }
     }
 
     /// The signed-in developer behind the request's cookie, if any.

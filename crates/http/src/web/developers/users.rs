@@ -3,9 +3,10 @@
 //! status and last sync, the accounts they use against their limit; a
 //! search; erasing one after a confirm page.
 
-use super::apps::{ConfirmPage, owned};
+use super::apps::owned;
 use super::session::Developer;
 use crate::state::AppState;
+use crate::web::confirm::{Ask, ask_first};
 use crate::web::page::{PageError, render, see_other, when};
 use crate::web::session::{CsrfForm, with_conn};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -141,18 +142,17 @@ pub(super) async fn erase_form(
 ) -> Result<HttpResponse, PageError> {
     let developer = Developer::required(&req, &state).await?;
     let (app, user) = owned_user(&state, &developer, &path).await?;
-    let public_id = user.public_id.unwrap_or_default();
-    render(&ConfirmPage {
+    let ask = Ask {
         title: "Erase a user",
-        email: &developer.record.email,
-        csrf: &developer.csrf(),
         question: format!("Erase {} from {}?", user.email, app.name),
         consequence: "Their connections, accounts, transactions, balances, holdings and tokens are erased from this server, and your app can no longer read them. This cannot be undone.",
         button: "Erase the user",
         button_id: "erase-user",
-        action: format!("{ROOT}/apps/{}/users/{public_id}/erase", app.id),
-        back: format!("{ROOT}/apps/{}/users", app.id),
-    })
+        danger: true,
+        keep: "Keep it",
+    };
+    let back = format!("{ROOT}/apps/{}/users", app.id);
+    ask_first(&req, developer.header(), &developer.csrf(), &ask, &back)
 }
 
 /// `POST /developers/apps/{id}/users/{user_id}/erase`.
