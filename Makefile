@@ -1,6 +1,6 @@
 # Shortcuts; each target is one plain cargo command you can run yourself.
 
-.PHONY: run test lint fmt ci soak bench
+.PHONY: run test lint fmt ci soak bench screenshots
 
 # The Personal API on ./tributary.db, with demo data on first start.
 run:
@@ -18,6 +18,12 @@ lint:
 
 fmt:
 	cargo fmt --all
+
+# The pages' screenshots in docs/images, taken again by the Chromium walks
+# (which check each page with axe at 1280 and 390 px as they go).
+screenshots:
+	TRIBUTARY_REQUIRE_BROWSER=1 cargo test -p tributary-e2e --test chromium
+	cp -R target/browser-screenshots/. docs/images/
 
 # What CI runs, PostgreSQL required.
 ci:

@@ -121,11 +121,17 @@ fn screenshot_dir() -> PathBuf {
     dir
 }
 
-/// Saves a screenshot of the page as `name`.png.
+/// Saves a screenshot of the page as `name`.png, `name` being
+/// `surface/page` (`dashboard/03-overview-desktop`): the folder of
+/// docs/images it belongs in (`make screenshots` copies them there).
 async fn screenshot(browser: &Client, name: &str) {
     let png = browser.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
-    std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
+    let path = screenshot_dir().join(format!("{name}.png"));
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::fs::write(path, png).unwrap();
 }
 
 /// One of Tributary's pages: checked by axe, then saved as `name`.png.
@@ -431,13 +437,13 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .await
         .unwrap();
     assert_eq!(prefilled.as_deref(), Some("reader@example.com"));
-    shoot(&browser, "01-sign-in").await;
+    shoot_both_widths(&browser, "browser-flow/01-sign-in").await;
     click(&browser, "send-code").await;
 
     wait_for(&browser, "verify").await;
     let code = outbox.last_to("reader@example.com").unwrap().subject[..6].to_owned();
     fill(&browser, "code", &code).await;
-    shoot(&browser, "02-code").await;
+    shoot_both_widths(&browser, "browser-flow/02-code").await;
     click(&browser, "verify").await;
 
     wait_for(&browser, "bank-sandbox").await;
@@ -445,13 +451,13 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         browser.find(Locator::Id("bank-simplefin")).await.is_ok(),
         "SimpleFIN is offered as on a default server"
     );
-    shoot(&browser, "03-banks").await;
+    shoot_both_widths(&browser, "browser-flow/03-banks").await;
     click(&browser, "bank-sandbox").await;
 
     wait_for(&browser, "username").await;
     fill(&browser, "username", "user_good").await;
     fill(&browser, "password", "any password").await;
-    shoot(&browser, "04-sandbox-sign-in").await;
+    shoot_both_widths(&browser, "browser-flow/04-sandbox-sign-in").await;
     click(&browser, "connect").await;
 
     // The progress page refreshes itself until the first sync has ended.
@@ -465,7 +471,7 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     assert!(found.starts_with("Found "), "{found}");
     let found_all: u64 = found.split(' ').nth(1).unwrap().parse().unwrap();
-    shoot(&browser, "05-accounts-found").await;
+    shoot_both_widths(&browser, "browser-flow/05-accounts-found").await;
 
     // The person shares all but the second account the bank has.
     click(&browser, "choose-accounts").await;
@@ -478,7 +484,7 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .await
         .unwrap();
     click(&browser, "share-2").await;
-    shoot(&browser, "05-choose-accounts").await;
+    shoot_both_widths(&browser, "browser-flow/05-choose-accounts").await;
     click(&browser, "share-accounts").await;
     wait_for(&browser, "continue").await;
     let found = browser
@@ -492,12 +498,12 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
     click(&browser, "continue").await;
 
     wait_for(&browser, "approve").await;
-    shoot(&browser, "06-consent").await;
+    shoot_both_widths(&browser, "browser-flow/06-consent").await;
     click(&browser, "approve").await;
 
     wait_for(&browser, "back").await;
     // The integrator's own page: not Tributary's to check.
-    screenshot(&browser, "07-back-at-the-app").await;
+    screenshot(&browser, "browser-flow/07-back-at-the-app").await;
     let landed = browser.current_url().await.unwrap();
     assert!(landed.as_str().starts_with(&callback), "{landed}");
     let query: std::collections::HashMap<_, _> = landed.query_pairs().into_owned().collect();
@@ -538,13 +544,13 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     wait_for(&browser, "add-bank").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/portal");
-    shoot(&browser, "08-portal").await;
+    shoot_both_widths(&browser, "browser-flow/08-portal").await;
 
     // A budgeting app let in, then revoked after a page that asks first.
     fill(&browser, "simplefin-name", "Actual Budget").await;
     click(&browser, "create-simplefin").await;
     wait_for(&browser, "setup-token").await;
-    back_and_revoke_the_budgeting_app(&browser, "09-portal-revoke").await;
+    back_and_revoke_the_budgeting_app(&browser, "browser-flow/09-portal-revoke").await;
 
     // An error page keeps the app's header and leads back to the portal;
     // once the session is gone, the way to the portal is all it shows.
@@ -562,13 +568,13 @@ async fn walk_through(driver: &Driver, database: TestDatabase) {
         .unwrap();
     assert!(header.contains(&server.app_a.record.name), "{header}");
     assert_eq!(href_of(&browser, "go-back").await, "/portal");
-    shoot_both_widths(&browser, "10-portal-error").await;
+    shoot_both_widths(&browser, "browser-flow/10-portal-error").await;
     click(&browser, "go-back").await;
     wait_for(&browser, "add-bank").await;
     browser.delete_all_cookies().await.unwrap();
     browser.goto(&server.url("/portal")).await.unwrap();
     assert_error_page(&browser, "home", "/portal").await;
-    shoot_both_widths(&browser, "11-portal-signed-out").await;
+    shoot_both_widths(&browser, "browser-flow/11-portal-signed-out").await;
 
     browser.close().await.unwrap();
     site.stop(true).await;
@@ -600,7 +606,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     let browser = open_browser(driver, profile.path()).await;
     /// Both widths the pages are checked at: desktop, then phone.
     async fn shoot_both(browser: &Client, name: &str) {
-        shoot_both_widths(browser, &format!("dashboard-{name}")).await;
+        shoot_both_widths(browser, &format!("dashboard/{name}")).await;
     }
 
     browser.goto(&server.url("/")).await.unwrap();
@@ -694,7 +700,7 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
         &browser,
         "#rules a[id^='delete-']",
         "delete-rule",
-        "dashboard-06-rule-delete",
+        "dashboard/06-rule-delete",
         "no-rules",
     )
     .await;
@@ -899,7 +905,16 @@ async fn dashboard_walk_through(driver: &Driver, database: TestDatabase) {
     wait_for(&browser, "setup-token").await;
     shoot_both(&browser, "18-setup-token").await;
 
-    back_and_revoke_the_budgeting_app(&browser, "dashboard-18-budgeting-app-revoke").await;
+    back_and_revoke_the_budgeting_app(&browser, "dashboard/18-budgeting-app-revoke").await;
+    // Where a SimpleFIN app sends a person to make a token: a page like
+    // the others, leading to Budgeting apps.
+    browser
+        .goto(&server.url("/simplefin/create"))
+        .await
+        .unwrap();
+    wait_for(&browser, "budgeting-apps").await;
+    shoot_both(&browser, "18-simplefin-create").await;
+    click(&browser, "budgeting-apps").await;
     wait_for(&browser, "sign-out").await;
     click(&browser, "sign-out").await;
     wait_for(&browser, "how-to-sign-in").await;
@@ -988,7 +1003,7 @@ async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
     let profile = tempfile::tempdir().unwrap();
     let browser = open_browser(driver, profile.path()).await;
     async fn shoot_both(browser: &Client, name: &str) {
-        shoot_both_widths(browser, &format!("assistant-{name}")).await;
+        shoot_both_widths(browser, &format!("dashboard/assistant-{name}")).await;
     }
 
     browser.goto(&server.url(&link)).await.unwrap();
@@ -1054,7 +1069,7 @@ async fn assistant_walk_through(driver: &Driver, database: TestDatabase) {
         &browser,
         "a[id^='revoke-grant-']",
         "revoke",
-        "assistant-03-revoke",
+        "dashboard/assistant-03-revoke",
         "no-apps",
     )
     .await;
@@ -1084,7 +1099,7 @@ async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
     let profile = tempfile::tempdir().unwrap();
     let browser = open_browser(driver, profile.path()).await;
     async fn shoot_both(browser: &Client, name: &str) {
-        shoot_both_widths(browser, &format!("upload-{name}")).await;
+        shoot_both_widths(browser, &format!("dashboard/upload-{name}")).await;
     }
     let files = tempfile::tempdir().unwrap();
     let file = |name: &str, text: &str| {
@@ -1311,7 +1326,7 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
     let profile = tempfile::tempdir().unwrap();
     let browser = open_browser(driver, profile.path()).await;
     async fn shoot_both(browser: &Client, name: &str) {
-        shoot_both_widths(browser, &format!("developers-{name}")).await;
+        shoot_both_widths(browser, &format!("developers/developers-{name}")).await;
     }
     // What the token endpoint answers the app's credentials with for a
     // made-up code: 400 once they authenticate, 401 when they do not.
@@ -1391,7 +1406,7 @@ async fn developers_walk_through(driver: &Driver, database: TestDatabase) {
         &browser,
         "#remove-uri-1",
         "remove-uri",
-        "developers-05-remove-uri",
+        "developers/developers-05-remove-uri",
         "redirect-uris",
     )
     .await;
@@ -1501,12 +1516,49 @@ async fn the_api_references_read_well_in_headless_chromium() {
     let personal = tributary_e2e::start(TestDatabase::sqlite());
     let platform = tributary_e2e::platform::start_platform(TestDatabase::sqlite());
     for (url, name) in [
-        (personal.url("/api/v1/docs"), "api-reference-personal"),
-        (platform.url("/api/platform/docs"), "api-reference-platform"),
+        (
+            personal.url("/api/v1/docs"),
+            "reference/api-reference-personal",
+        ),
+        (
+            platform.url("/api/platform/docs"),
+            "reference/api-reference-platform",
+        ),
     ] {
         browser.goto(&url).await.unwrap();
         wait_for(&browser, "document").await;
         shoot_both_widths(&browser, name).await;
+        // On a phone nothing widens the page: long paths and names wrap,
+        // examples scroll inside their own box.
+        browser.set_window_size(390, 1100).await.unwrap();
+        let overflow = browser
+            .execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            overflow.as_i64(),
+            Some(0),
+            "{name} scrolls sideways at 390 px"
+        );
+        browser.set_window_size(1280, 1100).await.unwrap();
+        // Names set as code, not backticks; a 401's example is a 401's.
+        let source = browser.source().await.unwrap();
+        assert!(
+            !source.contains("`INVALID_DATE`"),
+            "{name}: backticks shown"
+        );
+        let unauthorized = source
+            .split("<dt><code>401</code></dt>")
+            .nth(1)
+            .and_then(|rest| rest.split("</dd>").next())
+            .unwrap_or_default();
+        assert!(
+            unauthorized.contains("Unauthorized") && !unauthorized.contains("ACCOUNT_NOT_FOUND"),
+            "{name}: {unauthorized}"
+        );
     }
     // Searching narrows the page to the operations that match.
     fill(&browser, "q", "revoke").await;
@@ -1521,7 +1573,7 @@ async fn the_api_references_read_well_in_headless_chromium() {
         .unwrap();
     assert!(shown.starts_with("1 of "), "{shown}");
     wait_for(&browser, "revoke").await;
-    shoot(&browser, "api-reference-search").await;
+    shoot(&browser, "reference/api-reference-search").await;
     browser.close().await.unwrap();
     personal.stop().await;
     platform.stop().await;
@@ -1592,7 +1644,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
         names.iter().any(|n| n.contains("Everyday Checking")),
         "{names:?}"
     );
-    shoot_both_widths(&browser, "quickstart-callback").await;
+    shoot_both_widths(&browser, "developers/quickstart-callback").await;
     // The access token it shows reads the same accounts through the API.
     let token = browser
         .find(Locator::Id("access-token"))
@@ -1625,7 +1677,7 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     // with its icon.
     browser.goto(&format!("{base}/")).await.unwrap();
     wait_for(&browser, "what").await;
-    shoot_both_widths(&browser, "platform-landing").await;
+    shoot_both_widths(&browser, "developers/platform-landing").await;
     click(&browser, "to-developers").await;
     wait_for(&browser, "email").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/developers");

@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use tributary_domain::money::Decimal;
 
+/// The least room between the middles of two date labels, in SVG units.
+const MIN_LABEL_GAP: i64 = 72;
+
 /// A drawing surface: its size in SVG units and the room kept around the
 /// plot for the axes' labels.
 #[derive(Debug, Clone, Copy)]
@@ -108,15 +111,31 @@ impl Canvas {
         }
     }
 
-    /// A date label under the plot at `x`.
-    pub fn date_label(&self, svg: &mut String, x: i64, text: &str) {
-        let anchor = if x - self.left < 24 {
+    /// How a date label at `x` is anchored: from its start near the left
+    /// edge, to its end near the right one, else around `x`.
+    fn date_anchor(&self, x: i64) -> &'static str {
+        if x - self.left < 24 {
             "start"
         } else if self.width - self.right - x < 24 {
             "end"
         } else {
             "middle"
-        };
+        }
+    }
+
+    /// Where a date label at `x` is seen: the middle of its text (about
+    /// 60 units wide).
+    pub fn date_label_middle(&self, x: i64) -> i64 {
+        match self.date_anchor(x) {
+            "start" => x + 30,
+            "end" => x - 30,
+            _ => x,
+        }
+    }
+
+    /// A date label under the plot at `x`.
+    pub fn date_label(&self, svg: &mut String, x: i64, text: &str) {
+        let anchor = self.date_anchor(x);
         let _ = write!(
             svg,
             r#"<text class="label" x="{x}" y="{y}" text-anchor="{anchor}">{text}</text>"#,
@@ -359,8 +378,20 @@ impl LineChart<'_> {
                 labels
             }
         };
-        for (day, text) in labels {
-            canvas.date_label(svg, scale.x(day), &text);
+        // Newest first: a label too close to the one after it is left out.
+        let mut kept: Vec<(i64, String)> = Vec::new();
+        for (day, text) in labels.into_iter().rev() {
+            let x = scale.x(day);
+            let seen = |x| canvas.date_label_middle(x);
+            if kept
+                .last()
+                .is_none_or(|(next, _)| seen(*next) - seen(x) >= MIN_LABEL_GAP)
+            {
+                kept.push((x, text));
+            }
+        }
+        for (x, text) in kept.into_iter().rev() {
+            canvas.date_label(svg, x, &text);
         }
         let line: Vec<String> = self
             .points
@@ -503,6 +534,55 @@ mod tests {
             ..chart
         };
         assert!(one.render().is_none());
+    }
+
+    #[test]
+    fn month_labels_never_crowd_each_other() {
+        // Thirteen month-ends and today, a week after the last one.
+        let mut points: Vec<DayBalance> = (0..13)
+            .map(|i| {
+                let end = day("2025-12-01")
+                    .checked_add_months(chrono::Months::new(i))
+                    .unwrap()
+                    .pred_opt()
+                    .unwrap();
+                DayBalance {
+                    day: end,
+                    value: Decimal::from(i),
+                }
+            })
+            .collect();
+        points.push(point("2026-11-21", "5"));
+        let money = MoneyFormat::new(NumberStyle::ENGLISH, ["USD"]);
+        let chart = LineChart {
+            id: "w",
+            title: "Net worth",
+            currency: "USD",
+            points: &points,
+            kind: Points::MonthEnds,
+            money: &money,
+        };
+        let svg = chart.render().unwrap();
+        for canvas in [Canvas::WIDE, Canvas::NARROW] {
+            let drawing = svg
+                .split("<svg ")
+                .find(|d| d.contains(canvas.class))
+                .unwrap();
+            let y = format!(r#"y="{}""#, canvas.plot_bottom() + 22);
+            let middles: Vec<i64> = drawing
+                .split(r#"<text class="label" x=""#)
+                .skip(1)
+                .filter(|t| t.contains(&y))
+                .map(|t| canvas.date_label_middle(t.split('"').next().unwrap().parse().unwrap()))
+                .collect();
+            assert!(middles.len() >= 2, "{middles:?}");
+            assert!(
+                middles.windows(2).all(|w| w[1] - w[0] >= MIN_LABEL_GAP),
+                "{}: {middles:?}",
+                canvas.class
+            );
+            assert!(drawing.contains(">Nov 2026<"), "the newest month is named");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use tributary_domain::enrich::recurring::{self, Status};
 use tributary_domain::enrich::spending::{GroupBy, Totals};
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::Decimal;
+use tributary_domain::taxonomy::Category;
 use tributary_storage::StorageResult;
 use tributary_storage::db::AnyConnection;
 
@@ -119,8 +120,14 @@ pub(super) fn gather(
         .checked_add_days(Days::new(COMING_DAYS))
         .unwrap_or(today);
     let (mut bills, mut pay) = (Vec::new(), Vec::new());
+    let transfer = Category::Transfer.name();
     for stream in recurring::detect(&history, today) {
-        if stream.status == Status::Ended || stream.next_date > horizon {
+        // Money moved between one's own accounts (to savings, to the
+        // card) is neither a bill nor pay: the card's own charges are.
+        if stream.status == Status::Ended
+            || stream.next_date > horizon
+            || stream.category == Some(transfer)
+        {
             continue;
         }
         let expected = Expected {

@@ -36,7 +36,10 @@ const NET_WORTH_MONTHS: u32 = 13;
 /// A change over a period, and which way it went.
 pub(super) struct Trend {
     pub change: Shown,
-    pub up: bool,
+    /// Good news (worth grew, or a debt shrank): green, else red.
+    pub good: bool,
+    /// Which way the figure went: ▲ or ▼.
+    pub rising: bool,
     /// `in 30 days`, `since 31 Oct 2026`.
     pub over: String,
 }
@@ -182,7 +185,12 @@ fn gather(
                     owed: account.kind.is_liability(),
                     balance: latest.as_ref().map(|b| money.amount(b.amount, &b.currency)),
                     as_of: when(latest.map(|b| b.as_of), "never"),
-                    trend: account_trend(&days, &account.currency, &money),
+                    trend: account_trend(
+                        &days,
+                        account.kind.is_liability(),
+                        &account.currency,
+                        &money,
+                    ),
                     chart,
                 });
         }
@@ -223,15 +231,31 @@ fn gather(
 }
 
 /// An account's change over the last `TREND_DAYS`: from its last balance
-/// on or before that day to its latest.
-fn account_trend(days: &[DayBalance], currency: &str, money: &MoneyFormat) -> Option<Trend> {
+/// on or before that day to its latest. For a card or loan, the change in
+/// what is owed (`owed`), which is good when it falls.
+fn account_trend(
+    days: &[DayBalance],
+    owed: bool,
+    currency: &str,
+    money: &MoneyFormat,
+) -> Option<Trend> {
     let latest = days.last()?;
     let since = latest.day.checked_sub_days(Days::new(TREND_DAYS))?;
     let then = days.iter().rev().find(|d| d.day <= since)?;
+    if owed {
+        let change = latest.value.abs() - then.value.abs();
+        return Some(Trend {
+            change: money.change(change, currency),
+            good: change <= Decimal::ZERO,
+            rising: change > Decimal::ZERO,
+            over: format!("owed, in {TREND_DAYS} days"),
+        });
+    }
     let change = latest.value - then.value;
     Some(Trend {
         change: money.change(change, currency),
-        up: change >= Decimal::ZERO,
+        good: change >= Decimal::ZERO,
+        rising: change >= Decimal::ZERO,
         over: format!("in {TREND_DAYS} days"),
     })
 }
@@ -255,7 +279,8 @@ fn net_worth_of(
         let change = net - then.value;
         Some(Trend {
             change: money.change(change, currency),
-            up: change >= Decimal::ZERO,
+            good: change >= Decimal::ZERO,
+            rising: change >= Decimal::ZERO,
             over: format!("since {}", day_text(then.day)),
         })
     });
