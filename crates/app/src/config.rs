@@ -48,6 +48,10 @@ Configuration (environment variables):
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
+  TRIBUTARY_RETAIN_CREDENTIALS_DAYS  days used, expired or revoked OAuth tokens, codes and portal links are kept; a refresh token replayed within them revokes its family [default: 30]
+  TRIBUTARY_RETAIN_WEBHOOKS_DAYS     days ended webhook deliveries and their events are kept [default: 30]
+  TRIBUTARY_RETAIN_SYNC_JOBS         finished sync jobs kept per connection, newest first [default: 20]
+  TRIBUTARY_RETAIN_FAILED_SYNC_JOBS_DAYS  days failed sync jobs are kept [default: 30]
   TRIBUTARY_PUBLIC_URL      how users reach this server, for every URL it hands out; set it on any server others reach [default: the request's Host]
 ";
 
@@ -304,6 +308,22 @@ fn seconds(
     min: u64,
     max: u64,
 ) -> Result<Option<Duration>, ConfigError> {
+    Ok(whole_number(
+        lookup,
+        name,
+        (min, max),
+        "expected a whole number of seconds in the allowed range",
+    )?
+    .map(Duration::from_secs))
+}
+
+/// A whole number from `min` to `max` in `name`, if set.
+fn whole_number(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    (min, max): (u64, u64),
+    reason: &'static str,
+) -> Result<Option<u64>, ConfigError> {
     lookup(name)
         .map(|value| {
             value
@@ -311,14 +331,48 @@ fn seconds(
                 .parse::<u64>()
                 .ok()
                 .filter(|n| (min..=max).contains(n))
-                .map(Duration::from_secs)
                 .ok_or(ConfigError::Invalid {
                     name,
                     value,
-                    reason: "expected a whole number of seconds in the allowed range",
+                    reason,
                 })
         })
         .transpose()
+}
+
+/// The retention settings (docs/operations.md, "Retention"), each within
+/// its range, over the defaults.
+fn retention(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<tributary_domain::retention::Retention, ConfigError> {
+    let days = |name| {
+        whole_number(
+            lookup,
+            name,
+            (1, 3650),
+            "expected a number of days from 1 to 3650",
+        )
+        .map(|d| d.map(|d| Duration::from_secs(d * 24 * 3600)))
+    };
+    let mut retention = tributary_domain::retention::Retention::default();
+    if let Some(kept) = days("TRIBUTARY_RETAIN_CREDENTIALS_DAYS")? {
+        retention.credentials = kept;
+    }
+    if let Some(kept) = days("TRIBUTARY_RETAIN_WEBHOOKS_DAYS")? {
+        retention.webhooks = kept;
+    }
+    if let Some(kept) = days("TRIBUTARY_RETAIN_FAILED_SYNC_JOBS_DAYS")? {
+        retention.failed_sync_jobs = kept;
+    }
+    if let Some(count) = whole_number(
+        lookup,
+        "TRIBUTARY_RETAIN_SYNC_JOBS",
+        (1, 100_000),
+        "expected a number of jobs from 1 to 100000",
+    )? {
+        retention.sync_jobs_per_connection = u32::try_from(count).unwrap_or(u32::MAX);
+    }
+    Ok(retention)
 }
 
 impl Config {
@@ -413,6 +467,7 @@ impl Config {
                 })?;
             sync_policy.tombstone_retention = Duration::from_secs(days * 24 * 3600);
         }
+        sync_policy.retention = retention(&lookup)?;
         let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
             .unwrap_or(Duration::from_secs(5));
         let secret_key = lookup("TRIBUTARY_SECRET_KEY")
@@ -571,6 +626,33 @@ mod tests {
             .unwrap()
             .seed_demo
         );
+    }
+
+    #[test]
+    fn retention_has_defaults_and_takes_each_setting_within_its_range() {
+        let default = config(&[]).unwrap().sync_policy.retention;
+        assert_eq!(default, tributary_domain::retention::Retention::default());
+        let set = config(&[
+            ("TRIBUTARY_RETAIN_CREDENTIALS_DAYS", "7"),
+            ("TRIBUTARY_RETAIN_WEBHOOKS_DAYS", "90"),
+            ("TRIBUTARY_RETAIN_SYNC_JOBS", "5"),
+            ("TRIBUTARY_RETAIN_FAILED_SYNC_JOBS_DAYS", "365"),
+        ])
+        .unwrap()
+        .sync_policy
+        .retention;
+        assert_eq!(set.credentials, Duration::from_secs(7 * 24 * 3600));
+        assert_eq!(set.webhooks, Duration::from_secs(90 * 24 * 3600));
+        assert_eq!(set.sync_jobs_per_connection, 5);
+        assert_eq!(set.failed_sync_jobs, Duration::from_secs(365 * 24 * 3600));
+        for (name, value) in [
+            ("TRIBUTARY_RETAIN_CREDENTIALS_DAYS", "0"),
+            ("TRIBUTARY_RETAIN_SYNC_JOBS", "0"),
+            ("TRIBUTARY_RETAIN_WEBHOOKS_DAYS", "a month"),
+        ] {
+            let err = config(&[(name, value)]).unwrap_err().to_string();
+            assert!(err.starts_with(name), "{err}");
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod net_worth;
 pub mod notice;
 pub mod pending_match;
 pub mod reconcile;
+pub mod retention;
 pub mod schedule;
 pub mod secrets;
 pub mod snapshot;

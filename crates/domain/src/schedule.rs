@@ -21,6 +21,8 @@ pub struct SyncPolicy {
     /// How long the change feed keeps a removed transaction's tombstone;
     /// a cursor older than that must read again from the start.
     pub tombstone_retention: Duration,
+    /// How long the rows that are not a person's data are kept.
+    pub retention: crate::retention::Retention,
 }
 
 /// The least [`SyncPolicy::tombstone_retention`]: a client that syncs once
@@ -37,6 +39,7 @@ impl Default for SyncPolicy {
             max_attempts: 5,
             lease: Duration::from_secs(10 * 60),
             tombstone_retention: MIN_TOMBSTONE_RETENTION,
+            retention: crate::retention::Retention::default(),
         }
     }
 }

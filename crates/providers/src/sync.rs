@@ -365,6 +365,17 @@ impl SyncEngine {
         )?)
     }
 
+    /// Deletes what the policy's retention no longer keeps: used and
+    /// expired credentials, ended webhook deliveries and their events,
+    /// old sync jobs (`tributary_storage::retention`).
+    pub fn purge_retained(&self) -> Result<tributary_storage::retention::Purged, SyncError> {
+        Ok(tributary_storage::retention::purge(
+            &mut *self.db.conn()?,
+            &self.policy.retention,
+            self.clock.now().naive_utc(),
+        )?)
+    }
+
     /// Claims the oldest due job for `worker`.
     pub fn claim_next(&self, worker: &str) -> Result<Option<ClaimedJob>, SyncError> {
         let now = self.clock.now();

@@ -140,7 +140,8 @@ impl Worker {
         ran
     }
 
-    /// Purges old tombstones when the last purge is an hour old.
+    /// Purges old tombstones, and what is past its retention, when the last
+    /// purge is an hour old.
     fn purge_when_due(&self) {
         let Ok(mut last) = self.last_purge.lock() else {
             return;
@@ -153,6 +154,11 @@ impl Worker {
             Ok(0) => {}
             Ok(purged) => log::info!("worker {}: purged {purged} old tombstones", self.id),
             Err(err) => log::error!("worker {}: purging tombstones failed: {err}", self.id),
+        }
+        match self.engine.purge_retained() {
+            Ok(purged) if purged.total() == 0 => {}
+            Ok(purged) => log::info!("worker {}: purged past retention: {purged:?}", self.id),
+            Err(err) => log::error!("worker {}: purging past retention failed: {err}", self.id),
         }
     }
 

@@ -26,6 +26,7 @@ pub mod posted;
 pub mod read;
 pub mod reenrich;
 pub mod respell;
+pub mod retention;
 pub mod rules;
 pub mod sign_in_codes;
 pub mod simplefin;
@@ -49,6 +50,8 @@ pub type StorageResult<T> = Result<T, StorageError>;
 mod enrichment_tests;
 #[cfg(test)]
 mod feed_tests;
+#[cfg(test)]
+mod retention_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]
