@@ -93,11 +93,7 @@ pub struct Shown {
 /// it with `|safe`; everything inside is escaped here.
 impl std::fmt::Display for Shown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let escape = |text: &str| {
-            askama::filters::escape(text, askama::filters::Html)
-                .map(|escaped| escaped.to_string())
-                .unwrap_or_default()
-        };
+        let escape = super::page::escape_html;
         write!(
             f,
             r#"<span class="money{negative}" data-amount="{exact}" data-currency="{currency}" title="{exact} {currency}">{text}</span>"#,

@@ -15,6 +15,14 @@ pub(super) fn when(time: Option<chrono::NaiveDateTime>, otherwise: &str) -> Stri
         .unwrap_or_else(|| otherwise.to_owned())
 }
 
+/// `text` escaped for HTML, for markup built in Rust (charts, amounts,
+/// the reference's prose) that templates then write with `|safe`.
+pub(super) fn escape_html(text: &str) -> String {
+    askama::filters::escape(text, askama::filters::Html)
+        .map(|escaped| escaped.to_string())
+        .unwrap_or_default()
+}
+
 pub(super) fn render(template: &impl Template) -> Result<HttpResponse, PageError> {
     render_with(StatusCode::OK, template)
 }

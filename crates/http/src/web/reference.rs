@@ -251,11 +251,7 @@ fn operation_view(
 /// Description text as HTML: escaped, with the `backticked` names the
 /// documents use set as code (a lone backtick stays as it is).
 pub(super) fn prose(text: &str) -> String {
-    let escape = |part: &str| {
-        askama::filters::escape(part, askama::filters::Html)
-            .map(|escaped| escaped.to_string())
-            .unwrap_or_default()
-    };
+    let escape = super::page::escape_html;
     let parts: Vec<&str> = text.split('`').collect();
     let mut html = String::new();
     for (i, part) in parts.iter().enumerate() {

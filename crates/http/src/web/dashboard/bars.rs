@@ -4,8 +4,9 @@
 //! total and its categories; each segment's tooltip gives its category and
 //! amount; the legend below names the colours.
 
-use super::chart::{Canvas, escape, ticks};
+use super::chart::{Canvas, ticks};
 use crate::web::money::MoneyFormat;
+use crate::web::page::escape_html as escape;
 use chrono::NaiveDate;
 use std::fmt::Write as _;
 use tributary_domain::money::Decimal;

@@ -9,6 +9,7 @@
 //! of hourly syncs stay a few hundred points.
 
 use crate::web::money::MoneyFormat;
+use crate::web::page::escape_html as escape;
 use chrono::{Datelike, NaiveDate, NaiveDateTime};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -445,12 +446,6 @@ pub(super) fn month_labels(
         .step_by(step)
         .map(|day| (day, day.format("%b %Y").to_string()))
         .collect()
-}
-
-pub(super) fn escape(text: &str) -> String {
-    askama::filters::escape(text, askama::filters::Html)
-        .map(|escaped| escaped.to_string())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
