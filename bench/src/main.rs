@@ -333,6 +333,9 @@ async fn measure(
     let mut probes = vec![
         probe("accounts", "/api/v1/accounts".to_owned()),
         probe("newest 100", format!("{transactions}?limit=100")),
+        // The overview reads every posted row of the last 25 months (net
+        // worth, a year of spending, what recurs).
+        page("dashboard overview", "/".to_owned()),
         page("dashboard account page", format!("/accounts/{account}")),
         page(
             "dashboard search",

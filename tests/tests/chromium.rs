@@ -1688,3 +1688,55 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     browser.close().await.unwrap();
     handle.stop(true).await;
 }
+
+/// The Personal API's first start as a newcomer meets it: no configuration
+/// but a fresh SQLite file, built the way the binary builds it. The
+/// dashboard link it prints signs the demo user in, and the overview
+/// answers on the seeded demo (a year of month-end points, money with its
+/// symbol and grouping), not on a test fixture.
+#[actix_web::test]
+async fn a_first_start_of_personal_api_opens_a_year_of_demo_history() {
+    let Some(driver) = start_driver() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let database_url = format!("sqlite://{}/tributary.db", dir.path().display());
+    let application = std::thread::spawn(move || {
+        let config = tributary_app::Config::from_lookup(|name| match name {
+            "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
+            "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
+            _ => None,
+        })
+        .unwrap();
+        tributary_http::server::Application::build(
+            tributary_http::server::Interface::Personal,
+            config,
+            tributary_http::server::Parts::default(),
+        )
+        .and_then(tributary_http::server::Application::bind)
+        .unwrap()
+    })
+    .join()
+    .unwrap();
+    let greeting = application.greeting.join("\n");
+    let handle = application.server.handle();
+    actix_web::rt::spawn(application.server);
+    let link = greeting
+        .lines()
+        .find_map(|line| line.strip_prefix("Dashboard (this sign-in link works once"))
+        .and_then(|rest| rest.split(": ").nth(1))
+        .unwrap_or_else(|| panic!("no dashboard link in:\n{greeting}"))
+        .to_owned();
+
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(&driver, profile.path()).await;
+    browser.goto(&link).await.unwrap();
+    wait_for(&browser, "worth-title").await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/");
+    assert_overview_answers(&browser).await;
+    assert_accessible(&browser, "first-start overview").await;
+    // The link worked once: a second visit is refused.
+    browser.goto(&link).await.unwrap();
+    let again = browser.source().await.unwrap();
+    assert!(again.contains("This sign-in link does not work"), "{again}");
+    browser.close().await.unwrap();
+    handle.stop(true).await;
+}
