@@ -276,6 +276,18 @@ async fn the_overview_shows_what_the_api_reads_and_charts_the_stored_history() {
         assert!(euros.contains('€'), "{euros}");
         let dollars = between(html, "id=\"worth-USD\">", "</p>");
         assert!(dollars.contains('$') && dollars.contains(','), "{dollars}");
+        // What is owed reads as an amount owed, not a negative one.
+        let owed = between(
+            between(html, "id=\"worth-USD\">", "(cards and loans)"),
+            "and owe ",
+            "</span>",
+        );
+        assert!(
+            parse_decimal(between(owed, "data-amount=\"", "\"")).unwrap() > Decimal::ZERO,
+            "Alice's card is owed: {owed}"
+        );
+        let shown = owed.rsplit('>').next().unwrap();
+        assert!(!shown.contains('−') && !shown.contains('-'), "{owed}");
         assert!(
             !html.contains(&format!("account-{}\"", world.bob_account)),
             "bob's account is not on alice's page"

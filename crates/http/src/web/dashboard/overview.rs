@@ -84,7 +84,9 @@ pub(super) struct NetWorth {
     pub currency: String,
     pub net: Shown,
     pub assets: Shown,
-    pub debts: Shown,
+    /// What is owed (cards and loans), written as the positive amount a
+    /// person reads after "owe".
+    pub owed: Shown,
     pub trend: Option<Trend>,
     pub chart: Option<String>,
 }
@@ -288,7 +290,7 @@ fn net_worth_of(
         currency: currency.to_owned(),
         net: money.amount(net, currency),
         assets: money.amount(sum.assets, currency),
-        debts: money.amount(sum.debts, currency),
+        owed: money.amount(-sum.debts, currency),
         chart: LineChart {
             id: &format!("chart-net-worth-{currency}"),
             title: &format!("Net worth in {currency}, month by month"),
