@@ -112,7 +112,8 @@ pub fn measure(backend: &str, rows: usize) -> anyhow::Result<Measured> {
     }
     let enrichment = started.elapsed();
     let raw_db = fresh()?;
-    let (_, account) = crate::accounts::empty_account(raw_db.db(), "raw@example.com", now)?;
+    let (_, account) =
+        tributary_storage::testing::empty_account(raw_db.db(), "raw@example.com", now)?;
     let started = Instant::now();
     insert_transactions(raw_db.db(), account, &same_rows)?;
     let raw = started.elapsed();

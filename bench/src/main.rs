@@ -7,7 +7,6 @@
 //! application the binary runs) and the bare server, and alternates runs of
 //! the built-in load client against each, taking the median.
 
-mod accounts;
 mod bare;
 mod import;
 mod load;
@@ -16,7 +15,6 @@ mod memory;
 mod parsers;
 mod reenrich;
 
-use accounts::empty_account;
 use anyhow::{Context as _, bail};
 use memory::{memory_mib, reset_peak};
 use std::collections::HashMap;
@@ -28,6 +26,7 @@ use tributary_domain::ids::AccountId;
 use tributary_http::server::{Application, Interface, Parts};
 use tributary_providers::Registry;
 use tributary_storage::Database;
+use tributary_storage::testing::empty_account;
 use tributary_storage::testing::{
     GENERATED_MERCHANTS, TestDatabase, insert_generated_transactions,
 };

@@ -7,13 +7,13 @@
 //! person could wait behind one), and the reads' latency meanwhile beside
 //! the same reads with nothing running.
 
-use crate::accounts::empty_account;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tributary_domain::enrich::rules::{Actions, Conditions, Rule};
 use tributary_domain::ids::AccountId;
 use tributary_domain::taxonomy::Subcategory;
 use tributary_storage::read::{self, TransactionFilter};
+use tributary_storage::testing::empty_account;
 use tributary_storage::testing::{
     GENERATED_MERCHANTS, TestDatabase, insert_generated_transactions,
 };

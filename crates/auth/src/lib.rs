@@ -5,6 +5,7 @@
 //! persistence goes through `tributary-storage`.
 
 pub mod api_keys;
+pub mod cache;
 pub mod dashboard;
 pub mod developers;
 pub mod keyring;

@@ -15,7 +15,8 @@ use chrono::{DateTime, Utc};
 use std::fmt;
 use std::future::{Future, Ready, ready};
 use std::pin::Pin;
-use tributary_auth::api_keys::{self, ApiKeyError};
+use tributary_auth::api_keys::ApiKeyError;
+use tributary_auth::cache::CredentialCache;
 use tributary_auth::oauth::{self, AccessError};
 use tributary_domain::access::Viewer;
 use tributary_storage::AnyConnection;
@@ -24,8 +25,18 @@ use tributary_storage::oauth::TokenRecord;
 
 /// What a request presents to say who it is, not yet checked.
 pub trait Credential: FromRequest<Error = ApiError> + Clone + Send + 'static {
-    /// Who presented it and what they may see, or the 401 to answer.
-    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError>;
+    /// Who presented it and what they may see, or the 401 to answer; from
+    /// the credential cache when it knows, else from the database.
+    fn verify(
+        &self,
+        cache: &CredentialCache,
+        conn: &mut AnyConnection,
+        now: DateTime<Utc>,
+    ) -> Result<Viewer, ApiError>;
+
+    /// The viewer, when the cache knows the credential holds; `None` says
+    /// only that the database must be asked.
+    fn cached(&self, cache: &CredentialCache, now: DateTime<Utc>) -> Option<Viewer>;
 }
 
 /// Checks `credential` and runs `work` as the viewer it names, in one
@@ -36,8 +47,9 @@ pub(crate) async fn as_viewer<C: Credential, T: Send + 'static>(
     work: impl FnOnce(&mut AnyConnection, Viewer) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let now = state.clock.now();
+    let cache = state.caches.credentials.clone();
     crate::fault::with_conn(state, move |conn| {
-        let viewer = credential.verify(conn, now)?;
+        let viewer = credential.verify(&cache, conn, now)?;
         work(conn, viewer)
     })
     .await
@@ -76,21 +88,31 @@ impl fmt::Debug for ApiKey {
 }
 
 impl Credential for ApiKey {
-    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError> {
-        api_keys::authenticate(conn, &self.0, now)
-            .map(|(_, viewer)| viewer)
-            .map_err(|err| match err {
-                ApiKeyError::Malformed => {
-                    ApiError::unauthorized("MALFORMED_API_KEY", err.to_string())
-                }
-                ApiKeyError::Unknown => {
-                    ApiError::unauthorized("INVALID_API_KEY", "The API key is not valid.")
-                }
-                ApiKeyError::Revoked => {
-                    ApiError::unauthorized("API_KEY_REVOKED", "The API key was revoked.")
-                }
-                ApiKeyError::Storage(err) => err.into(),
-            })
+    fn verify(
+        &self,
+        cache: &CredentialCache,
+        conn: &mut AnyConnection,
+        now: DateTime<Utc>,
+    ) -> Result<Viewer, ApiError> {
+        cache.api_key(conn, &self.0, now).map_err(key_refused)
+    }
+
+    fn cached(&self, cache: &CredentialCache, now: DateTime<Utc>) -> Option<Viewer> {
+        cache.cached_api_key(&self.0, now)
+    }
+}
+
+/// The 401 of an API key that does not hold, or the failure.
+pub(crate) fn key_refused(err: ApiKeyError) -> ApiError {
+    match err {
+        ApiKeyError::Malformed => ApiError::unauthorized("MALFORMED_API_KEY", err.to_string()),
+        ApiKeyError::Unknown => {
+            ApiError::unauthorized("INVALID_API_KEY", "The API key is not valid.")
+        }
+        ApiKeyError::Revoked => {
+            ApiError::unauthorized("API_KEY_REVOKED", "The API key was revoked.")
+        }
+        ApiKeyError::Storage(err) => err.into(),
     }
 }
 
@@ -152,10 +174,12 @@ impl BearerToken {
     /// The token's record: its user and the app it was issued to.
     pub fn access(
         &self,
+        cache: &CredentialCache,
         conn: &mut AnyConnection,
         now: DateTime<Utc>,
     ) -> Result<TokenRecord, ApiError> {
-        oauth::authenticate_access(conn, &self.0, oauth::Resource::PlatformApi, now.naive_utc())
+        cache
+            .platform_access(conn, &self.0, now.naive_utc())
             .map_err(access_refused)
     }
 }
@@ -176,8 +200,19 @@ pub(crate) fn access_refused(err: AccessError) -> ApiError {
 }
 
 impl Credential for BearerToken {
-    fn verify(&self, conn: &mut AnyConnection, now: DateTime<Utc>) -> Result<Viewer, ApiError> {
-        self.access(conn, now)
+    fn verify(
+        &self,
+        cache: &CredentialCache,
+        conn: &mut AnyConnection,
+        now: DateTime<Utc>,
+    ) -> Result<Viewer, ApiError> {
+        self.access(cache, conn, now)
+            .map(|record| Viewer::whole_user(record.user_id))
+    }
+
+    fn cached(&self, cache: &CredentialCache, now: DateTime<Utc>) -> Option<Viewer> {
+        cache
+            .cached_access(&self.0, now.naive_utc())
             .map(|record| Viewer::whole_user(record.user_id))
     }
 }

@@ -396,6 +396,15 @@ async fn list_transactions<C: Credential>(
         .and_then(|id| Ok((id, TransactionQuery::parse(req.query_string())?)));
     let (account_id, query) = auth::checked(&state, &credential, parsed).await?;
     let if_none_match = conditional::if_none_match(&req);
+    if let Some(matched) = revalidated_from_caches(
+        &state,
+        &credential,
+        account_id,
+        &query,
+        if_none_match.as_ref(),
+    ) {
+        return Ok(conditional::not_modified(&matched));
+    }
     let mut slot = None;
     let listed = loop {
         let (credential, query, if_none_match) =
@@ -440,6 +449,23 @@ async fn list_transactions<C: Credential>(
     })
 }
 
+/// A revalidation answered without the database, on the event loop: the
+/// credential and the account's version are both cached and still current,
+/// and the client has the listing of that version.
+fn revalidated_from_caches(
+    state: &AppState,
+    credential: &impl Credential,
+    account_id: AccountId,
+    query: &TransactionQuery,
+    if_none_match: Option<&header::IfNoneMatch>,
+) -> Option<header::EntityTag> {
+    if_none_match?;
+    let viewer = credential.cached(&state.caches.credentials, state.clock.now())?;
+    let version = state.caches.account_versions.cached(&viewer, account_id)?;
+    let current = conditional::listing_tag(account_id.get(), version, &query.tag());
+    conditional::matching(if_none_match, &current)
+}
+
 /// The listing's blocking part: the credential's check, then every read of
 /// one listing (the account and its tally, the rows, a range count) from
 /// one snapshot: a sync committing in between must not make a page and its
@@ -454,14 +480,19 @@ fn first_step(
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Result<Listed, NeedsSlot>, ApiError> {
     let mut conn = state.db.conn()?;
-    let viewer = credential.verify(&mut conn, state.clock.now())?;
+    let viewer = credential.verify(&state.caches.credentials, &mut conn, state.clock.now())?;
     let tag_of = |account: &AccountView| {
         conditional::listing_tag(account.id.get(), account.transactions.version, &query.tag())
     };
     if if_none_match.is_some() {
         // Revalidation needs the account's version alone: one query, no
-        // snapshot to open and close (two round trips on PostgreSQL).
-        let account = visible_account(&mut conn, &viewer, account_id)?;
+        // snapshot to open and close (two round trips on PostgreSQL); the
+        // version read is kept for the next revalidation.
+        let account = state
+            .caches
+            .account_versions
+            .find_account(&mut conn, &viewer, account_id)?
+            .ok_or_else(account_not_found)?;
         if let Some(matched) = conditional::matching(if_none_match.as_ref(), &tag_of(&account)) {
             return Ok(Ok(Listed::NotModified(matched)));
         }

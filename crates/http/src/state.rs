@@ -42,6 +42,8 @@ pub struct AppState {
     /// Threads of their own for handlers that wait on providers (connects),
     /// so that a slow provider holds none of the database work's.
     pub provider_calls: crate::provider_calls::ProviderCalls,
+    /// Credentials and accounts' versions known without the database.
+    pub caches: tributary_app::caches::Caches,
 }
 
 impl AppState {
@@ -49,6 +51,7 @@ impl AppState {
     pub fn new(db: Database, clock: Arc<dyn Clock>, public_url: Option<String>) -> Self {
         Self {
             streams: crate::transaction_stream::StreamSlots::for_pool(db.max_connections()),
+            caches: tributary_app::caches::Caches::for_database(&db),
             db,
             clock,
             public_url,

@@ -6,6 +6,7 @@
 
 use crate::StorageResult;
 use crate::error::StorageError;
+use crate::freshness::Freshness;
 use diesel::Connection;
 use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
@@ -174,6 +175,7 @@ struct Health {
 pub struct Manager {
     url: DatabaseUrl,
     health: Arc<Health>,
+    freshness: Arc<Freshness>,
 }
 
 impl ManageConnection for Manager {
@@ -185,9 +187,17 @@ impl ManageConnection for Manager {
         self.health
             .down
             .store(connected.is_err(), Ordering::Relaxed);
-        connected.map_err(|err| {
-            r2d2::Error::ConnectionError(diesel::ConnectionError::BadConnection(err.to_string()))
-        })
+        connected
+            .map(|mut conn| {
+                // Every write through the pool moves the caches' epochs.
+                conn.set_instrumentation(self.freshness.write_watch());
+                conn
+            })
+            .map_err(|err| {
+                r2d2::Error::ConnectionError(diesel::ConnectionError::BadConnection(
+                    err.to_string(),
+                ))
+            })
     }
 
     /// Only when the pool asks for it (it does not on checkout, see
@@ -272,6 +282,7 @@ pub struct Database {
     health: Arc<Health>,
     checkout_timeout: Duration,
     checkouts: Arc<CheckoutCounts>,
+    freshness: Arc<Freshness>,
 }
 
 /// Checkouts from the pool and how long they waited, counted for the
@@ -344,10 +355,12 @@ impl Database {
             }));
         }
         let health = Arc::new(Health::default());
+        let freshness = Freshness::new(url.clone());
         let pool = builder
             .build(Manager {
                 url: url.clone(),
                 health: health.clone(),
+                freshness: freshness.clone(),
             })
             .map_err(|err| StorageError::Unavailable(err.to_string()))?;
         Ok(Self {
@@ -356,7 +369,14 @@ impl Database {
             health,
             checkout_timeout: options.connection_timeout,
             checkouts: Arc::default(),
+            freshness,
         })
+    }
+
+    /// The epochs caches of this database's rows check their entries
+    /// against.
+    pub fn freshness(&self) -> &Arc<Freshness> {
+        &self.freshness
     }
 
     /// The pool's use now and since start.

@@ -7,9 +7,11 @@ mod columns;
 pub mod connection;
 pub mod db;
 pub mod error;
+pub mod freshness;
 pub mod schema;
 
 pub mod account_choice;
+pub mod account_versions;
 pub mod api_keys;
 pub mod app_users;
 pub mod apps;
@@ -50,6 +52,8 @@ pub type StorageResult<T> = Result<T, StorageError>;
 mod enrichment_tests;
 #[cfg(test)]
 mod feed_tests;
+#[cfg(test)]
+mod freshness_tests;
 #[cfg(test)]
 mod retention_tests;
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::db::{AnyConnection, Backend, Database, DatabaseUrl, PoolOptions};
 use diesel::connection::SimpleConnection;
 use rand::RngExt as _;
 use std::time::Duration;
-use tributary_domain::ids::UserId;
+use tributary_domain::ids::{AccountId, UserId};
 
 pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -646,6 +646,90 @@ fn insert_batch(
             now,
         )?)
     })
+}
+
+/// A posted transaction as a statement or provider would give it: an id,
+/// a day, an amount and a description, nothing more.
+pub fn posted_row(
+    provider_id: &str,
+    date: chrono::NaiveDate,
+    amount: tributary_domain::money::Decimal,
+    currency: &str,
+    description: &str,
+) -> tributary_domain::snapshot::SnapshotTransaction {
+    tributary_domain::snapshot::SnapshotTransaction {
+        provider_id: provider_id.into(),
+        pending_provider_id: None,
+        is_pending: false,
+        date,
+        amount,
+        currency: currency.into(),
+        merchant: None,
+        description: Some(description.into()),
+        hints: Default::default(),
+    }
+}
+
+/// A new user with one empty checking account (a statement connection of
+/// its own): the user and the account.
+pub fn empty_account(
+    db: &Database,
+    email: &str,
+    now: chrono::NaiveDateTime,
+) -> crate::StorageResult<(UserId, AccountId)> {
+    use crate::connections::{self, NewConnection};
+    use crate::{sync_apply, users};
+    use tributary_domain::model::{AccountKind, Provider};
+    use tributary_domain::snapshot::{ProviderSnapshot, SnapshotAccount, SnapshotInstitution};
+    let mut conn = db.conn()?;
+    let user = users::create_personal_user(&mut conn, email, now)?;
+    let institution = SnapshotInstitution {
+        provider_institution_id: "bench".into(),
+        name: "Bench Bank".into(),
+        logo_url: None,
+    };
+    let connection = connections::unscheduled_connection(
+        &mut conn,
+        &NewConnection {
+            user_id: user.id,
+            provider: Provider::CSV,
+            institution: &institution,
+            settings: &serde_json::json!({}),
+            sealed_credentials: None,
+            consent_expires_at: None,
+            now,
+        },
+    )?;
+    let snapshot = ProviderSnapshot {
+        institution,
+        accounts: vec![SnapshotAccount {
+            balance_history: Vec::new(),
+            institution: None,
+            provider_account_id: "bench-checking".into(),
+            name: "Checking".into(),
+            kind: AccountKind::Checking,
+            currency: "EUR".into(),
+            mask: Some("0042".into()),
+            balance: None,
+            transactions: Vec::new(),
+            holdings: None,
+        }],
+        notices: Vec::new(),
+        pending_match: None,
+        complete: false,
+    };
+    sync_apply::apply_snapshot(&mut conn, connection.id, &snapshot, now)?;
+    let account = only_account(&mut conn, user.id)?;
+    Ok((user.id, account))
+}
+
+/// The user's one account.
+fn only_account(conn: &mut AnyConnection, user: UserId) -> crate::StorageResult<AccountId> {
+    use tributary_domain::access::Viewer;
+    Ok(crate::read::list_accounts(conn, &Viewer::whole_user(user))?
+        .first()
+        .map(|account| account.id)
+        .expect("the seeded account is there"))
 }
 
 #[cfg(test)]

@@ -39,8 +39,9 @@ pub(super) async fn create(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let now = state.clock.now();
+    let cache = state.caches.credentials.clone();
     let (token, expires_at) = with_conn(&state, move |conn| {
-        let access = token.access(conn, now)?;
+        let access = token.access(&cache, conn, now)?;
         Ok(oauth::create_portal_session(
             conn,
             access.app_id,

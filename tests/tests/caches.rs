@@ -1,0 +1,121 @@
+//! The caches of a serving process (docs/architecture.md, "Caches"): a
+//! known credential and an account's version are used without the
+//! database, and a change made in the same process is seen at once.
+//! (Another process's change is seen within a second:
+//! bins/personal-api/tests/other_process.rs.)
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::NaiveDate;
+use reqwest::{Client, StatusCode, header};
+use tributary_domain::clock::Clock;
+use tributary_domain::money::Decimal;
+use tributary_e2e::TestServer;
+use tributary_e2e::harness::personal as on_every_backend;
+use tributary_storage::testing::{insert_transactions, posted_row};
+
+async fn status_of(
+    server: &TestServer,
+    path: &str,
+    key: &str,
+    etag: Option<&str>,
+) -> (StatusCode, Option<String>) {
+    let mut request = Client::new().get(server.url(path)).header("x-api-key", key);
+    if let Some(etag) = etag {
+        request = request.header(header::IF_NONE_MATCH, etag);
+    }
+    let response = request.send().await.unwrap();
+    let tag = response
+        .headers()
+        .get(header::ETAG)
+        .map(|v| v.to_str().unwrap().to_owned());
+    (response.status(), tag)
+}
+
+/// Pool checkouts so far: a request answered from the caches makes none.
+fn checkouts(server: &TestServer) -> u64 {
+    server.database.db().pool_use().served
+}
+
+#[actix_web::test]
+async fn a_revalidation_is_answered_from_the_caches_until_something_changes() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let path = format!(
+            "/api/v1/accounts/{}/transactions?limit=50",
+            world.alice_imported
+        );
+        let key = world.alice_key.clone();
+        let (status, etag) = status_of(&server, &path, &key, None).await;
+        assert_eq!(status, StatusCode::OK);
+        let etag = etag.unwrap();
+        // The first revalidation reads the version and keeps it.
+        let (status, _) = status_of(&server, &path, &key, Some(&etag)).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED);
+        let before = checkouts(&server);
+        for _ in 0..3 {
+            let (status, _) = status_of(&server, &path, &key, Some(&etag)).await;
+            assert_eq!(status, StatusCode::NOT_MODIFIED);
+        }
+        assert_eq!(checkouts(&server), before, "answered without the database");
+
+        // Another key of the same person is not known yet: it is checked.
+        let (status, _) = status_of(&server, &path, &world.alice_scoped_key, Some(&etag)).await;
+        assert_eq!(status, StatusCode::NOT_MODIFIED);
+        assert_eq!(
+            checkouts(&server),
+            before + 1,
+            "a new key is checked in the database"
+        );
+        // Bob's key never sees Alice's account, cached or not.
+        let (status, _) = status_of(&server, &path, &world.bob_key, Some(&etag)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (status, _) = status_of(&server, &path, &world.bob_key, Some(&etag)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // A new transaction, written in this process: the next
+        // revalidation sees it at once.
+        let row = posted_row(
+            "cache-test-1",
+            NaiveDate::from_ymd_opt(2026, 11, 20).unwrap(),
+            Decimal::new(-499, 2),
+            "USD",
+            "Bakery",
+        );
+        insert_transactions(server.database.db(), world.alice_imported, &[row]).unwrap();
+        let (status, changed) = status_of(&server, &path, &key, Some(&etag)).await;
+        assert_eq!(status, StatusCode::OK, "the listing changed");
+        assert_ne!(changed.unwrap(), etag);
+        server
+    })
+    .await;
+}
+
+#[actix_web::test]
+async fn a_key_revoked_in_this_process_is_refused_at_once() {
+    on_every_backend(|server| async move {
+        let world = &server.world;
+        let now = server.clock.now();
+        let issued = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            tributary_auth::api_keys::issue(conn, world.alice_user, "cached", None, now).unwrap()
+        };
+        let key = issued.plain_text.clone();
+        for _ in 0..2 {
+            let (status, _) = status_of(&server, "/api/v1/accounts", &key, None).await;
+            assert_eq!(status, StatusCode::OK);
+        }
+        tributary_storage::api_keys::revoke(
+            &mut server.database.db().conn().unwrap(),
+            issued.record.id,
+            now.naive_utc(),
+        )
+        .unwrap();
+        let (status, _) = status_of(&server, "/api/v1/accounts", &key, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "refused at once");
+
+        server
+    })
+    .await;
+}
