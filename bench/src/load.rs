@@ -122,6 +122,71 @@ pub async fn drive(
     })
 }
 
+/// Sends `rate` requests a second for `duration`, spread over
+/// `connections` keep-alive connections, each request at its own moment on
+/// a fixed schedule whether or not the ones before have been answered (an
+/// open loop, as real clients arrive). A request sent late because the
+/// answer before it came late is counted from the moment it was due, so a
+/// server that falls behind is charged the wait of every request queued
+/// behind it (no coordinated omission).
+pub async fn drive_at_rate(
+    addr: SocketAddr,
+    request: &[u8],
+    expect: u16,
+    connections: usize,
+    rate: u64,
+    duration: Duration,
+) -> std::io::Result<Measured> {
+    let started = tokio::time::Instant::now() + Duration::from_millis(10);
+    let total = rate.saturating_mul(duration.as_secs()).max(1);
+    let interval = Duration::from_nanos(1_000_000_000 / rate.max(1));
+    let mut tasks = tokio::task::JoinSet::new();
+    let connections = u64::try_from(connections.max(1)).unwrap_or(1);
+    for first in 0..connections {
+        let request = request.to_vec();
+        tasks.spawn(async move {
+            let mut stream = TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            let mut buf = Vec::with_capacity(1 << 16);
+            let mut latencies = Vec::new();
+            // This connection sends requests first, first + connections, …
+            let mut n = first;
+            while n < total {
+                let due = started + interval * u32::try_from(n).unwrap_or(u32::MAX);
+                // Late because the server has not answered the one before:
+                // the wait is the server's, counted from when it was due.
+                // Early: wait for the moment, and count from the sending
+                // (the timer wakes up to a millisecond late; that delay is
+                // the client's own).
+                let since = if tokio::time::Instant::now() >= due {
+                    due
+                } else {
+                    tokio::time::sleep_until(due).await;
+                    tokio::time::Instant::now()
+                };
+                stream.write_all(&request).await?;
+                let answer = read_answer(&mut stream, &mut buf, &mut |_| {}).await?;
+                if answer.status != expect {
+                    return Err(std::io::Error::other(format!("answered {}", answer.status)));
+                }
+                latencies.push(u32::try_from(since.elapsed().as_micros()).unwrap_or(u32::MAX));
+                n += connections;
+            }
+            Ok::<_, std::io::Error>(latencies)
+        });
+    }
+    let mut latencies = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        latencies.extend(done.map_err(std::io::Error::other)??);
+    }
+    latencies.sort_unstable();
+    Ok(Measured {
+        requests: u64::try_from(latencies.len()).unwrap_or(u64::MAX),
+        elapsed: started.elapsed(),
+        latencies,
+    })
+}
+
 async fn one_connection(
     addr: SocketAddr,
     request: &[u8],

@@ -149,6 +149,7 @@ async fn run(options: Options) -> anyhow::Result<()> {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut mcp_rows = Vec::new();
+    let mut steady_rows = Vec::new();
     for backend in &options.backends {
         for &rows in &options.rows {
             let database = match backend.as_str() {
@@ -156,7 +157,19 @@ async fn run(options: Options) -> anyhow::Result<()> {
                 _ => TestDatabase::postgres()
                     .context("no PostgreSQL server answers (set TRIBUTARY_TEST_POSTGRES_URL)")?,
             };
-            mcp_rows.extend(measure(&options, backend, rows, database).await?);
+            let tables = measure(&options, backend, rows, database).await?;
+            mcp_rows.extend(tables.mcp);
+            steady_rows.extend(tables.steady);
+        }
+    }
+    if !steady_rows.is_empty() {
+        println!();
+        println!(
+            "| backend | rows | request | most req/s | sent req/s (half) | p50 µs | p99 µs | p99.9 µs |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+        for row in steady_rows {
+            println!("{row}");
         }
     }
     if !mcp_rows.is_empty() {
@@ -282,6 +295,16 @@ struct Probe {
     expect: u16,
 }
 
+/// The rows of the tables a data set adds after the first: MCP beside
+/// REST, and latency at a steady half of the most a request was served.
+struct Tables {
+    mcp: Vec<String>,
+    steady: Vec<String>,
+}
+
+/// The requests whose latency is measured at a steady rate too.
+const STEADY_PROBES: [&str; 2] = ["accounts", "newest 100"];
+
 /// One data set on one backend: every request of the table, against both
 /// servers.
 async fn measure(
@@ -289,7 +312,7 @@ async fn measure(
     backend: &str,
     rows: usize,
     database: TestDatabase,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<Tables> {
     let seeding = Instant::now();
     let db = database.db().clone();
     let Seeded {
@@ -340,6 +363,12 @@ async fn measure(
             "dashboard search",
             format!("/accounts/{account}?q={merchant}"),
         ),
+        // Text on no row: without an index, every row of the account is
+        // read to find that out.
+        page(
+            "dashboard search, no match",
+            format!("/accounts/{account}?q=bookshop"),
+        ),
     ];
     // Under load, a whole list only while it is one a client reads at once;
     // a bigger one is measured once below (first byte, memory).
@@ -379,6 +408,7 @@ async fn measure(
     });
     let (bare_server, bare) = bare::start(Arc::new(answers))?;
 
+    let mut steady_rows = Vec::new();
     for probe in &probes {
         let headers: Vec<(&str, &str)> = probe
             .headers
@@ -396,6 +426,29 @@ async fn measure(
         }
         let ours = median(ours);
         let theirs = median(theirs);
+        if STEADY_PROBES.contains(&probe.name) {
+            // Half the most it served, sent on a fixed schedule.
+            let rate = (ours.per_second() / 2).max(1);
+            let duration = Duration::from_secs(options.seconds);
+            let steady = load::drive_at_rate(
+                tributary,
+                &request,
+                probe.expect,
+                options.connections,
+                rate,
+                duration,
+            )
+            .await?;
+            steady_rows.push(format!(
+                "| {backend} | {rows} | {} | {} | {} | {} | {} | {} |",
+                probe.name,
+                ours.per_second(),
+                steady.per_second(),
+                steady.percentile(500),
+                steady.percentile(990),
+                steady.percentile(999),
+            ));
+        }
         let ratio_permille = ours.per_second() * 1000 / theirs.per_second().max(1);
         println!(
             "| {backend} | {rows} | {} | {} | {} | {}.{:03} | {} | {} | {} |",
@@ -435,14 +488,24 @@ async fn measure(
         searched.whole.as_millis()
     );
     bare_server.stop(true).await;
-    mcp::compare(
-        tributary,
-        &key,
-        account,
-        (backend, rows),
-        (options.rounds, options.seconds, options.connections),
-    )
-    .await
+    // Like the whole list, the MCP tools (one of which sums every row) are
+    // compared while a client would read such an account at once.
+    let mcp = if rows <= 10_000 {
+        mcp::compare(
+            tributary,
+            &key,
+            account,
+            (backend, rows),
+            (options.rounds, options.seconds, options.connections),
+        )
+        .await?
+    } else {
+        Vec::new()
+    };
+    Ok(Tables {
+        mcp,
+        steady: steady_rows,
+    })
 }
 
 /// A GET that must answer 200.

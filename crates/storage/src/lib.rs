@@ -59,6 +59,8 @@ mod retention_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]
+mod search_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod webhook_tests;

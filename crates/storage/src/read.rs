@@ -279,9 +279,8 @@ extern "SQL" {
 
 /// One page of the transactions of an account whose description or
 /// merchant contains `text`, in any case, newest first like
-/// [`list_transactions`]. The rows are matched as the account's listing
-/// index yields them, newest first, so a page stops reading at its last
-/// match; no total is counted.
+/// [`list_transactions`]; no total is counted. How the rows are found:
+/// [`search`].
 pub fn search_transactions(
     conn: &mut AnyConnection,
     account_id: AccountId,
@@ -290,8 +289,21 @@ pub fn search_transactions(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let query = filtered_transactions(account_id, filter).filter(containing(text));
-    Ok(newest_first(query, Some(limit), after).load(conn)?)
+    search(
+        conn,
+        &|| filtered_transactions(account_id, filter),
+        &|| {
+            within(
+                transactions::table
+                    .filter((transactions::account_id + 0_i64).eq(account_id.get()))
+                    .into_boxed(),
+                filter,
+            )
+        },
+        text,
+        limit,
+        after,
+    )
 }
 
 /// Rows whose description or merchant contains `text`, in any case.
@@ -313,6 +325,79 @@ fn containing(
     )
 }
 
+/// A search reads the listing first, matching rows as the account's
+/// listing index yields them newest first, for at most this many rows: a
+/// text that is frequent fills its page among them. When it has not, the
+/// text index finds the rows (a rare text, or none at all, is then found
+/// in a few index pages instead of by reading the whole account).
+const LISTING_FIRST: i64 = 500;
+
+/// The text index keys on every three characters: a shorter text has
+/// nothing to look up, and is matched against the listing alone.
+const INDEXED_CHARS: usize = 3;
+
+type Rows<'a> = transactions::BoxedQuery<'a, crate::db::MultiBackend>;
+
+/// A page of the rows of `listed` (the rows searched, listed through the
+/// listing index) that contain `text`, newest first from after `after`.
+/// `unlisted` is the same rows without the listing index (its account
+/// condition written so that no index serves it), which the text index
+/// then drives: the SQLite FTS5 table `transactions_text`, or
+/// PostgreSQL's trigram indexes (migration `text_search`). Whichever way
+/// the rows are found, the condition that decides a match is the same
+/// `LIKE`, so the index changes how fast, never what.
+fn search<'a>(
+    conn: &mut AnyConnection,
+    listed: &dyn Fn() -> Rows<'a>,
+    unlisted: &dyn Fn() -> Rows<'a>,
+    text: &str,
+    limit: i64,
+    after: Option<TransactionPosition>,
+) -> StorageResult<Vec<TransactionRecord>> {
+    let matching = |rows: Rows<'a>| newest_first(rows.filter(containing(text)), Some(limit), after);
+    if text.chars().count() < INDEXED_CHARS {
+        return Ok(matching(listed()).load(conn)?);
+    }
+    // Where the first LISTING_FIRST rows of the listing end.
+    let window_end: Option<(NaiveDate, i64)> = after_position(listed(), after)
+        .select((transactions::booked_on, transactions::id))
+        .order((transactions::booked_on.desc(), transactions::id.desc()))
+        .offset(LISTING_FIRST - 1)
+        .first(conn)
+        .optional()?;
+    let Some((end_date, end_id)) = window_end else {
+        // Fewer rows than that are left: reading them all is the search.
+        return Ok(matching(listed()).load(conn)?);
+    };
+    let in_window = listed()
+        .filter(transactions::booked_on.ge(end_date))
+        .filter(
+            transactions::booked_on
+                .gt(end_date)
+                .or(transactions::id.ge(end_id)),
+        );
+    let found = matching(in_window).load(conn)?;
+    if found.len() as i64 >= limit {
+        return Ok(found);
+    }
+    let indexed = match conn {
+        AnyConnection::Sqlite(_) => unlisted().filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
+            "transactions.id IN (SELECT rowid FROM transactions_text WHERE transactions_text MATCH ",
+        )
+        .bind::<diesel::sql_types::Text, _>(fts_phrase(text))
+        .sql(")")),
+        // The trigram indexes serve the `LIKE` itself.
+        AnyConnection::Postgresql(_) => unlisted(),
+    };
+    Ok(matching(indexed).load(conn)?)
+}
+
+/// `text` as one FTS5 phrase: every character taken as typed (a double
+/// quote doubled), matched as a run of trigrams anywhere in a column.
+fn fts_phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
 /// One page of the transactions of `accounts` (several at once), newest
 /// first across them (date, then id), with `text` (when given) in the
 /// description or merchant in any case. The order is the one
@@ -326,16 +411,33 @@ pub fn transactions_of_accounts(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let mut query = within(
-        transactions::table
-            .filter(transactions::account_id.eq_any(accounts.iter().map(|a| a.get())))
-            .into_boxed(),
-        filter,
-    );
-    if let Some(text) = text {
-        query = query.filter(containing(text));
+    let ids: Vec<i64> = accounts.iter().map(|a| a.get()).collect();
+    let listed = || {
+        within(
+            transactions::table
+                .filter(transactions::account_id.eq_any(ids.clone()))
+                .into_boxed(),
+            filter,
+        )
+    };
+    match text {
+        Some(text) => search(
+            conn,
+            &listed,
+            &|| {
+                within(
+                    transactions::table
+                        .filter((transactions::account_id + 0_i64).eq_any(ids.clone()))
+                        .into_boxed(),
+                    filter,
+                )
+            },
+            text,
+            limit,
+            after,
+        ),
+        None => Ok(newest_first(listed(), Some(limit), after).load(conn)?),
     }
-    Ok(newest_first(query, Some(limit), after).load(conn)?)
 }
 
 /// `query` in the newest-first order, from after `after`, at most `limit`.
@@ -347,24 +449,32 @@ fn newest_first<'a>(
     transactions::BoxedQuery<'a, crate::db::MultiBackend>,
     diesel::dsl::AsSelect<TransactionRecord, crate::db::MultiBackend>,
 > {
-    let mut query = query
+    let mut query = after_position(query, after)
         .select(TransactionRecord::as_select())
         .order((transactions::booked_on.desc(), transactions::id.desc()));
-    if let Some(after) = after {
-        // `booked_on <= date` on its own is what lets both planners start
-        // the index scan at the position: with only the OR below, SQLite
-        // read the account's rows from the newest on every page, and a
-        // streamed million-row list took minutes.
-        query = query.filter(transactions::booked_on.le(after.date)).filter(
-            transactions::booked_on
-                .lt(after.date)
-                .or(transactions::id.lt(after.id.get())),
-        );
-    }
     if let Some(limit) = limit {
         query = query.limit(limit);
     }
     query
+}
+
+/// `query`'s rows that come after `after` in the newest-first order.
+fn after_position<'a>(
+    query: transactions::BoxedQuery<'a, crate::db::MultiBackend>,
+    after: Option<TransactionPosition>,
+) -> transactions::BoxedQuery<'a, crate::db::MultiBackend> {
+    let Some(after) = after else {
+        return query;
+    };
+    // `booked_on <= date` on its own is what lets both planners start the
+    // index scan at the position: with only the OR below, SQLite read the
+    // account's rows from the newest on every page, and a streamed
+    // million-row list took minutes.
+    query.filter(transactions::booked_on.le(after.date)).filter(
+        transactions::booked_on
+            .lt(after.date)
+            .or(transactions::id.lt(after.id.get())),
+    )
 }
 
 /// How many transactions match the filter, counted row by row.

@@ -786,7 +786,9 @@ fn on_sqlite_a_unit_of_work_holds_the_write_lock_from_its_first_read() {
 }
 
 /// The two migration trees describe the same tables, columns, nullability
-/// and indexes by name: a migration added to one tree only fails here.
+/// and indexes by name: a migration added to one tree only fails here. The
+/// text index is each backend's own by design (migration `text_search`:
+/// an FTS5 table on SQLite, trigram indexes on PostgreSQL) and is left out.
 #[test]
 fn both_migration_trees_build_the_same_schema() {
     use crate::Backend;
@@ -807,6 +809,7 @@ fn both_migration_trees_build_the_same_schema() {
                 "SELECT m.name || '.' || c.name || CASE WHEN c.\"notnull\" = 1 OR c.pk > 0 THEN ' not null' ELSE '' END AS line \
                  FROM sqlite_master m JOIN pragma_table_info(m.name) c \
                  WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '__diesel_schema_migrations' \
+                 AND m.name NOT LIKE 'transactions_text%' \
                  UNION SELECT 'index ' || name AS line FROM sqlite_master \
                  WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'"
             }
@@ -815,7 +818,8 @@ fn both_migration_trees_build_the_same_schema() {
                  FROM information_schema.columns \
                  WHERE table_schema = 'public' AND table_name <> '__diesel_schema_migrations' \
                  UNION SELECT 'index ' || indexname AS line FROM pg_indexes \
-                 WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key'"
+                 WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' \
+                 AND indexname NOT IN ('transactions_description_text', 'transactions_merchant_text')"
             }
         };
         let mut lines: Vec<String> = match &mut *conn {

@@ -1,0 +1,4 @@
+DROP TRIGGER transactions_text_changed;
+DROP TRIGGER transactions_text_removed;
+DROP TRIGGER transactions_text_added;
+DROP TABLE transactions_text;
