@@ -50,17 +50,27 @@ async fn a_revalidation_is_answered_from_the_caches_until_something_changes() {
         let (status, etag) = status_of(&server, &path, &key, None).await;
         assert_eq!(status, StatusCode::OK);
         let etag = etag.unwrap();
-        // The first revalidation reads the version and keeps it.
+        // The first revalidation reads the version and keeps it; the next
+        // ones are answered without the database. One of them may fill the
+        // caches again: the first request recorded the key's use, a write,
+        // and on SQLite the watcher takes any commit for a change (the
+        // file's change counter cannot tell whose) when it next looks,
+        // within 100 ms.
         let (status, _) = status_of(&server, &path, &key, Some(&etag)).await;
         assert_eq!(status, StatusCode::NOT_MODIFIED);
         let before = checkouts(&server);
-        for _ in 0..3 {
+        for _ in 0..10 {
             let (status, _) = status_of(&server, &path, &key, Some(&etag)).await;
             assert_eq!(status, StatusCode::NOT_MODIFIED);
         }
-        assert_eq!(checkouts(&server), before, "answered without the database");
+        assert!(
+            checkouts(&server) <= before + 1,
+            "ten revalidations took {} checkouts",
+            checkouts(&server) - before
+        );
 
         // Another key of the same person is not known yet: it is checked.
+        let before = checkouts(&server);
         let (status, _) = status_of(&server, &path, &world.alice_scoped_key, Some(&etag)).await;
         assert_eq!(status, StatusCode::NOT_MODIFIED);
         assert_eq!(

@@ -279,8 +279,17 @@ extern "SQL" {
 
 /// One page of the transactions of an account whose description or
 /// merchant contains `text`, in any case, newest first like
-/// [`list_transactions`]; no total is counted. How the rows are found:
-/// [`search`].
+/// [`list_transactions`]; no total is counted.
+///
+/// The listing is read first: the newest [`LISTING_FIRST`] rows from the
+/// position, through the listing index, matched as they come, so a text
+/// that is frequent fills its page among them. When it has not, the text
+/// index finds the rows: the SQLite FTS5 table `transactions_text`, or
+/// PostgreSQL's trigram indexes (migration `text_search`), with the
+/// account written `account_id + 0` so that no index on the account serves
+/// it and the planner starts from the text index. Whichever way the rows
+/// are found, the condition that decides a match is the same `LIKE`, so
+/// the index changes how fast, never what.
 pub fn search_transactions(
     conn: &mut AnyConnection,
     account_id: AccountId,
@@ -289,21 +298,52 @@ pub fn search_transactions(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    search(
-        conn,
-        &|| filtered_transactions(account_id, filter),
-        &|| {
-            within(
-                transactions::table
-                    .filter((transactions::account_id + 0_i64).eq(account_id.get()))
-                    .into_boxed(),
-                filter,
+    let matching =
+        |rows: Rows<'static>| newest_first(rows.filter(containing(text)), Some(limit), after);
+    if text.chars().count() < INDEXED_CHARS {
+        return Ok(matching(filtered_transactions(account_id, filter)).load(conn)?);
+    }
+    // Where the first LISTING_FIRST rows of the listing end.
+    let window_end: Option<(NaiveDate, i64)> =
+        after_position(filtered_transactions(account_id, filter), after)
+            .select((transactions::booked_on, transactions::id))
+            .order((transactions::booked_on.desc(), transactions::id.desc()))
+            .offset(LISTING_FIRST - 1)
+            .first(conn)
+            .optional()?;
+    let Some((end_date, end_id)) = window_end else {
+        // Fewer rows than that are left: reading them all is the search.
+        return Ok(matching(filtered_transactions(account_id, filter)).load(conn)?);
+    };
+    let in_window = filtered_transactions(account_id, filter)
+        .filter(transactions::booked_on.ge(end_date))
+        .filter(
+            transactions::booked_on
+                .gt(end_date)
+                .or(transactions::id.ge(end_id)),
+        );
+    let found = matching(in_window).load(conn)?;
+    if found.len() as i64 >= limit {
+        return Ok(found);
+    }
+    let unlisted = within(
+        transactions::table
+            .filter((transactions::account_id + 0_i64).eq(account_id.get()))
+            .into_boxed(),
+        filter,
+    );
+    let indexed = match conn {
+        AnyConnection::Sqlite(_) => unlisted.filter(
+            diesel::dsl::sql::<diesel::sql_types::Bool>(
+                "transactions.id IN (SELECT rowid FROM transactions_text WHERE transactions_text MATCH ",
             )
-        },
-        text,
-        limit,
-        after,
-    )
+            .bind::<diesel::sql_types::Text, _>(fts_phrase(text))
+            .sql(")"),
+        ),
+        // The trigram indexes serve the `LIKE` itself.
+        AnyConnection::Postgresql(_) => unlisted,
+    };
+    Ok(matching(indexed).load(conn)?)
 }
 
 /// Rows whose description or merchant contains `text`, in any case.
@@ -325,11 +365,8 @@ fn containing(
     )
 }
 
-/// A search reads the listing first, matching rows as the account's
-/// listing index yields them newest first, for at most this many rows: a
-/// text that is frequent fills its page among them. When it has not, the
-/// text index finds the rows (a rare text, or none at all, is then found
-/// in a few index pages instead of by reading the whole account).
+/// A search reads at most this many of the newest rows of the listing
+/// before it turns to the text index ([`search_transactions`]).
 const LISTING_FIRST: i64 = 500;
 
 /// The text index keys on every three characters: a shorter text has
@@ -337,60 +374,6 @@ const LISTING_FIRST: i64 = 500;
 const INDEXED_CHARS: usize = 3;
 
 type Rows<'a> = transactions::BoxedQuery<'a, crate::db::MultiBackend>;
-
-/// A page of the rows of `listed` (the rows searched, listed through the
-/// listing index) that contain `text`, newest first from after `after`.
-/// `unlisted` is the same rows without the listing index (its account
-/// condition written so that no index serves it), which the text index
-/// then drives: the SQLite FTS5 table `transactions_text`, or
-/// PostgreSQL's trigram indexes (migration `text_search`). Whichever way
-/// the rows are found, the condition that decides a match is the same
-/// `LIKE`, so the index changes how fast, never what.
-fn search<'a>(
-    conn: &mut AnyConnection,
-    listed: &dyn Fn() -> Rows<'a>,
-    unlisted: &dyn Fn() -> Rows<'a>,
-    text: &str,
-    limit: i64,
-    after: Option<TransactionPosition>,
-) -> StorageResult<Vec<TransactionRecord>> {
-    let matching = |rows: Rows<'a>| newest_first(rows.filter(containing(text)), Some(limit), after);
-    if text.chars().count() < INDEXED_CHARS {
-        return Ok(matching(listed()).load(conn)?);
-    }
-    // Where the first LISTING_FIRST rows of the listing end.
-    let window_end: Option<(NaiveDate, i64)> = after_position(listed(), after)
-        .select((transactions::booked_on, transactions::id))
-        .order((transactions::booked_on.desc(), transactions::id.desc()))
-        .offset(LISTING_FIRST - 1)
-        .first(conn)
-        .optional()?;
-    let Some((end_date, end_id)) = window_end else {
-        // Fewer rows than that are left: reading them all is the search.
-        return Ok(matching(listed()).load(conn)?);
-    };
-    let in_window = listed()
-        .filter(transactions::booked_on.ge(end_date))
-        .filter(
-            transactions::booked_on
-                .gt(end_date)
-                .or(transactions::id.ge(end_id)),
-        );
-    let found = matching(in_window).load(conn)?;
-    if found.len() as i64 >= limit {
-        return Ok(found);
-    }
-    let indexed = match conn {
-        AnyConnection::Sqlite(_) => unlisted().filter(diesel::dsl::sql::<diesel::sql_types::Bool>(
-            "transactions.id IN (SELECT rowid FROM transactions_text WHERE transactions_text MATCH ",
-        )
-        .bind::<diesel::sql_types::Text, _>(fts_phrase(text))
-        .sql(")")),
-        // The trigram indexes serve the `LIKE` itself.
-        AnyConnection::Postgresql(_) => unlisted(),
-    };
-    Ok(matching(indexed).load(conn)?)
-}
 
 /// `text` as one FTS5 phrase: every character taken as typed (a double
 /// quote doubled), matched as a run of trigrams anywhere in a column.
@@ -403,6 +386,13 @@ fn fts_phrase(text: &str) -> String {
 /// description or merchant in any case. The order is the one
 /// [`list_transactions`] pages by, so a position from either continues
 /// here. An empty `accounts` matches nothing.
+///
+/// Each account's page is read on its own, through its listing index
+/// (or [`search_transactions`]), and the pages are merged: the first
+/// `limit` rows of the merge are the first `limit` of all. Asking for
+/// every account at once (`account_id IN (…)`) would read and sort every
+/// row of them for each page, since no index gives that order across
+/// accounts: at 10,000 rows, 25 ms a page on PostgreSQL instead of 3.
 pub fn transactions_of_accounts(
     conn: &mut AnyConnection,
     accounts: &[AccountId],
@@ -411,33 +401,16 @@ pub fn transactions_of_accounts(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let ids: Vec<i64> = accounts.iter().map(|a| a.get()).collect();
-    let listed = || {
-        within(
-            transactions::table
-                .filter(transactions::account_id.eq_any(ids.clone()))
-                .into_boxed(),
-            filter,
-        )
-    };
-    match text {
-        Some(text) => search(
-            conn,
-            &listed,
-            &|| {
-                within(
-                    transactions::table
-                        .filter((transactions::account_id + 0_i64).eq_any(ids.clone()))
-                        .into_boxed(),
-                    filter,
-                )
-            },
-            text,
-            limit,
-            after,
-        ),
-        None => Ok(newest_first(listed(), Some(limit), after).load(conn)?),
+    let mut rows = Vec::new();
+    for &account in accounts {
+        rows.extend(match text {
+            Some(text) => search_transactions(conn, account, filter, text, limit, after)?,
+            None => list_transactions(conn, account, filter, Some(limit), after)?,
+        });
     }
+    rows.sort_unstable_by_key(|t| std::cmp::Reverse((t.date, t.id)));
+    rows.truncate(usize::try_from(limit).unwrap_or(0));
+    Ok(rows)
 }
 
 /// `query` in the newest-first order, from after `after`, at most `limit`.

@@ -157,3 +157,64 @@ fn an_indexed_search_finds_what_reading_every_row_finds() {
         }
     }
 }
+
+#[test]
+fn pages_across_accounts_merge_each_accounts_newest_first() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let db = database.db();
+        let now = chrono::Utc::now().naive_utc();
+        let (_, first) = empty_account(db, "one@example.com", now).unwrap();
+        let (_, second) = empty_account(db, "two@example.com", now).unwrap();
+        // Interleaved days, and days both accounts share.
+        insert_transactions(db, first, &(0..900).map(row).collect::<Vec<_>>()).unwrap();
+        insert_transactions(
+            db,
+            second,
+            &(300..1_200).step_by(2).map(row).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let conn = &mut *db.conn().unwrap();
+        let everything = TransactionFilter::default();
+        let mut all: Vec<TransactionRecord> = [first, second]
+            .iter()
+            .flat_map(|&a| read::list_transactions(conn, a, &everything, None, None).unwrap())
+            .collect();
+        all.sort_by_key(|t| std::cmp::Reverse((t.date, t.id)));
+        for text in [None, Some("coffee"), Some("rare bookshop")] {
+            let expected: Vec<i64> = all
+                .iter()
+                .filter(|t| {
+                    text.is_none_or(|text| {
+                        !by_reading(std::slice::from_ref(t), &everything, text).is_empty()
+                    })
+                })
+                .map(|t| t.id.get())
+                .collect();
+            let mut found = Vec::new();
+            let mut after = None;
+            loop {
+                let page = read::transactions_of_accounts(
+                    conn,
+                    &[first, second],
+                    &everything,
+                    text,
+                    7,
+                    after,
+                )
+                .unwrap();
+                found.extend(page.iter().map(|t| t.id.get()));
+                match page.last() {
+                    Some(last) if page.len() == 7 => {
+                        after = Some(TransactionPosition {
+                            date: last.date,
+                            id: last.id,
+                        });
+                    }
+                    _ => break,
+                }
+            }
+            assert_eq!(found, expected, "{text:?}");
+        }
+    }
+}
