@@ -1579,6 +1579,34 @@ async fn the_api_references_read_well_in_headless_chromium() {
     platform.stop().await;
 }
 
+/// A server's first start with nothing configured but a fresh SQLite file
+/// in `dir`, built the way the binary builds it (off the async runtime:
+/// the default connectors hold blocking HTTP clients) and served on a
+/// free port: what it printed, and its handle.
+fn first_start(
+    dir: &Path,
+    interface: tributary_http::server::Interface,
+    parts: tributary_http::server::Parts,
+) -> (String, actix_web::dev::ServerHandle) {
+    let database_url = format!("sqlite://{}/tributary.db", dir.display());
+    let application = std::thread::spawn(move || {
+        let config = tributary_app::Config::from_lookup(|name| match name {
+            "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
+            "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
+            _ => None,
+        })
+        .unwrap();
+        tributary_http::server::Application::build(interface, config, parts)
+            .and_then(tributary_http::server::Application::bind)
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    let handle = application.server.handle();
+    actix_web::rt::spawn(application.server);
+    (application.greeting.join("\n"), handle)
+}
+
 #[actix_web::test]
 async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     let Some(driver) = start_driver() else { return };
@@ -1587,32 +1615,15 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
     // the default connectors hold blocking HTTP clients), with the mail
     // outbox the test reads the sign-in code from.
     let dir = tempfile::tempdir().unwrap();
-    let database_url = format!("sqlite://{}/tributary.db", dir.path().display());
     let outbox = tributary_notify::mail::DevOutbox::default();
-    let mailer = outbox.clone();
-    let application = std::thread::spawn(move || {
-        let config = tributary_app::Config::from_lookup(|name| match name {
-            "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
-            "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
-            _ => None,
-        })
-        .unwrap();
-        tributary_http::server::Application::build(
-            tributary_http::server::Interface::Platform,
-            config,
-            tributary_http::server::Parts {
-                mailer: Some(Arc::new(mailer)),
-                ..Default::default()
-            },
-        )
-        .and_then(tributary_http::server::Application::bind)
-        .unwrap()
-    })
-    .join()
-    .unwrap();
-    let greeting = application.greeting.join("\n");
-    let handle = application.server.handle();
-    actix_web::rt::spawn(application.server);
+    let (greeting, handle) = first_start(
+        dir.path(),
+        tributary_http::server::Interface::Platform,
+        tributary_http::server::Parts {
+            mailer: Some(Arc::new(outbox.clone())),
+            ..Default::default()
+        },
+    );
     assert!(greeting.contains("client_id:     app_"), "{greeting}");
     assert!(greeting.contains("client_secret: tcs_"), "{greeting}");
     let link = greeting
@@ -1698,27 +1709,11 @@ async fn a_first_start_of_platform_api_walks_a_newcomer_to_the_demo_callback() {
 async fn a_first_start_of_personal_api_opens_a_year_of_demo_history() {
     let Some(driver) = start_driver() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let database_url = format!("sqlite://{}/tributary.db", dir.path().display());
-    let application = std::thread::spawn(move || {
-        let config = tributary_app::Config::from_lookup(|name| match name {
-            "TRIBUTARY_DATABASE_URL" => Some(database_url.clone()),
-            "TRIBUTARY_BIND" => Some("127.0.0.1:0".into()),
-            _ => None,
-        })
-        .unwrap();
-        tributary_http::server::Application::build(
-            tributary_http::server::Interface::Personal,
-            config,
-            tributary_http::server::Parts::default(),
-        )
-        .and_then(tributary_http::server::Application::bind)
-        .unwrap()
-    })
-    .join()
-    .unwrap();
-    let greeting = application.greeting.join("\n");
-    let handle = application.server.handle();
-    actix_web::rt::spawn(application.server);
+    let (greeting, handle) = first_start(
+        dir.path(),
+        tributary_http::server::Interface::Personal,
+        tributary_http::server::Parts::default(),
+    );
     let link = greeting
         .lines()
         .find_map(|line| line.strip_prefix("Dashboard (this sign-in link works once"))

@@ -59,7 +59,7 @@ impl CredentialCache {
     /// The viewer of an API key known to hold, without the database; `None`
     /// when it must be checked there ([`Self::api_key`]).
     pub fn cached_api_key(&self, presented: &str, now: DateTime<Utc>) -> Option<Viewer> {
-        match self.cached(presented, now.naive_utc())? {
+        match self.cached(&secret::hash(presented), now.naive_utc())? {
             Principal::ApiKey(viewer) => Some(viewer),
             Principal::Access(_) => None,
         }
@@ -72,13 +72,14 @@ impl CredentialCache {
         presented: &str,
         now: DateTime<Utc>,
     ) -> Result<Viewer, ApiKeyError> {
-        if let Some(viewer) = self.cached_api_key(presented, now) {
+        let key = secret::hash(presented);
+        if let Some(Principal::ApiKey(viewer)) = self.cached(&key, now.naive_utc()) {
             return Ok(viewer);
         }
         let epoch = self.freshness.credentials();
         let (_, viewer) = api_keys::authenticate(conn, presented, now)?;
         self.keep(
-            presented,
+            key,
             Entry {
                 principal: Principal::ApiKey(viewer.clone()),
                 epoch,
@@ -91,7 +92,7 @@ impl CredentialCache {
     /// The record of a Platform access token known to hold, without the
     /// database.
     pub fn cached_access(&self, presented: &str, now: NaiveDateTime) -> Option<TokenRecord> {
-        match self.cached(presented, now)? {
+        match self.cached(&secret::hash(presented), now)? {
             Principal::Access(record) => Some(*record),
             Principal::ApiKey(_) => None,
         }
@@ -105,13 +106,14 @@ impl CredentialCache {
         presented: &str,
         now: NaiveDateTime,
     ) -> Result<TokenRecord, AccessError> {
-        if let Some(record) = self.cached_access(presented, now) {
-            return Ok(record);
+        let key = secret::hash(presented);
+        if let Some(Principal::Access(record)) = self.cached(&key, now) {
+            return Ok(*record);
         }
         let epoch = self.freshness.credentials();
         let record = oauth::authenticate_access(conn, presented, Resource::PlatformApi, now)?;
         self.keep(
-            presented,
+            key,
             Entry {
                 principal: Principal::Access(Box::new(record.clone())),
                 epoch,
@@ -121,23 +123,23 @@ impl CredentialCache {
         Ok(record)
     }
 
-    fn cached(&self, presented: &str, now: NaiveDateTime) -> Option<Principal> {
+    /// The entry under `key` (a credential's hash), while it is current.
+    fn cached(&self, key: &str, now: NaiveDateTime) -> Option<Principal> {
         let current = self.freshness.credentials();
-        let key = secret::hash(presented);
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let entry = entries.get(&key)?;
+        let entry = entries.get(key)?;
         if entry.epoch == current && now < entry.until {
             return Some(entry.principal.clone());
         }
-        entries.remove(&key);
+        entries.remove(key);
         None
     }
 
-    fn keep(&self, presented: &str, entry: Entry) {
+    fn keep(&self, key: String, entry: Entry) {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if entries.len() >= CAPACITY {
             entries.clear();
         }
-        entries.insert(secret::hash(presented), entry);
+        entries.insert(key, entry);
     }
 }

@@ -42,29 +42,42 @@ fn row(i: usize) -> SnapshotTransaction {
 
 const ROWS: usize = 1_500;
 
-/// Every page of a search, `limit` rows at a time.
+/// Every row of every page `page` gives, asked for `limit` at a time from
+/// the position the last page ended at.
 fn all_pages(
+    limit: i64,
+    mut page: impl FnMut(Option<TransactionPosition>) -> Vec<TransactionRecord>,
+) -> Vec<TransactionRecord> {
+    let mut found = Vec::new();
+    let mut after = None;
+    loop {
+        let rows = page(after);
+        let full = rows.len() as i64 == limit;
+        after = rows.last().map(|last| TransactionPosition {
+            date: last.date,
+            id: last.id,
+        });
+        found.extend(rows);
+        if !full {
+            return found;
+        }
+    }
+}
+
+/// Every page of a search of one account, by provider id.
+fn searched(
     conn: &mut AnyConnection,
     account: AccountId,
     filter: &TransactionFilter,
     text: &str,
     limit: i64,
 ) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut after = None;
-    loop {
-        let page = read::search_transactions(conn, account, filter, text, limit, after).unwrap();
-        found.extend(page.iter().map(|t| t.provider_transaction_id.clone()));
-        match page.last() {
-            Some(last) if page.len() as i64 == limit => {
-                after = Some(TransactionPosition {
-                    date: last.date,
-                    id: last.id,
-                });
-            }
-            _ => return found,
-        }
-    }
+    all_pages(limit, |after| {
+        read::search_transactions(conn, account, filter, text, limit, after).unwrap()
+    })
+    .into_iter()
+    .map(|t| t.provider_transaction_id)
+    .collect()
 }
 
 /// What reading every row finds: the text in the description or
@@ -117,7 +130,7 @@ fn an_indexed_search_finds_what_reading_every_row_finds() {
                 let expected = by_reading(&stored, filter, text);
                 for limit in [7, 50] {
                     assert_eq!(
-                        all_pages(conn, account, filter, text, limit),
+                        searched(conn, account, filter, text, limit),
                         expected,
                         "{text:?}, pages of {limit}, from {:?}",
                         filter.from
@@ -140,11 +153,11 @@ fn an_indexed_search_finds_what_reading_every_row_finds() {
         .execute(conn)
         .unwrap();
         assert_eq!(
-            all_pages(conn, account, &everything, "rare bookshop", 10),
+            searched(conn, account, &everything, "rare bookshop", 10),
             ["row-1207", "row-7"]
         );
         assert_eq!(
-            all_pages(conn, account, &everything, "second-hand", 10),
+            searched(conn, account, &everything, "second-hand", 10),
             ["row-407"]
         );
         if database.backend() == Backend::Sqlite {
@@ -191,29 +204,13 @@ fn pages_across_accounts_merge_each_accounts_newest_first() {
                 })
                 .map(|t| t.id.get())
                 .collect();
-            let mut found = Vec::new();
-            let mut after = None;
-            loop {
-                let page = read::transactions_of_accounts(
-                    conn,
-                    &[first, second],
-                    &everything,
-                    text,
-                    7,
-                    after,
-                )
-                .unwrap();
-                found.extend(page.iter().map(|t| t.id.get()));
-                match page.last() {
-                    Some(last) if page.len() == 7 => {
-                        after = Some(TransactionPosition {
-                            date: last.date,
-                            id: last.id,
-                        });
-                    }
-                    _ => break,
-                }
-            }
+            let found: Vec<i64> = all_pages(7, |after| {
+                read::transactions_of_accounts(conn, &[first, second], &everything, text, 7, after)
+                    .unwrap()
+            })
+            .iter()
+            .map(|t| t.id.get())
+            .collect();
             assert_eq!(found, expected, "{text:?}");
         }
     }
