@@ -115,7 +115,9 @@ fn two_workers_run_every_job_exactly_once() {
             assert_eq!(jobs.len(), 1);
             assert_eq!(
                 (jobs[0].status.as_str(), jobs[0].attempts),
-                ("succeeded", 1)
+                ("succeeded", 1),
+                "job error: {:?}",
+                jobs[0].error
             );
             let record = connections::get_connection(conn, *id).unwrap();
             assert_eq!(record.status, ConnectionStatus::Active);

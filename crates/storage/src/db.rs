@@ -7,6 +7,7 @@
 use crate::StorageResult;
 use crate::error::StorageError;
 use crate::freshness::Freshness;
+use crate::write_turns::WriteTurns;
 use diesel::Connection;
 use diesel::connection::SimpleConnection;
 use diesel::pg::PgConnection;
@@ -176,6 +177,8 @@ pub struct Manager {
     url: DatabaseUrl,
     health: Arc<Health>,
     freshness: Arc<Freshness>,
+    /// SQLite only: the queue this process's writers wait in.
+    write_turns: Option<Arc<WriteTurns>>,
 }
 
 impl ManageConnection for Manager {
@@ -189,8 +192,9 @@ impl ManageConnection for Manager {
             .store(connected.is_err(), Ordering::Relaxed);
         connected
             .map(|mut conn| {
-                // Every write through the pool moves the caches' epochs.
-                conn.set_instrumentation(self.freshness.write_watch());
+                // Every write through the pool moves the caches' epochs,
+                // and on SQLite waits for its turn.
+                conn.set_instrumentation(self.freshness.write_watch(self.write_turns.clone()));
                 conn
             })
             .map_err(|err| {
@@ -361,6 +365,8 @@ impl Database {
                 url: url.clone(),
                 health: health.clone(),
                 freshness: freshness.clone(),
+                write_turns: (url.backend() == Backend::Sqlite)
+                    .then(|| WriteTurns::new(options.sqlite_busy_timeout)),
             })
             .map_err(|err| StorageError::Unavailable(err.to_string()))?;
         Ok(Self {

@@ -23,6 +23,7 @@
 //! from a state a later commit replaced is already stale when stored.
 
 use crate::db::DatabaseUrl;
+use crate::write_turns::{TurnTaker, WriteTurns};
 use diesel::connection::{Instrumentation, InstrumentationEvent, SimpleConnection};
 use diesel::pg::PgConnection;
 use diesel::sqlite::SqliteConnection;
@@ -153,14 +154,17 @@ impl Freshness {
         }
     }
 
-    /// The instrumentation a pooled connection reports its writes to.
-    pub(crate) fn write_watch(self: &Arc<Self>) -> WriteWatch {
+    /// The instrumentation a pooled connection reports its writes to;
+    /// with `turns` (SQLite), its writes also wait for their turn.
+    pub(crate) fn write_watch(self: &Arc<Self>, turns: Option<Arc<WriteTurns>>) -> WriteWatch {
         WriteWatch {
             freshness: self.clone(),
+            turns: turns.map(TurnTaker::new),
             depth: 0,
             beginning: false,
             read_only: false,
             committing: false,
+            statement: None,
         }
     }
 }
@@ -284,8 +288,14 @@ fn watch_postgres(watched: &Weak<Freshness>, url: &str) {
 /// row batch of an import): one begun read-only (the read snapshots)
 /// changes nothing, any other counts as a change of everything when its
 /// outermost `COMMIT` has finished; a rolled-back one changes nothing.
+///
+/// On SQLite the same classification orders this process's writers
+/// ([`crate::write_turns`]): a write outside a transaction, or a
+/// transaction that may write, waits for its turn when it starts.
 pub(crate) struct WriteWatch {
     freshness: Arc<Freshness>,
+    /// This connection's place in its SQLite database's writer queue.
+    turns: Option<TurnTaker>,
     /// The transaction depth diesel reports (0: none open).
     depth: u32,
     /// The next finished statement is the outermost `BEGIN …`.
@@ -294,6 +304,9 @@ pub(crate) struct WriteWatch {
     read_only: bool,
     /// The next finished statement is the outermost `COMMIT`.
     committing: bool,
+    /// The start of the running statement's SQL, when it is one outside a
+    /// transaction or the outermost `BEGIN` (read once, when it starts).
+    statement: Option<String>,
 }
 
 impl Instrumentation for WriteWatch {
@@ -312,9 +325,25 @@ impl Instrumentation for WriteWatch {
             InstrumentationEvent::RollbackTransaction { depth, .. } => {
                 self.depth = depth.get() - 1;
             }
-            InstrumentationEvent::FinishQuery { query, error, .. } => {
+            InstrumentationEvent::StartQuery { query, .. } if self.beginning || self.depth == 0 => {
+                let statement = statement_start(query);
+                if let Some(turns) = &mut self.turns {
+                    turns.before(if self.beginning {
+                        !begins_read_only(&statement)
+                    } else {
+                        touched_by(&statement) != Touched::default()
+                    });
+                }
+                self.statement = Some(statement);
+            }
+            InstrumentationEvent::FinishQuery { error, .. } => {
+                let statement = self.statement.take().unwrap_or_default();
                 if std::mem::take(&mut self.beginning) {
-                    self.read_only = begins_read_only(&statement_start(query));
+                    if error.is_some() {
+                        // A `BEGIN` that failed opened no transaction.
+                        self.depth = 0;
+                    }
+                    self.read_only = begins_read_only(&statement);
                 } else if std::mem::take(&mut self.committing) {
                     // Even a failed commit may have ended the transaction
                     // either way; counting it only costs a re-read.
@@ -322,7 +351,10 @@ impl Instrumentation for WriteWatch {
                         self.freshness.changed(Touched::EVERYTHING);
                     }
                 } else if self.depth == 0 && error.is_none() {
-                    self.freshness.changed(touched_by(&statement_start(query)));
+                    self.freshness.changed(touched_by(&statement));
+                }
+                if let Some(turns) = &mut self.turns {
+                    turns.after(self.depth > 0);
                 }
             }
             _ => {}

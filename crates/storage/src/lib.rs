@@ -9,6 +9,7 @@ pub mod db;
 pub mod error;
 pub mod freshness;
 pub mod schema;
+mod write_turns;
 
 pub mod account_choice;
 pub mod account_versions;
@@ -64,3 +65,5 @@ mod search_tests;
 mod tests;
 #[cfg(test)]
 mod webhook_tests;
+#[cfg(test)]
+mod write_turns_tests;
