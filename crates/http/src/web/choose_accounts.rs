@@ -147,7 +147,7 @@ pub(super) async fn choose<V: Visitor>(
     .await?;
     let why = match stored {
         Ok(()) => {
-            sync_in_background(&state, connection.id);
+            sync_in_background(&state, connection.id).await;
             return Ok(see_other(&format!("/connect/progress/{}", connection.id)));
         }
         Err(StorageError::AccountLimit(limit)) => format!(

@@ -449,14 +449,25 @@ pub(super) fn connect_failure(err: &SyncError) -> String {
     }
 }
 
-/// Runs the connection's first sync on a thread of its own; the progress
-/// page shows how it goes. A worker that claimed the job first is as good.
-/// Not on the request handlers' blocking pool: it is as small as the
-/// connection pool, and a slow bank would hold one of its threads.
-pub(super) fn sync_in_background(state: &AppState, connection_id: ConnectionId) {
+/// Queues the connection's sync, then runs it on a thread of its own; the
+/// progress page shows how it goes. The job is queued before this returns,
+/// so the page the person is sent to next says "working" from its first
+/// view instead of the connection's last outcome (the account limit it
+/// just chose within, say). A worker that claims the job first is as good.
+/// The sync does not run on the request handlers' blocking pool: it is as
+/// small as the connection pool, and a slow bank would hold one of its
+/// threads.
+pub(super) async fn sync_in_background(state: &AppState, connection_id: ConnectionId) {
     let Some(engine) = state.engine.clone() else {
         return;
     };
+    let queuing = engine.clone();
+    match web::block(move || queuing.request_sync(connection_id, SyncJobKind::Initial)).await {
+        Ok(Ok(_)) => {}
+        // The background sync tries again and says why it cannot run.
+        Ok(Err(err)) => log::warn!("queuing the sync of connection {connection_id}: {err}"),
+        Err(err) => log::error!("queuing the sync of connection {connection_id}: {err}"),
+    }
     let spawned = std::thread::Builder::new()
         .name("first-sync".into())
         .spawn(move || {
@@ -559,7 +570,7 @@ pub(super) async fn submit_credentials(
             to_the_bank(state, visitor, &connection).await
         }
         Ok(connection) => {
-            sync_in_background(state, connection.id);
+            sync_in_background(state, connection.id).await;
             Ok(see_other(&format!("/connect/progress/{}", connection.id)))
         }
         Err(err) => refused(&connect_failure(&err)),
@@ -626,7 +637,7 @@ pub(super) async fn bank_return<V: Visitor>(
         ));
     }
     visitor.remember_consent(&state, None).await?;
-    sync_in_background(&state, connection_id);
+    sync_in_background(&state, connection_id).await;
     Ok(see_other(&format!("/connect/progress/{connection_id}")))
 }
 

@@ -161,7 +161,7 @@ pub(super) async fn retry<V: Visitor>(
     form: web::Form<CsrfForm>,
 ) -> Result<HttpResponse, PageError> {
     let (_, connection) = open::<V>(&req, &state, &path, Some(&form.csrf)).await?;
-    sync_in_background(&state, connection.id);
+    sync_in_background(&state, connection.id).await;
     Ok(see_other(&format!("/connect/progress/{}", connection.id)))
 }
 
