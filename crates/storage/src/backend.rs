@@ -355,8 +355,15 @@ pub(crate) struct ClaimedRow {
 
 /// Claims one job in a single statement. Which job: `only` if given (when it
 /// is queued, or running with an expired lease), else the oldest due queued
-/// job or expired lease. PostgreSQL skips rows other workers have locked;
-/// SQLite has one writer at a time, so the statement is atomic there as is.
+/// job or expired lease, by (run_after, id). PostgreSQL skips rows other
+/// workers have locked; SQLite has one writer at a time, so the statement
+/// is atomic there as is.
+///
+/// The oldest due queued job and the oldest expired lease are looked up
+/// apart, each through its own index (`sync_jobs_queued`, `sync_jobs_lease`),
+/// and the older of the two is taken: one condition joining both with `OR`
+/// kept the planner from walking an index in claim order, so each claim
+/// sorted every due job (33 ms with 100,000 queued; docs/performance.md).
 pub(crate) fn claim_job(
     conn: &mut AnyConnection,
     worker: &str,
@@ -364,34 +371,49 @@ pub(crate) fn claim_job(
     lease_until: NaiveDateTime,
     only: Option<SyncJobId>,
 ) -> QueryResult<Option<ClaimedRow>> {
-    let only = only.map(SyncJobId::get);
-    use diesel::sql_types::{BigInt, Nullable, Text, Timestamp};
-    const CLAIMABLE: &str = "((status = 'queued' AND (run_after <= $2 OR id = $4)) \
-                             OR (status = 'running' AND lease_expires_at < $2))";
-    let pick = |lock: &str| {
-        format!(
-            "UPDATE sync_jobs SET status = 'running', locked_by = $1, lease_expires_at = $3, \
-             started_at = $2, attempts = attempts + 1 \
-             WHERE id = (SELECT id FROM sync_jobs WHERE {CLAIMABLE} AND ($4 IS NULL OR id = $4) \
-                         ORDER BY run_after, id LIMIT 1 {lock}) \
-             RETURNING id, connection_id, kind, attempts"
-        )
+    use diesel::sql_types::{BigInt, Text, Timestamp};
+    const CLAIM: &str = "UPDATE sync_jobs SET status = 'running', locked_by = $1, \
+                         lease_expires_at = $3, started_at = $2, attempts = attempts + 1";
+    const RETURNING: &str = "RETURNING id, connection_id, kind, attempts";
+    let pick = |lock: &str| match only {
+        Some(_) => format!(
+            "{CLAIM} WHERE id = (SELECT id FROM sync_jobs WHERE id = $4 \
+               AND (status = 'queued' OR (status = 'running' AND lease_expires_at < $2)) {lock}) \
+             {RETURNING}"
+        ),
+        None => format!(
+            "WITH due AS (SELECT id, run_after FROM sync_jobs \
+                          WHERE status = 'queued' AND run_after <= $2 \
+                          ORDER BY run_after, id LIMIT 1 {lock}), \
+                  expired AS (SELECT id, run_after FROM sync_jobs \
+                              WHERE status = 'running' AND lease_expires_at < $2 \
+                              ORDER BY run_after, id LIMIT 1 {lock}) \
+             {CLAIM} WHERE id = (SELECT id FROM (SELECT id, run_after FROM due \
+                                                 UNION ALL SELECT id, run_after FROM expired) AS oldest \
+                                 ORDER BY run_after, id LIMIT 1) \
+             {RETURNING}"
+        ),
     };
+    let sql = match conn {
+        AnyConnection::Postgresql(_) => pick("FOR UPDATE SKIP LOCKED"),
+        AnyConnection::Sqlite(_) => pick("").replace('$', "?"),
+    };
+    // Bound in order: $1 worker, $2 now, $3 lease_until, $4 only (if any).
+    macro_rules! claimed {
+        ($c:expr) => {{
+            let query = diesel::sql_query(sql)
+                .bind::<Text, _>(worker)
+                .bind::<Timestamp, _>(now)
+                .bind::<Timestamp, _>(lease_until);
+            match only {
+                Some(job) => query.bind::<BigInt, _>(job.get()).get_result($c).optional(),
+                None => query.get_result($c).optional(),
+            }
+        }};
+    }
     match conn {
-        AnyConnection::Postgresql(c) => diesel::sql_query(pick("FOR UPDATE SKIP LOCKED"))
-            .bind::<Text, _>(worker)
-            .bind::<Timestamp, _>(now)
-            .bind::<Timestamp, _>(lease_until)
-            .bind::<Nullable<BigInt>, _>(only)
-            .get_result(c)
-            .optional(),
-        AnyConnection::Sqlite(c) => diesel::sql_query(pick("").replace('$', "?"))
-            .bind::<Text, _>(worker)
-            .bind::<Timestamp, _>(now)
-            .bind::<Timestamp, _>(lease_until)
-            .bind::<Nullable<BigInt>, _>(only)
-            .get_result(c)
-            .optional(),
+        AnyConnection::Postgresql(c) => claimed!(c),
+        AnyConnection::Sqlite(c) => claimed!(c),
     }
 }
 

@@ -1,0 +1,1 @@
+DROP INDEX sync_jobs_queued;
