@@ -40,4 +40,5 @@ soak:
 bench:
 	python3 -m venv target/bench-venv
 	target/bench-venv/bin/pip install --quiet mt-940==5.1.1 ofxtools==1.1.1
+	cargo build --release -p tributary
 	cargo run --release -p tributary-bench --features run -- --parsers 20 --python target/bench-venv/bin/python $(ARGS)

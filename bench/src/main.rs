@@ -14,6 +14,7 @@ mod mcp;
 mod memory;
 mod parsers;
 mod reenrich;
+mod workers;
 
 use anyhow::{Context as _, bail};
 use memory::{memory_mib, reset_peak};
@@ -34,6 +35,7 @@ use tributary_storage::testing::{
 const USAGE: &str = "\
 tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
                 [--reenrich N[,N…]] [--parsers R] [--python PATH]
+                [--workers K[,K…]] [--sync-connections N] [--latency-ms L]
 
   --backend      which storage to measure [default: both; postgres needs TRIBUTARY_TEST_POSTGRES_URL
                  or a server at postgres://postgres@127.0.0.1:5432/test]
@@ -49,6 +51,12 @@ tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S]
                  with the Python parsers mt-940 and ofxtools (read alone); 0 skips it [default: 0]
   --python       the Python that has mt-940 and ofxtools [default: python3; `make bench` makes
                  target/bench-venv with both]
+  --workers      scale-out on PostgreSQL: for each count K, K `tributary worker` processes (built
+                 next to this binary) run one schedule tick of --sync-connections connections to a
+                 local SimpleFIN fake answering after --latency-ms; then K threads claim from
+                 100,000 queued jobs; e.g. 1,2,4 [default: none]
+  --sync-connections  connections synced per worker count [default: 200]
+  --latency-ms   the fake provider's answer time [default: 200]
 ";
 
 #[derive(Debug)]
@@ -62,6 +70,9 @@ struct Options {
     reenrich: Vec<usize>,
     parser_rounds: usize,
     python: String,
+    workers: Vec<usize>,
+    sync_connections: usize,
+    latency: Duration,
 }
 
 impl Options {
@@ -76,6 +87,9 @@ impl Options {
             reenrich: Vec::new(),
             parser_rounds: 0,
             python: "python3".into(),
+            workers: Vec::new(),
+            sync_connections: 200,
+            latency: Duration::from_millis(200),
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -125,6 +139,20 @@ impl Options {
                 }
                 "--parsers" => options.parser_rounds = value.parse().context("--parsers")?,
                 "--python" => options.python = value,
+                "--workers" => {
+                    options.workers = value
+                        .split(',')
+                        .map(|n| n.trim().parse())
+                        .filter(|n| *n != Ok(0))
+                        .collect::<Result<_, _>>()
+                        .with_context(|| format!("--workers: `{value}` is not a list of counts"))?;
+                }
+                "--sync-connections" => {
+                    options.sync_connections = value.parse().context("--sync-connections")?
+                }
+                "--latency-ms" => {
+                    options.latency = Duration::from_millis(value.parse().context("--latency-ms")?)
+                }
                 other => bail!("unknown option {other}\n{USAGE}"),
             }
         }
@@ -209,6 +237,49 @@ async fn run(options: Options) -> anyhow::Result<()> {
     }
     if options.parser_rounds > 0 {
         parser_table(&options)?;
+    }
+    if !options.workers.is_empty() {
+        let (workers, connections, latency) = (
+            options.workers.clone(),
+            options.sync_connections,
+            options.latency,
+        );
+        // Worker processes and a fake bank of its own: off this runtime.
+        tokio::task::spawn_blocking(move || workers_table(&workers, connections, latency))
+            .await??;
+    }
+    Ok(())
+}
+
+/// Scale-out with `tributary worker` processes, as a table.
+fn workers_table(counts: &[usize], connections: usize, latency: Duration) -> anyhow::Result<()> {
+    println!();
+    println!(
+        "| workers | connections | syncs/s | vs the first | missed | doubled | database connections | claim p50 ms | claim p99 ms ({}k queued) |",
+        workers::DEEP_QUEUE / 1000
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut one = None;
+    for &count in counts {
+        let m = workers::measure(count, connections, latency)?;
+        // The first count measured is the base (1 in the usual run).
+        let base = *one.get_or_insert(m.milli_syncs_per_second);
+        let ms = |d: Duration| {
+            let micros = d.as_micros();
+            format!("{}.{:02}", micros / 1000, micros % 1000 / 10)
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            m.workers,
+            m.connections,
+            per_mille(m.milli_syncs_per_second),
+            per_mille(m.milli_syncs_per_second * 1000 / base.max(1)),
+            m.missed,
+            m.doubled,
+            m.most_database_connections,
+            ms(m.claim_p50),
+            ms(m.claim_p99),
+        );
     }
     Ok(())
 }
