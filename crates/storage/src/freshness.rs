@@ -331,7 +331,7 @@ impl Instrumentation for WriteWatch {
                     turns.before(if self.beginning {
                         !begins_read_only(&statement)
                     } else {
-                        touched_by(&statement) != Touched::default()
+                        writes(&statement)
                     });
                 }
                 self.statement = Some(statement);
@@ -392,6 +392,40 @@ fn statement_start(query: &dyn diesel::connection::DebugQuery) -> String {
     prefix.0
 }
 
+/// The verbs of statements that write nothing: reads and transaction
+/// control.
+const NOT_WRITING: [&str; 13] = [
+    "select",
+    "pragma",
+    "begin",
+    "commit",
+    "end",
+    "rollback",
+    "savepoint",
+    "release",
+    "set",
+    "show",
+    "listen",
+    "unlisten",
+    "explain",
+];
+
+/// The first word of a statement, lower-cased.
+fn verb(sql: &str) -> String {
+    sql.split(|c: char| c.is_whitespace() || c == '(')
+        .find(|w| !w.is_empty())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// Whether a statement may write, from its verb (a `WITH` may: the claim's
+/// is an `UPDATE`). Unlike [`touched_by`], recording a key's last use is a
+/// write here: it takes the lock like any other.
+fn writes(sql: &str) -> bool {
+    let verb = verb(sql);
+    !verb.is_empty() && !NOT_WRITING.contains(&verb.as_str())
+}
+
 /// What a statement may change, from its text: nothing for reads and
 /// transaction control; the credentials too when it writes one of
 /// [`CREDENTIAL_TABLES`] or a table it does not name plainly; data for
@@ -407,10 +441,7 @@ fn touched_by(sql: &str) -> Touched {
         return Touched::default();
     };
     let table = match verb.as_str() {
-        "select" | "pragma" | "begin" | "commit" | "end" | "rollback" | "savepoint" | "release"
-        | "set" | "show" | "listen" | "unlisten" | "explain" => {
-            return Touched::default();
-        }
+        verb if NOT_WRITING.contains(&verb) => return Touched::default(),
         "insert" | "replace" => words
             .iter()
             .position(|w| w == "into")
@@ -445,6 +476,24 @@ fn is_last_use_only(words: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_that_write_take_a_turn_by_their_verb() {
+        for (sql, writing) in [
+            ("SELECT 1", false),
+            ("  select(1)", false),
+            ("BEGIN IMMEDIATE", false),
+            ("COMMIT", false),
+            ("PRAGMA data_version", false),
+            ("UPDATE \"api_keys\" SET \"last_used_at\" = ? WHERE", true),
+            ("INSERT INTO \"users\" (\"email\") VALUES (?)", true),
+            ("DELETE FROM \"sync_jobs\"", true),
+            ("WITH due AS (SELECT id FROM sync_jobs) UPDATE", true),
+            ("", false),
+        ] {
+            assert_eq!(writes(sql), writing, "{sql}");
+        }
+    }
 
     #[test]
     fn statements_are_sorted_by_what_they_may_change() {

@@ -15,9 +15,11 @@
 //! back the turn, so no writer can skip the queue. Other processes on the
 //! same file still meet SQLite's lock and busy timeout. A writer that has
 //! waited its whole patience (the busy timeout) goes on to SQLite's lock
-//! anyway, so a turn that is never given back (a bug) slows writers but
-//! cannot stop them. PostgreSQL locks rows, not the database: it takes no
-//! turns.
+//! anyway, and a turn held longer than the patience is taken over by the
+//! next writer: a turn that is never given back (a transaction SQLite
+//! ended by itself, on a full disk, without diesel saying so) costs one
+//! wait, not one per write. PostgreSQL locks rows, not the database: it
+//! takes no turns.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -38,14 +40,23 @@ struct Queue {
     next_ticket: u64,
     /// Tickets of writers waiting, oldest first.
     waiting: VecDeque<u64>,
-    /// A writer holds the turn.
-    taken: bool,
+    /// The writer holding the turn: its ticket, and since when.
+    holder: Option<(u64, Instant)>,
+}
+
+impl Queue {
+    /// When the turn is, or will be, free to take: now when nobody holds
+    /// it, else when its holder's patience is over.
+    fn free_at(&self, patience: Duration) -> Option<Instant> {
+        self.holder.map(|(_, since)| since + patience)
+    }
 }
 
 /// The turn to write; given back when dropped.
 #[derive(Debug)]
 pub(crate) struct WriteTurn {
     turns: Arc<WriteTurns>,
+    ticket: u64,
 }
 
 impl WriteTurns {
@@ -73,23 +84,30 @@ impl WriteTurns {
         queue.next_ticket += 1;
         queue.waiting.push_back(ticket);
         loop {
-            if !queue.taken && queue.waiting.front() == Some(&ticket) {
+            let now = Instant::now();
+            let free_at = queue.free_at(self.patience);
+            if free_at.is_none_or(|at| at <= now) && queue.waiting.front() == Some(&ticket) {
                 queue.waiting.pop_front();
-                queue.taken = true;
+                queue.holder = Some((ticket, now));
                 return Some(WriteTurn {
                     turns: self.clone(),
+                    ticket,
                 });
             }
-            let now = Instant::now();
             if now >= deadline {
                 queue.waiting.retain(|waiting| *waiting != ticket);
                 // The writer behind this one may be next now.
                 self.moved.notify_all();
                 return None;
             }
+            // Woken when the turn is given back or the queue moves; else
+            // when the holder's patience or this writer's is over.
+            let until = free_at
+                .filter(|at| *at > now)
+                .map_or(deadline, |at| at.min(deadline));
             queue = self
                 .moved
-                .wait_timeout(queue, deadline - now)
+                .wait_timeout(queue, until - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
@@ -98,8 +116,16 @@ impl WriteTurns {
 
 impl Drop for WriteTurn {
     fn drop(&mut self) {
-        self.turns.queue().taken = false;
-        self.turns.moved.notify_all();
+        let mut queue = self.turns.queue();
+        // A turn taken over (held past its patience) is no longer this
+        // writer's to give back.
+        if queue
+            .holder
+            .is_some_and(|(ticket, _)| ticket == self.ticket)
+        {
+            queue.holder = None;
+            self.turns.moved.notify_all();
+        }
     }
 }
 
@@ -116,10 +142,14 @@ impl TurnTaker {
         Self { turns, held: None }
     }
 
-    /// Before a statement runs: one that writes outside a transaction, or
-    /// the `BEGIN` of a transaction that may write, waits for its turn.
+    /// Before a statement outside a transaction, or a transaction's
+    /// `BEGIN`, runs: one that writes, or begins a transaction that may,
+    /// waits for its turn. Nothing of this connection holds the turn
+    /// rightly at that point: one still held is given back first (its
+    /// transaction ended without diesel reporting the end).
     pub(crate) fn before(&mut self, writes: bool) {
-        if writes && self.held.is_none() {
+        self.held = None;
+        if writes {
             self.held = self.turns.take();
         }
     }
@@ -172,12 +202,18 @@ mod tests {
     }
 
     #[test]
-    fn a_writer_that_waited_its_patience_goes_on_and_leaves_the_queue() {
+    fn a_turn_held_past_the_patience_is_taken_over_once() {
         let turns = WriteTurns::new(Duration::from_millis(20));
-        let held = turns.take().unwrap();
-        assert!(turns.take().is_none(), "the turn is held");
+        let forgotten = turns.take().unwrap();
+        // The next writer waits out the holder's patience, then takes over.
+        let started = Instant::now();
+        let next = turns.take().expect("taken over");
+        assert!(started.elapsed() >= Duration::from_millis(15));
         assert!(turns.queue().waiting.is_empty());
-        drop(held);
-        assert!(turns.take().is_some(), "the turn was given back");
+        // The forgotten turn, given back late, does not free the new one.
+        drop(forgotten);
+        assert!(turns.queue().holder.is_some());
+        drop(next);
+        assert!(turns.queue().holder.is_none(), "the turn was given back");
     }
 }
