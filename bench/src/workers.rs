@@ -13,8 +13,6 @@
 
 use anyhow::{Context as _, bail};
 use base64::Engine as _;
-use diesel::RunQueryDsl as _;
-use diesel::sql_types::{BigInt, Nullable, Timestamp};
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -25,7 +23,7 @@ use tributary_providers::simplefin::{self, SimpleFinConnector};
 use tributary_providers::sync::SyncEngine;
 use tributary_providers::{ConnectRequest, Registry};
 use tributary_storage::testing::TestDatabase;
-use tributary_storage::{AnyConnection, Database, sync_jobs, users};
+use tributary_storage::{Database, queue_load, sync_jobs, users};
 
 /// How one worker count did.
 pub struct Measured {
@@ -84,7 +82,7 @@ pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow:
     seed(db, &key, &addr.to_string(), connections)?;
 
     // The bench's own pool is open already: counted before, taken off after.
-    let own_connections = database_connections(&mut *db.conn()?)?;
+    let own_connections = queue_load::open_connections(&mut *db.conn()?)?;
     let before = Instant::now();
     let mut running: Vec<WorkerProcess> = (0..workers)
         .map(|_| start_worker(&worker_binary, &database.url(), &key))
@@ -95,8 +93,10 @@ pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow:
     let conn = &mut *pooled;
     loop {
         most_database_connections =
-            most_database_connections.max(database_connections(conn)? - own_connections);
-        if finished_jobs(conn)? >= connections || Instant::now() > deadline {
+            most_database_connections.max(queue_load::open_connections(conn)? - own_connections);
+        if usize::try_from(queue_load::finished_jobs(conn)?)? >= connections
+            || Instant::now() > deadline
+        {
             break;
         }
         for worker in &mut running {
@@ -108,13 +108,15 @@ pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow:
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(running);
-    let tick = tick_of(conn)?;
+    let tick = queue_load::tick(conn)?;
+    let synced = usize::try_from(tick.synced_once)?;
     let fetches = fake
         .fetches
         .lock()
         .map_err(|_| anyhow::anyhow!("fake poisoned"))?;
-    let doubled = fetches.values().map(|n| n.saturating_sub(1)).sum::<usize>() + tick.extra_jobs;
-    let missed = connections - tick.synced;
+    let doubled = fetches.values().map(|n| n.saturating_sub(1)).sum::<usize>()
+        + usize::try_from(tick.extra_jobs)?;
+    let missed = connections - synced;
     drop(fetches);
     // The claiming threads need every connection of the pool.
     drop(pooled);
@@ -125,8 +127,8 @@ pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow:
     Ok(Measured {
         workers,
         connections,
-        milli_syncs_per_second: u128::try_from(tick.synced)? * 1_000_000_000
-            / tick.span.as_micros().max(1),
+        milli_syncs_per_second: u128::try_from(synced)? * 1_000_000_000
+            / span(&tick).as_micros().max(1),
         missed,
         doubled,
         most_database_connections,
@@ -224,105 +226,18 @@ fn start_worker(binary: &std::path::Path, url: &str, key: &str) -> anyhow::Resul
     Ok(WorkerProcess(child))
 }
 
-#[derive(diesel::QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
-}
-
-fn count(conn: &mut AnyConnection, sql: &str) -> anyhow::Result<i64> {
-    let AnyConnection::Postgresql(pg) = conn else {
-        bail!("--workers measures PostgreSQL");
-    };
-    Ok(diesel::sql_query(sql).get_result::<Count>(pg)?.n)
-}
-
-fn finished_jobs(conn: &mut AnyConnection) -> anyhow::Result<usize> {
-    Ok(usize::try_from(count(
-        conn,
-        "SELECT count(*) AS n FROM sync_jobs WHERE status IN ('succeeded', 'failed')",
-    )?)?)
-}
-
-/// Connections to the database now, but the one asking.
-fn database_connections(conn: &mut AnyConnection) -> anyhow::Result<i64> {
-    count(
-        conn,
-        "SELECT count(*) AS n FROM pg_stat_activity \
-         WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
-}
-
-/// What the tick did, by the jobs' own rows.
-struct Tick {
-    /// Connections with exactly one succeeded job.
-    synced: usize,
-    /// Jobs beyond one per connection.
-    extra_jobs: usize,
-    /// From the first claim to the last finish.
-    span: Duration,
-}
-
-#[derive(diesel::QueryableByName)]
-struct TickRow {
-    #[diesel(sql_type = BigInt)]
-    synced: i64,
-    #[diesel(sql_type = BigInt)]
-    extra_jobs: i64,
-    #[diesel(sql_type = Nullable<Timestamp>)]
-    first_start: Option<chrono::NaiveDateTime>,
-    #[diesel(sql_type = Nullable<Timestamp>)]
-    last_finish: Option<chrono::NaiveDateTime>,
-}
-
-fn tick_of(conn: &mut AnyConnection) -> anyhow::Result<Tick> {
-    let AnyConnection::Postgresql(pg) = conn else {
-        bail!("--workers measures PostgreSQL");
-    };
-    let row: TickRow = diesel::sql_query(
-        "SELECT \
-           (SELECT count(*) FROM (SELECT connection_id FROM sync_jobs WHERE status = 'succeeded' \
-                                  GROUP BY connection_id HAVING count(*) = 1) once) AS synced, \
-           (SELECT count(*) - count(DISTINCT connection_id) FROM sync_jobs) AS extra_jobs, \
-           (SELECT min(started_at) FROM sync_jobs) AS first_start, \
-           (SELECT max(finished_at) FROM sync_jobs) AS last_finish",
-    )
-    .get_result(pg)?;
-    let span = match (row.first_start, row.last_finish) {
+/// From the first claim to the last finish of the tick.
+fn span(tick: &queue_load::Tick) -> Duration {
+    match (tick.first_start, tick.last_finish) {
         (Some(first), Some(last)) => (last - first).to_std().unwrap_or_default(),
         _ => Duration::ZERO,
-    };
-    Ok(Tick {
-        synced: usize::try_from(row.synced)?,
-        extra_jobs: usize::try_from(row.extra_jobs)?,
-        span,
-    })
+    }
 }
 
 /// Queues [`DEEP_QUEUE`] jobs (on copies of the first connection), then
 /// `threads` threads claim from the queue at once; every claim's time.
 fn claim_latencies(db: &Database, threads: usize) -> anyhow::Result<Vec<Duration>> {
-    {
-        let conn = &mut *db.conn()?;
-        let AnyConnection::Postgresql(pg) = conn else {
-            bail!("--workers measures PostgreSQL");
-        };
-        diesel::sql_query(format!(
-            "INSERT INTO connections (user_id, institution_id, provider, status, settings, \
-                                      consecutive_failures, created_at, updated_at, quota_used) \
-             SELECT user_id, institution_id, provider, status, settings, 0, created_at, updated_at, 0 \
-             FROM connections, generate_series(1, {DEEP_QUEUE}) \
-             WHERE id = (SELECT min(id) FROM connections)"
-        ))
-        .execute(pg)?;
-        diesel::sql_query(
-            "INSERT INTO sync_jobs (connection_id, kind, status, run_after, attempts, created_at) \
-             SELECT c.id, 'scheduled', 'queued', now() - interval '1 minute', 0, now() \
-             FROM connections c WHERE NOT EXISTS (SELECT 1 FROM sync_jobs j WHERE j.connection_id = c.id)",
-        )
-        .execute(pg)?;
-        diesel::sql_query("ANALYZE sync_jobs").execute(pg)?;
-    }
+    queue_load::queue_deep(&mut *db.conn()?, DEEP_QUEUE)?;
     let times = Mutex::new(Vec::with_capacity(threads * CLAIMS_PER_THREAD));
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let handles: Vec<_> = (0..threads)

@@ -42,6 +42,8 @@ pub mod web_sessions;
 pub mod webhooks;
 
 #[cfg(any(test, feature = "testing"))]
+pub mod queue_load;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use db::{AnyConnection, Backend, Database, DatabaseUrl, HeldSnapshot, PoolOptions, PoolUse};

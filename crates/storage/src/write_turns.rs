@@ -45,8 +45,8 @@ struct Queue {
 }
 
 impl Queue {
-    /// When the turn is, or will be, free to take: now when nobody holds
-    /// it, else when its holder's patience is over.
+    /// When a held turn may be taken over (its holder's patience is over);
+    /// `None` when nobody holds it.
     fn free_at(&self, patience: Duration) -> Option<Instant> {
         self.holder.map(|(_, since)| since + patience)
     }
