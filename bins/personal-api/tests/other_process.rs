@@ -1,7 +1,9 @@
 //! A change made by another process (here the test, writing the way the
 //! `tributary` CLI writes) reaches the running server's caches within a
 //! second, on both backends (docs/architecture.md, "Caches"): a revoked key
-//! is refused, a listing revalidated after new transactions is sent again.
+//! is refused, a listing revalidated after new transactions is sent again,
+//! a response the server kept whole is made again after the data it shows
+//! changed.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -84,6 +86,32 @@ async fn get(
     (response.status(), tag)
 }
 
+/// Asks until the body holds `wanted`; how long after `since` it came.
+async fn until_shown(
+    server: &Server,
+    path: &str,
+    key: &str,
+    wanted: &str,
+    since: Instant,
+) -> Duration {
+    loop {
+        let response = reqwest::Client::new()
+            .get(format!("{}{path}", server.url))
+            .header("x-api-key", key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        if response.text().await.unwrap().contains(wanted) {
+            return since.elapsed();
+        }
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "`{wanted}` still not shown after 10 s"
+        );
+    }
+}
+
 /// Asks until the answer is `wanted`; how long after `since` it came.
 async fn until_answered(
     server: &Server,
@@ -142,6 +170,63 @@ async fn another_process_changes_reach_the_server_within_a_second() {
         assert!(
             took < Duration::from_secs(1),
             "new data seen after {took:?}"
+        );
+
+        // Kept responses: the page and the list of accounts, asked for
+        // again and again, show another process's change within a second.
+        let path = format!("/api/v1/accounts/{account}/transactions?limit=5");
+        let since = Instant::now();
+        until_shown(&server, &path, &key, "Bookshop", since).await;
+        let row = posted_row(
+            "other-process-2",
+            NaiveDate::from_ymd_opt(2026, 11, 21).unwrap(),
+            Decimal::new(-250, 2),
+            "EUR",
+            "Bakery",
+        );
+        insert_transactions(db, account, &[row]).unwrap();
+        let written = Instant::now();
+        let took = until_shown(&server, &path, &key, "Bakery", written).await;
+        assert!(
+            took < Duration::from_secs(1),
+            "a kept page showed new data after {took:?}"
+        );
+        let connection = {
+            let conn = &mut *db.conn().unwrap();
+            let viewer = tributary_domain::access::Viewer::whole_user(user);
+            tributary_storage::read::find_account(conn, &viewer, account)
+                .unwrap()
+                .unwrap()
+                .connection_id
+        };
+        for _ in 0..3 {
+            until_shown(
+                &server,
+                "/api/v1/accounts",
+                &key,
+                "\"ACTIVE\"",
+                Instant::now(),
+            )
+            .await;
+        }
+        tributary_storage::connections::disconnect(
+            &mut db.conn().unwrap(),
+            connection,
+            Utc::now().naive_utc(),
+        )
+        .unwrap();
+        let written = Instant::now();
+        let took = until_shown(
+            &server,
+            "/api/v1/accounts",
+            &key,
+            "\"DISCONNECTED\"",
+            written,
+        )
+        .await;
+        assert!(
+            took < Duration::from_secs(1),
+            "a kept list of accounts showed a disconnection after {took:?}"
         );
 
         // A revocation, as `tributary keys revoke` makes it.

@@ -10,10 +10,12 @@
 use crate::auth::{self, Credential};
 use crate::error::{ApiError, Envelope};
 use crate::openapi::responses;
+use crate::response_cache::ResponseKey;
 use crate::routes::Operation;
 use crate::state::AppState;
 use crate::{conditional, transaction_stream, wire};
 use actix_web::http::header::{self, EntityTag};
+use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, web};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -118,15 +120,41 @@ async fn list_accounts<C: Credential>(
     credential: C,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let accounts = auth::as_viewer(&state, credential, |conn, viewer| {
-        Ok(read::list_accounts(conn, &viewer)?)
+    const ACCOUNTS: &str = "accounts";
+    if let Some(viewer) = credential.cached(&state.caches.credentials, state.clock.now())
+        && let Some(body) = state.responses.get(&ResponseKey::new(&viewer, ACCOUNTS))
+    {
+        return Ok(json_body(body));
+    }
+    let epoch = state.responses.epoch();
+    let (viewer, accounts) = auth::as_viewer(&state, credential, |conn, viewer| {
+        let accounts = read::list_accounts(conn, &viewer)?;
+        Ok((viewer, accounts))
     })
     .await?;
     let accounts: Vec<wire::Account> = accounts.into_iter().map(Into::into).collect();
-    Ok(HttpResponse::Ok().json(wire::AccountList {
+    let body = to_json(&wire::AccountList {
         total: accounts.len(),
         accounts,
-    }))
+    })?;
+    state
+        .responses
+        .keep(ResponseKey::new(&viewer, ACCOUNTS), epoch, body.clone());
+    Ok(json_body(body))
+}
+
+/// `value` as the JSON bytes of a response body.
+fn to_json(value: &impl serde::Serialize) -> Result<Bytes, ApiError> {
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|err| ApiError::internal(format!("writing a response: {err}")))
+}
+
+/// 200 with `body`, JSON bytes written before.
+fn json_body(body: Bytes) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header(header::ContentType::json())
+        .body(body)
 }
 
 /// The query of a transaction listing, validated.
@@ -347,12 +375,8 @@ impl TransactionQuery {
 enum Listed {
     /// The client's copy is current (`If-None-Match`): no row was read.
     NotModified(EntityTag),
-    Page {
-        tag: EntityTag,
-        rows: Vec<TransactionRecord>,
-        total: i64,
-        next_cursor: Option<String>,
-    },
+    /// A page, or an unpaged listing that fit in one batch: the whole body.
+    Whole(EntityTag, Bytes),
     /// The unpaged listing, its first batch read, the rest to stream.
     Stream(EntityTag, Box<transaction_stream::Batch>),
 }
@@ -396,14 +420,14 @@ async fn list_transactions<C: Credential>(
         .and_then(|id| Ok((id, TransactionQuery::parse(req.query_string())?)));
     let (account_id, query) = auth::checked(&state, &credential, parsed).await?;
     let if_none_match = conditional::if_none_match(&req);
-    if let Some(matched) = revalidated_from_caches(
+    if let Some(answer) = answered_from_caches(
         &state,
         &credential,
         account_id,
         &query,
         if_none_match.as_ref(),
     ) {
-        return Ok(conditional::not_modified(&matched));
+        return Ok(answer);
     }
     let mut slot = None;
     let listed = loop {
@@ -430,18 +454,7 @@ async fn list_transactions<C: Credential>(
     };
     Ok(match listed {
         Listed::NotModified(matched) => conditional::not_modified(&matched),
-        Listed::Page {
-            tag,
-            rows,
-            total,
-            next_cursor,
-        } => HttpResponse::Ok()
-            .insert_header((header::ETAG, tag.to_string()))
-            .json(wire::TransactionPage {
-                transactions: &rows,
-                total,
-                next_cursor,
-            }),
+        Listed::Whole(tag, body) => listing_body(&tag, body),
         Listed::Stream(tag, first) => HttpResponse::Ok()
             .insert_header(header::ContentType::json())
             .insert_header((header::ETAG, tag.to_string()))
@@ -449,21 +462,36 @@ async fn list_transactions<C: Credential>(
     })
 }
 
-/// A revalidation answered without the database, on the event loop: the
+/// A listing answered without the database, on the event loop: the
 /// credential and the account's version are both cached and still current,
-/// and the client has the listing of that version.
-fn revalidated_from_caches(
+/// and either the client has the listing of that version (304) or this
+/// process kept its bytes.
+fn answered_from_caches(
     state: &AppState,
     credential: &impl Credential,
     account_id: AccountId,
     query: &TransactionQuery,
     if_none_match: Option<&header::IfNoneMatch>,
-) -> Option<header::EntityTag> {
-    if_none_match?;
+) -> Option<HttpResponse> {
     let viewer = credential.cached(&state.caches.credentials, state.clock.now())?;
     let version = state.caches.account_versions.cached(&viewer, account_id)?;
     let current = conditional::listing_tag(account_id.get(), version, &query.tag());
-    conditional::matching(if_none_match, &current)
+    if let Some(matched) = conditional::matching(if_none_match, &current) {
+        return Some(conditional::not_modified(&matched));
+    }
+    let body = state
+        .responses
+        .get(&ResponseKey::new(&viewer, current.tag()))?;
+    Some(listing_body(&current, body))
+}
+
+/// 200 with a listing's whole body and its tag.
+fn listing_body(tag: &EntityTag, body: Bytes) -> HttpResponse {
+    let mut response = json_body(body);
+    if let Ok(value) = header::HeaderValue::from_str(&tag.to_string()) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
 }
 
 /// The listing's blocking part: the credential's check, then every read of
@@ -479,6 +507,9 @@ fn first_step(
     if_none_match: Option<header::IfNoneMatch>,
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<Result<Listed, NeedsSlot>, ApiError> {
+    // Read before any row: what is read under it is stale the moment the
+    // epoch moves on.
+    let epoch = state.responses.epoch();
     let mut conn = state.db.conn()?;
     let viewer = credential.verify(&state.caches.credentials, &mut conn, state.clock.now())?;
     let tag_of = |account: &AccountView| {
@@ -499,11 +530,20 @@ fn first_step(
     }
     let mut snapshot = HeldSnapshot::begin(conn)?;
     let account = visible_account(snapshot.conn(), &viewer, account_id)?;
+    state
+        .caches
+        .account_versions
+        .remember(&viewer, &account, epoch);
     let tag = tag_of(&account);
+    let key = ResponseKey::new(&viewer, tag.tag());
     let Some(page) = query.page else {
         let mut first =
             transaction_stream::Listing::new(snapshot, viewer, account_id, query.filter)
                 .next_batch()?;
+        if first.rest.is_none() {
+            state.responses.keep(key, epoch, first.bytes.clone());
+            return Ok(Ok(Listed::Whole(tag, first.bytes)));
+        }
         if let Some(rest) = first.rest.take() {
             // Only a listing longer than one batch holds its connection
             // between batches, and for that it needs a slot.
@@ -540,12 +580,13 @@ fn first_step(
         .flatten();
     let total = read::page_total(conn, &account, &query.filter)?;
     snapshot.finish()?;
-    Ok(Ok(Listed::Page {
-        tag,
-        rows,
+    let body = to_json(&wire::TransactionPage {
+        transactions: &rows,
         total,
         next_cursor,
-    }))
+    })?;
+    state.responses.keep(key, epoch, body.clone());
+    Ok(Ok(Listed::Whole(tag, body)))
 }
 
 #[utoipa::path(

@@ -25,6 +25,7 @@ pub mod platform;
 pub mod provider_calls;
 pub mod recurring;
 pub mod request_id;
+pub mod response_cache;
 pub mod routes;
 pub mod rules;
 pub mod server;

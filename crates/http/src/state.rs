@@ -44,6 +44,8 @@ pub struct AppState {
     pub provider_calls: crate::provider_calls::ProviderCalls,
     /// Credentials and accounts' versions known without the database.
     pub caches: tributary_app::caches::Caches,
+    /// Data responses kept while the data they show is unchanged.
+    pub responses: Arc<crate::response_cache::ResponseCache>,
 }
 
 impl AppState {
@@ -52,6 +54,9 @@ impl AppState {
         Self {
             streams: crate::transaction_stream::StreamSlots::for_pool(db.max_connections()),
             caches: tributary_app::caches::Caches::for_database(&db),
+            responses: Arc::new(crate::response_cache::ResponseCache::new(
+                db.freshness().clone(),
+            )),
             db,
             clock,
             public_url,

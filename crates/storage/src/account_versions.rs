@@ -61,19 +61,25 @@ impl AccountVersions {
         let epoch = self.freshness.data();
         let found = read::find_account(conn, viewer, account)?;
         if let Some(view) = &found {
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            if kept.len() >= CAPACITY {
-                kept.clear();
-            }
-            kept.insert(
-                account,
-                Kept {
-                    owner: viewer.user_id,
-                    version: view.transactions.version,
-                    epoch,
-                },
-            );
+            self.remember(viewer, view, epoch);
         }
         Ok(found)
+    }
+
+    /// Keeps the version of `view`, which `viewer` was shown, read in
+    /// `epoch` (taken before the read began).
+    pub fn remember(&self, viewer: &Viewer, view: &AccountView, epoch: Epoch) {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() >= CAPACITY {
+            kept.clear();
+        }
+        kept.insert(
+            view.id,
+            Kept {
+                owner: viewer.user_id,
+                version: view.transactions.version,
+                epoch,
+            },
+        );
     }
 }

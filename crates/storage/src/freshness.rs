@@ -13,10 +13,10 @@
 //! - **Other processes** (the CLI, a worker, a second server) are seen by a
 //!   watcher thread, started by the first cache that asks: on PostgreSQL it
 //!   `LISTEN`s for the notifications the tables' triggers send in the
-//!   writing transaction (migration 000024); on SQLite it reads the file's
-//!   change counter (`PRAGMA data_version`) every 100 ms. While the watcher
-//!   cannot reach the database it moves both epochs on once a second, so
-//!   nothing cached lives longer than that.
+//!   writing transaction (migrations 000024 and 000027); on SQLite it
+//!   reads the file's change counter (`PRAGMA data_version`) every 100 ms.
+//!   While the watcher cannot reach the database it moves both epochs on
+//!   once a second, so nothing cached lives longer than that.
 //!
 //! An epoch only ever grows, and it moves *after* the change committed. A
 //! cache reads the epoch *before* it reads the database, so an entry read

@@ -1,0 +1,2 @@
+DROP TRIGGER institutions_changed ON institutions;
+DROP TRIGGER connections_changed ON connections;
