@@ -529,6 +529,19 @@ pub fn balance_from_transactions(
     }))
 }
 
+/// The provider's ids of the accounts a connection holds.
+pub fn provider_account_ids(
+    conn: &mut AnyConnection,
+    connection_id: ConnectionId,
+) -> StorageResult<std::collections::HashSet<String>> {
+    Ok(accounts::table
+        .filter(accounts::connection_id.eq(connection_id.get()))
+        .select(accounts::provider_account_id)
+        .load::<String>(conn)?
+        .into_iter()
+        .collect())
+}
+
 /// The newest balance a connection holds for the account it knows as
 /// `provider_account_id`, dated before `before` and no later than `until`
 /// (a statement's closing and opening dates): the closing balance a new

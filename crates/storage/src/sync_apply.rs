@@ -17,15 +17,28 @@ use tributary_domain::enrich::rules::Rules;
 use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
-    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotTransaction,
+    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotInstitution, SnapshotTransaction,
 };
 use tributary_domain::status::AccountLimitExceeded;
 use tributary_domain::webhook_event::WebhookEvent;
 
+/// Applies one provider snapshot to its connection.
 pub fn apply_snapshot(
     conn: &mut AnyConnection,
     connection_id: ConnectionId,
     snapshot: &ProviderSnapshot,
+    now: NaiveDateTime,
+) -> StorageResult<SyncSummary> {
+    apply_snapshots(conn, connection_id, std::slice::from_ref(snapshot), now)
+}
+
+/// Applies `snapshots`, in order, as one change of the connection (one
+/// change number, one announcement, one status update): the statements of
+/// one file are one import, however many the file holds.
+fn apply_snapshots(
+    conn: &mut AnyConnection,
+    connection_id: ConnectionId,
+    snapshots: &[ProviderSnapshot],
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {
     conn.atomically(|conn| {
@@ -36,19 +49,13 @@ pub fn apply_snapshot(
         // Read after the number is taken: a change of rules committed
         // before it applies to every row this stores (rules.rs).
         let rules = crate::rules::load(conn, connection.user_id)?;
-        let institution_id = upsert_institution(conn, connection.provider, &snapshot.institution)?;
-        let known_accounts: HashSet<String> = accounts::table
-            .filter(accounts::connection_id.eq(connection.id.get()))
-            .select(accounts::provider_account_id)
-            .load::<String>(conn)?
-            .into_iter()
-            .collect();
+        let mut known_accounts = crate::read::provider_account_ids(conn, connection.id)?;
         // Only the accounts the person shares, once they have chosen.
         let chosen = crate::account_choice::chosen(conn, connection.id)?;
-        let shared: Vec<&SnapshotAccount> = snapshot
-            .accounts
+        let shared: Vec<(&ProviderSnapshot, &SnapshotAccount)> = snapshots
             .iter()
-            .filter(|a| {
+            .flat_map(|snapshot| snapshot.accounts.iter().map(move |a| (snapshot, a)))
+            .filter(|(_, a)| {
                 chosen
                     .as_ref()
                     .is_none_or(|c| c.contains(&a.provider_account_id))
@@ -56,8 +63,10 @@ pub fn apply_snapshot(
             .collect();
         let new_accounts = shared
             .iter()
-            .filter(|a| !known_accounts.contains(&a.provider_account_id))
-            .count();
+            .map(|(_, a)| a.provider_account_id.as_str())
+            .filter(|id| !known_accounts.contains(*id))
+            .collect::<HashSet<&str>>()
+            .len();
         if new_accounts > 0
             && let Some(limit) = crate::apps::account_limit(conn, connection.user_id)?
         {
@@ -76,9 +85,20 @@ pub fn apply_snapshot(
         }
         let mut summary = SyncSummary::default();
         let mut changed_accounts = Vec::new();
-        for account in shared {
+        // The snapshots of one import name the same bank: it is written
+        // once, not once a statement.
+        let mut institution: Option<(&SnapshotInstitution, InstitutionId)> = None;
+        for (snapshot, account) in shared {
+            let institution_id = match institution {
+                Some((same, id)) if *same == snapshot.institution => id,
+                _ => {
+                    let id = upsert_institution(conn, connection.provider, &snapshot.institution)?;
+                    institution = Some((&snapshot.institution, id));
+                    id
+                }
+            };
             summary.accounts_seen += 1;
-            if !known_accounts.contains(&account.provider_account_id) {
+            if known_accounts.insert(account.provider_account_id.clone()) {
                 summary.accounts_created += 1;
             }
             let before = transaction_changes(&summary);
@@ -91,7 +111,9 @@ pub fn apply_snapshot(
                 Stamp { seq, now },
                 &mut summary,
             )?;
-            if transaction_changes(&summary) != before {
+            if transaction_changes(&summary) != before
+                && !changed_accounts.contains(&account_id.get())
+            {
                 changed_accounts.push(account_id.get());
             }
         }
@@ -116,7 +138,11 @@ pub fn apply_snapshot(
                 now,
             )?;
         }
-        let notice = (!snapshot.notices.is_empty()).then(|| snapshot.notices.join("; "));
+        let notices: Vec<&str> = snapshots
+            .iter()
+            .flat_map(|s| s.notices.iter().map(String::as_str))
+            .collect();
+        let notice = (!notices.is_empty()).then(|| notices.join("; "));
         connections::record_success(conn, connection.id, notice.as_deref(), now)?;
         Ok(summary)
     })
@@ -469,18 +495,12 @@ pub fn apply_for_job(
 }
 
 /// Applies several snapshots of one connection in one transaction (a
-/// statement file's statements, in order); all or nothing.
+/// statement file's statements, in order), as one change; all or nothing.
 pub fn apply_all(
     conn: &mut AnyConnection,
     connection_id: ConnectionId,
     snapshots: &[ProviderSnapshot],
     now: NaiveDateTime,
 ) -> StorageResult<SyncSummary> {
-    conn.atomically(|conn| {
-        let mut total = SyncSummary::default();
-        for snapshot in snapshots {
-            total += apply_snapshot(conn, connection_id, snapshot, now)?;
-        }
-        Ok(total)
-    })
+    apply_snapshots(conn, connection_id, snapshots, now)
 }

@@ -435,6 +435,9 @@ fn check_continuity(
             ))
         })
         .collect();
+    // A first import into an account has nothing stored to compare with:
+    // only the accounts stored already are asked about.
+    let stored_accounts = tributary_storage::read::provider_account_ids(conn, connection_id)?;
     for statement in statements.iter_mut() {
         let (Some(opening), Some(opened)) = (statement.opening_booked, statement.opening_date)
         else {
@@ -451,14 +454,18 @@ fn check_continuity(
             .filter(|(account, day, _)| *account == statement.account_id && eligible(*day))
             .map(|(_, day, amount)| (*day, *amount))
             .max_by_key(|(day, _)| *day);
-        let stored = tributary_storage::read::stated_balance_before(
-            conn,
-            connection_id,
-            &statement.account_id,
-            opened,
-            closed,
-        )?
-        .map(|b| (b.as_of.date(), b.amount));
+        let stored = if stored_accounts.contains(&statement.account_id) {
+            tributary_storage::read::stated_balance_before(
+                conn,
+                connection_id,
+                &statement.account_id,
+                opened,
+                closed,
+            )?
+            .map(|b| (b.as_of.date(), b.amount))
+        } else {
+            None
+        };
         // The file's own figure wins a tie: it is what this import stores.
         let previous = match (in_file, stored) {
             (Some(file), Some(db)) if db.0 > file.0 => Some(db),
