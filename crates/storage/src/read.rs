@@ -298,10 +298,13 @@ pub fn search_transactions(
     limit: i64,
     after: Option<TransactionPosition>,
 ) -> StorageResult<Vec<TransactionRecord>> {
-    let matching =
-        |rows: Rows<'static>| newest_first(rows.filter(containing(text)), Some(limit), after);
+    let matching = |rows: Rows<'static>, through| {
+        newest_first(rows.filter(containing(text, through)), Some(limit), after)
+    };
     if text.chars().count() < INDEXED_CHARS {
-        return Ok(matching(filtered_transactions(account_id, filter)).load(conn)?);
+        return Ok(
+            matching(filtered_transactions(account_id, filter), Through::Listing).load(conn)?,
+        );
     }
     // Where the first LISTING_FIRST rows of the listing end.
     let window_end: Option<(NaiveDate, i64)> =
@@ -313,7 +316,9 @@ pub fn search_transactions(
             .optional()?;
     let Some((end_date, end_id)) = window_end else {
         // Fewer rows than that are left: reading them all is the search.
-        return Ok(matching(filtered_transactions(account_id, filter)).load(conn)?);
+        return Ok(
+            matching(filtered_transactions(account_id, filter), Through::Listing).load(conn)?,
+        );
     };
     let in_window = filtered_transactions(account_id, filter)
         .filter(transactions::booked_on.ge(end_date))
@@ -322,7 +327,7 @@ pub fn search_transactions(
                 .gt(end_date)
                 .or(transactions::id.ge(end_id)),
         );
-    let found = matching(in_window).load(conn)?;
+    let found = matching(in_window, Through::Listing).load(conn)?;
     if found.len() as i64 >= limit {
         return Ok(found);
     }
@@ -343,12 +348,29 @@ pub fn search_transactions(
         // The trigram indexes serve the `LIKE` itself.
         AnyConnection::Postgresql(_) => unlisted,
     };
-    Ok(matching(indexed).load(conn)?)
+    Ok(matching(indexed, Through::TextIndex).load(conn)?)
+}
+
+/// Where a text condition is read: on rows the listing index found, or as
+/// the way to the rows (PostgreSQL's trigram indexes).
+#[derive(Clone, Copy)]
+enum Through {
+    Listing,
+    TextIndex,
 }
 
 /// Rows whose description or merchant contains `text`, in any case.
+///
+/// Read on rows the listing found, the condition is written so that no
+/// text index can serve it (`|| ''` changes no value, but it is not the
+/// expression the trigram indexes are on): before a table's statistics
+/// were gathered (a million rows just written) PostgreSQL intersected the
+/// listing's few hundred rows with a trigram scan of every row of every
+/// account holding a frequent text, 122 ms where reading the listing takes
+/// 0.3 ms.
 fn containing(
     text: &str,
+    through: Through,
 ) -> Box<
     dyn BoxableExpression<
             transactions::table,
@@ -357,12 +379,24 @@ fn containing(
         >,
 > {
     let pattern = contains_pattern(text);
-    Box::new(
-        lower(transactions::description)
-            .like(pattern.clone())
-            .escape('\\')
-            .or(lower(transactions::merchant).like(pattern).escape('\\')),
-    )
+    match through {
+        Through::TextIndex => Box::new(
+            lower(transactions::description)
+                .like(pattern.clone())
+                .escape('\\')
+                .or(lower(transactions::merchant).like(pattern).escape('\\')),
+        ),
+        Through::Listing => Box::new(
+            lower(transactions::description)
+                .concat("")
+                .like(pattern.clone())
+                .escape('\\')
+                .or(lower(transactions::merchant)
+                    .concat("")
+                    .like(pattern)
+                    .escape('\\')),
+        ),
+    }
 }
 
 /// A search reads at most this many of the newest rows of the listing
