@@ -280,7 +280,7 @@ pub fn store_into(
             now,
         },
     )?;
-    check_continuity(conn, connection.id, &mut statements)?;
+    check_continuity(conn, connection.id, &imported, &mut statements)?;
     let accounts: std::collections::HashSet<String> =
         statements.iter().map(|s| s.account_id.clone()).collect();
     let count = statements.len();
@@ -422,6 +422,7 @@ fn settle_with_legacy_accounts(
 fn check_continuity(
     conn: &mut tributary_storage::AnyConnection,
     connection_id: ConnectionId,
+    imported: &[tributary_storage::read::ImportedAccount],
     statements: &mut [Statement],
 ) -> Result<(), tributary_storage::StorageError> {
     let closings: Vec<(String, chrono::NaiveDate, Decimal)> = statements
@@ -436,8 +437,8 @@ fn check_continuity(
         })
         .collect();
     // A first import into an account has nothing stored to compare with:
-    // only the accounts stored already are asked about.
-    let stored_accounts = tributary_storage::read::provider_account_ids(conn, connection_id)?;
+    // only the accounts stored already (`imported`, the connection's) are
+    // asked about.
     for statement in statements.iter_mut() {
         let (Some(opening), Some(opened)) = (statement.opening_booked, statement.opening_date)
         else {
@@ -454,7 +455,10 @@ fn check_continuity(
             .filter(|(account, day, _)| *account == statement.account_id && eligible(*day))
             .map(|(_, day, amount)| (*day, *amount))
             .max_by_key(|(day, _)| *day);
-        let stored = if stored_accounts.contains(&statement.account_id) {
+        let stored = if imported
+            .iter()
+            .any(|a| a.provider_account_id == statement.account_id)
+        {
             tributary_storage::read::stated_balance_before(
                 conn,
                 connection_id,
