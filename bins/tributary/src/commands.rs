@@ -422,35 +422,11 @@ fn import(
         bar.set_message(file.display().to_string());
         // Each file is an import of its own (`import::read_files`), so one
         // that does not read leaves the others imported.
-        let outcome = std::fs::read(file)
-            .map_err(|err| err.to_string())
-            .and_then(|bytes| {
-                let one = import::StatementFile {
-                    name: file.display().to_string(),
-                    bytes,
-                };
-                import::read_files(vec![one], &reading).map_err(|unreadable| {
-                    let err = unreadable.reason;
-                    if err.wants_format_or_profile() {
-                        format!("{err}: name it with --format, or give a CSV --profile")
-                    } else {
-                        err.to_string()
-                    }
-                })
-            })
-            .and_then(|statements| {
-                import::store_into(
-                    &mut *db.conn().map_err(|e| e.to_string())?,
-                    user.id,
-                    statements,
-                    &target,
-                    clock.now().naive_utc(),
-                )
-                .map_err(|err| match err {
-                    StoreError::Target(why) => format!("{}: {why}", target_flag(why.field())),
-                    StoreError::Storage(err) => err.to_string(),
-                })
-            });
+        let outcome = if reads_in_passes(file, &reading) {
+            import_in_passes(db, clock, user.id, file, &target)
+        } else {
+            import_whole(db, clock, user.id, file, &reading, &target)
+        };
         bar.suspend(|| match outcome {
             Ok(summary) => {
                 println!(
@@ -500,6 +476,82 @@ fn import(
         bail!("{failed} file(s) could not be imported");
     }
     Ok(())
+}
+
+/// Whether `file` is imported from disk in two passes, in memory that does
+/// not grow with it: OFX files (named so, or found so by their first
+/// bytes) are. Other formats are read whole.
+fn reads_in_passes(file: &std::path::Path, reading: &tributary_providers::import::Reading) -> bool {
+    use std::io::Read as _;
+    use tributary_providers::import::{Format, sniff};
+    if reading.profile.is_some() {
+        return false;
+    }
+    match reading.format {
+        Some(format) => format == Format::Ofx,
+        None => {
+            let mut head = Vec::with_capacity(2000);
+            let read = std::fs::File::open(file)
+                .and_then(|f| f.take(2000).read_to_end(&mut head))
+                .is_ok();
+            read && sniff(&head) == Some(Format::Ofx)
+        }
+    }
+}
+
+/// The sentence for an import that stored nothing.
+fn import_refusal(err: tributary_providers::import::StoreError) -> String {
+    use tributary_providers::import::StoreError;
+    match err {
+        StoreError::Target(why) => format!("{}: {why}", target_flag(why.field())),
+        StoreError::Storage(err) => err.to_string(),
+    }
+}
+
+/// Reads the file whole, then stores its statements.
+fn import_whole(
+    db: &Database,
+    clock: &dyn Clock,
+    user: tributary_domain::ids::UserId,
+    file: &std::path::Path,
+    reading: &tributary_providers::import::Reading,
+    target: &tributary_providers::import::ImportTarget,
+) -> Result<tributary_providers::import::ImportSummary, String> {
+    use tributary_providers::import;
+    let bytes = std::fs::read(file).map_err(|err| err.to_string())?;
+    let one = import::StatementFile {
+        name: file.display().to_string(),
+        bytes,
+    };
+    let statements = import::read_files(vec![one], reading).map_err(|unreadable| {
+        let err = unreadable.reason;
+        if err.wants_format_or_profile() {
+            format!("{err}: name it with --format, or give a CSV --profile")
+        } else {
+            err.to_string()
+        }
+    })?;
+    let conn = &mut *db.conn().map_err(|e| e.to_string())?;
+    import::store_into(conn, user, statements, target, clock.now().naive_utc())
+        .map_err(import_refusal)
+}
+
+/// Imports the file in two passes from disk (`reads_in_passes`).
+fn import_in_passes(
+    db: &Database,
+    clock: &dyn Clock,
+    user: tributary_domain::ids::UserId,
+    file: &std::path::Path,
+    target: &tributary_providers::import::ImportTarget,
+) -> Result<tributary_providers::import::ImportSummary, String> {
+    use tributary_providers::import::{self, FileImportError};
+    let conn = &mut *db.conn().map_err(|e| e.to_string())?;
+    import::store_ofx_file(conn, user, file, target, clock.now().naive_utc()).map_err(|err| {
+        match err {
+            FileImportError::Unreadable(err) => err.to_string(),
+            FileImportError::Store(err) => import_refusal(err),
+        }
+    })
 }
 
 /// Runs a worker until SIGINT or SIGTERM.

@@ -725,3 +725,84 @@ fn a_missing_database_is_refused_unless_asked_to_make_one() {
     let (migrated, out, err) = tributary(&other_url, &["migrate"]);
     assert!(migrated && other.exists(), "{out}{err}");
 }
+
+/// `tributary import` reads OFX files from disk in two passes: what it
+/// stores, what it says, and what it refuses are those of a file read
+/// whole.
+#[test]
+fn import_reads_ofx_files_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let checking = dir.path().join("checking.ofx");
+    std::fs::write(
+        &checking,
+        tributary_storage::testing::testdata_bytes("ofxparse/fixtures/checking.ofx"),
+    )
+    .unwrap();
+    let checking = checking.to_string_lossy().into_owned();
+    // Naming no account, in USD.
+    let unnamed = dir.path().join("unnamed.qfx");
+    std::fs::write(
+        &unnamed,
+        "OFXHEADER:100\nDATA:OFXSGML\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKTRANLIST>\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260302<TRNAMT>-4.50<FITID>A1<NAME>Coffee</STMTTRN>\
+         </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>",
+    )
+    .unwrap();
+    let unnamed = unnamed.to_string_lossy().into_owned();
+    let broken = dir.path().join("broken.ofx");
+    std::fs::write(&broken, "OFXHEADER:100\n\n<OFX><BANKMSGSRSV1><STMTRS").unwrap();
+    let broken = broken.to_string_lossy().into_owned();
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        let url = database.url();
+        let email = "ofx@example.com";
+        assert!(tributary(&url, &["users", "create", email]).0);
+        let (ok, out, err) = tributary(&url, &["import", "--user", email, &checking]);
+        assert!(ok, "{out}{err}");
+        assert!(
+            out.contains("1 statement(s), 1 account(s); 3 new, 0 updated, 0 skipped"),
+            "{out}"
+        );
+        let (ok, out, err) = tributary(&url, &["import", "--user", email, &checking]);
+        assert!(ok, "{out}{err}");
+        assert!(out.contains("0 new, 0 updated, 3 skipped"), "{out}");
+        // A currency the file does not state is refused, naming the flag.
+        let into_new_account = |currency: &str| {
+            tributary(
+                &url,
+                &[
+                    "import",
+                    "--user",
+                    email,
+                    "--new-account",
+                    "Cash",
+                    "--currency",
+                    currency,
+                    &unnamed,
+                ],
+            )
+        };
+        let (ok, out, err) = into_new_account("EUR");
+        assert!(!ok, "{out}");
+        assert!(
+            err.contains("--currency: the file's amounts are in USD")
+                && err.contains("nothing of this file was stored"),
+            "{err}"
+        );
+        let (ok, out, err) = into_new_account("USD");
+        assert!(ok, "{out}{err}");
+        assert!(
+            out.contains("1 new") && out.contains("went into account"),
+            "{out}"
+        );
+        let (ok, _, err) = tributary(
+            &url,
+            &["import", "--user", email, "--format", "ofx", &broken],
+        );
+        assert!(!ok);
+        assert!(
+            err.contains("broken.ofx: ") && err.contains("nothing of this file was stored"),
+            "{err}"
+        );
+    }
+}

@@ -392,3 +392,138 @@ fn a_statement_that_does_not_open_on_the_previous_closing_is_noted() {
         assert_eq!(continuity(&summary).len(), 1, "{:?}", summary.notes);
     });
 }
+
+/// `tributary import` reads an OFX file from disk in two passes and writes
+/// it a few thousand transactions at a time: the database ends exactly as
+/// when the same file is read whole and stored (every row of every table),
+/// on both backends, and importing it again changes nothing.
+#[test]
+fn an_ofx_file_from_disk_is_stored_as_the_same_file_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("generated.ofx");
+    // 5,000 records: three writes of 2,000, twins and corrections across
+    // them, and a NUL in a memo.
+    std::fs::write(&generated, samples::ofx_with_every_rule(5_000, true)).unwrap();
+    // A statement with a corrected record, one naming its account and
+    // stating nothing, one naming none whose only record is deleted.
+    let edges = dir.path().join("edges.ofx");
+    std::fs::write(
+        &edges,
+        "OFXHEADER:100\nDATA:OFXSGML\n\n<OFX><BANKMSGSRSV1>\
+         <STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>111</BANKACCTFROM><BANKTRANLIST>\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260301<TRNAMT>-1.00<FITID>A<NAME>First</STMTTRN>\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260302<TRNAMT>-2.00<FITID>A2<CORRECTFITID>A<CORRECTACTION>REPLACE<NAME>Fixed</STMTTRN>\
+         </BANKTRANLIST></STMTRS></STMTTRNRS>\
+         <STMTTRNRS><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>222</BANKACCTFROM></STMTRS></STMTTRNRS>\
+         <STMTTRNRS><STMTRS><CURDEF>EUR<BANKTRANLIST>\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260301<TRNAMT>-3.00<FITID>R<NAME>Gone</STMTTRN>\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260301<TRNAMT>0<FITID>RD<CORRECTFITID>R<CORRECTACTION>DELETE</STMTTRN>\
+         </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>",
+    )
+    .unwrap();
+    let mut files = vec![generated, edges];
+    for file in [
+        "ofxparse/fixtures/checking.ofx",
+        "ofxparse/fixtures/investment_401k.ofx",
+        "asgrim-ofxparser/fixtures/ofx-multiple-accounts-xml.ofx",
+    ] {
+        let path = dir.path().join(file.replace('/', "_"));
+        std::fs::write(&path, testdata_bytes(file)).unwrap();
+        files.push(path);
+    }
+    let whole_dbs = tributary_storage::testing::TestDatabase::all();
+    let streamed_dbs = tributary_storage::testing::TestDatabase::all();
+    for (whole, streamed) in whole_dbs.iter().zip(&streamed_dbs) {
+        let (whole, streamed) = (whole.db(), streamed.db());
+        let user = |db: &Database| {
+            users::create_personal_user(&mut db.conn().unwrap(), "files@example.com", now())
+                .unwrap()
+                .id
+        };
+        let (whole_user, streamed_user) = (user(whole), user(streamed));
+        for path in &files {
+            let bytes = std::fs::read(path).unwrap();
+            let statements = import::parse(&bytes, Some(Format::Ofx)).unwrap();
+            let read_whole =
+                import::store(&mut whole.conn().unwrap(), whole_user, statements, now()).unwrap();
+            let from_disk = import::store_ofx_file(
+                &mut streamed.conn().unwrap(),
+                streamed_user,
+                path,
+                &import::ImportTarget::Automatic,
+                now(),
+            )
+            .unwrap();
+            assert_eq!(from_disk, read_whole, "{}", path.display());
+            assert!(from_disk.added > 0, "{}", path.display());
+        }
+        // Every row but the migrations' (when each database was made).
+        let rows = |db: &Database| -> Vec<String> {
+            dump_rows(db)
+                .lines()
+                .filter(|row| !row.contains("\"run_on\""))
+                .map(str::to_owned)
+                .collect()
+        };
+        let (streamed_rows, whole_rows) = (rows(streamed), rows(whole));
+        let differing: Vec<(&String, &String)> = streamed_rows
+            .iter()
+            .zip(&whole_rows)
+            .filter(|(a, b)| a != b)
+            .take(3)
+            .collect();
+        assert!(differing.is_empty(), "{differing:#?}");
+        assert_eq!(streamed_rows.len(), whole_rows.len());
+        // Again: nothing new, nothing changed.
+        let again = import::store_ofx_file(
+            &mut streamed.conn().unwrap(),
+            streamed_user,
+            &files[0],
+            &import::ImportTarget::Automatic,
+            now(),
+        )
+        .unwrap();
+        assert_eq!((again.added, again.updated), (0, 0));
+        assert_eq!(again.unchanged, 5_001);
+        let statements =
+            import::parse(&std::fs::read(&files[0]).unwrap(), Some(Format::Ofx)).unwrap();
+        let again_whole =
+            import::store(&mut whole.conn().unwrap(), whole_user, statements, now()).unwrap();
+        assert_eq!(again, again_whole);
+
+        // Into a new account the person names: the currency checked, the
+        // rows and notes the same.
+        let unnamed = dir.path().join("unnamed.ofx");
+        std::fs::write(
+            &unnamed,
+            "OFXHEADER:100\nDATA:OFXSGML\n\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKTRANLIST>\
+             <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260301<TRNAMT>-1.00<FITID>N1<NAME>Caf\0e</STMTTRN>\
+             </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>",
+        )
+        .unwrap();
+        for currency in ["EUR", "USD"] {
+            let target =
+                import::ImportTarget::new_account(&format!("Cash {currency}"), currency).unwrap();
+            let statements = import::parse(&std::fs::read(&unnamed).unwrap(), None).unwrap();
+            let read_whole = import::store_into(
+                &mut whole.conn().unwrap(),
+                whole_user,
+                statements,
+                &target,
+                now(),
+            )
+            .map_err(|e| e.to_string());
+            let from_disk = import::store_ofx_file(
+                &mut streamed.conn().unwrap(),
+                streamed_user,
+                &unnamed,
+                &target,
+                now(),
+            )
+            .map_err(|e| e.to_string());
+            assert_eq!(from_disk, read_whole);
+            assert_eq!(from_disk.is_ok(), currency == "USD", "{from_disk:?}");
+        }
+        assert_eq!(rows(streamed), rows(whole));
+    }
+}

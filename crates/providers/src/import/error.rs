@@ -69,6 +69,9 @@ pub enum Reason {
         MAX_NESTING
     )]
     TooDeep,
+    /// The file could not be read from disk, or changed while it was.
+    #[error("the file could not be read: {0}")]
+    Unavailable(String),
 }
 
 /// A reader's error: what is wrong and, where it is known, where.

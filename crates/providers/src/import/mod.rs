@@ -17,12 +17,14 @@ pub mod ofx;
 pub mod samples;
 mod statement;
 mod store;
+mod streamed;
 mod xml;
 
 pub use files::{Reading, StatementFile, UnreadableFile, read_files};
 pub use statement::{Statement, file_institution};
 pub(crate) use statement::{legacy_account_id, unnamed_account_id};
 pub use store::*;
+pub use streamed::{FileImportError, store_ofx_file};
 
 pub use error::{MAX_NESTING, Place, ReadError, Reason};
 use tributary_domain::money::Decimal;
@@ -58,8 +60,9 @@ pub fn detect(bytes: &[u8]) -> Option<Format> {
     sniff(bytes).or_else(|| csv::parse(bytes, None).is_ok().then_some(Format::Csv))
 }
 
-/// camt, OFX or MT940, from the first 2,000 bytes; CSV has no mark.
-fn sniff(bytes: &[u8]) -> Option<Format> {
+/// camt, OFX or MT940, from the first 2,000 bytes (all of them that
+/// are looked at); CSV has no mark.
+pub fn sniff(bytes: &[u8]) -> Option<Format> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(2000)]).to_ascii_lowercase();
     if head.contains("urn:iso:std:iso:20022:tech:xsd:camt.") {
         return Some(Format::Camt);
@@ -193,7 +196,7 @@ pub fn parse_with_profile(
 /// A camt, MT940 or OFX statement naming no account goes to an account of
 /// its currency and format (the CSV reader keeps its own apart by layout):
 /// an OFX and a camt file that both name none are not one account.
-fn apart_by_format(mut statement: Statement, format: &str) -> Statement {
+pub(crate) fn apart_by_format(mut statement: Statement, format: &str) -> Statement {
     if format != "csv" && statement.account_id == legacy_account_id(&statement.currency) {
         statement.account_id = unnamed_account_id(&statement.currency, format);
         // The readers' own name for it says less: a name the file gives

@@ -7,30 +7,35 @@
 //! could, and both backends keep the same.
 
 use super::statement::Statement;
+use tributary_domain::snapshot::SnapshotTransaction;
 
 /// `statement` without NUL in any of its texts, with a note when there
 /// were some.
 pub(crate) fn without_nul(mut statement: Statement) -> Statement {
+    let removed = strip_statement(&mut statement);
+    if removed > 0 {
+        let note = note(&statement.account_id, removed);
+        statement.notes.push(note);
+    }
+    statement
+}
+
+/// The note on `removed` NUL characters left out of an account's texts.
+pub(crate) fn note(account: &str, removed: usize) -> String {
+    format!(
+        "account {account}: the file held {removed} NUL character(s) in its text, which were left out"
+    )
+}
+
+/// Drops NUL from every text of the statement and its transactions; how
+/// many there were.
+pub(crate) fn strip_statement(statement: &mut Statement) -> usize {
     let mut removed = 0;
-    let mut strip = |text: &mut String| {
-        let before = text.len();
-        text.retain(|c| c != '\0');
-        removed += before - text.len();
-    };
+    let mut strip = |text: &mut String| removed += drop_nul(text);
     strip(&mut statement.account_id);
     strip(&mut statement.currency);
     statement.account_name.iter_mut().for_each(&mut strip);
     statement.servicer.iter_mut().for_each(&mut strip);
-    for transaction in &mut statement.transactions {
-        strip(&mut transaction.provider_id);
-        strip(&mut transaction.currency);
-        transaction
-            .pending_provider_id
-            .iter_mut()
-            .for_each(&mut strip);
-        transaction.merchant.iter_mut().for_each(&mut strip);
-        transaction.description.iter_mut().for_each(&mut strip);
-    }
     for holding in statement.holdings.iter_mut().flatten() {
         strip(&mut holding.currency);
         let security = &mut holding.security;
@@ -46,13 +51,35 @@ pub(crate) fn without_nul(mut statement: Statement) -> Statement {
         }
         strip_json(&mut holding.raw, &mut strip);
     }
-    if removed > 0 {
-        statement.notes.push(format!(
-            "account {}: the file held {removed} NUL character(s) in its text, which were left out",
-            statement.account_id
-        ));
+    removed
+        + statement
+            .transactions
+            .iter_mut()
+            .map(strip_transaction)
+            .sum::<usize>()
+}
+
+/// Drops NUL from a transaction's texts; how many there were.
+pub(crate) fn strip_transaction(transaction: &mut SnapshotTransaction) -> usize {
+    let mut removed = 0;
+    let mut strip = |text: &mut String| removed += drop_nul(text);
+    strip(&mut transaction.provider_id);
+    strip(&mut transaction.currency);
+    transaction
+        .pending_provider_id
+        .iter_mut()
+        .for_each(&mut strip);
+    transaction.merchant.iter_mut().for_each(&mut strip);
+    transaction.description.iter_mut().for_each(&mut strip);
+    removed
+}
+
+fn drop_nul(text: &mut String) -> usize {
+    let before = text.len();
+    if text.contains('\0') {
+        text.retain(|c| c != '\0');
     }
-    statement
+    before - text.len()
 }
 
 /// Every key and string of a JSON value (a holding's `raw` record).

@@ -6,108 +6,35 @@
 //! the header, a `CHARSET` of 1252 / ISO-8859-1 / UTF-8, HTML entities in
 //! values, empty tags, and timestamps such as `20180804093914:014` or
 //! `20150909084609.717[-6:MDT]` (the date is their first eight digits).
+//!
+//! A file is read in two passes, never whole: [`survey`] reads everything
+//! but the transaction records' contents (statements, balances, positions,
+//! and what the statement rules need to know of the records), and
+//! [`Surveyed::entries`] reads the file again for the transactions, each
+//! with its final id as it is met. [`parse`] does both over bytes in
+//! memory; `tributary import` stores a file from disk pass by pass in flat
+//! memory (docs/imports.md).
+
+mod entries;
+mod text;
 
 use super::error::{MAX_NESTING, Place, ReadError, Reason};
-use super::identity::{EntryIdentity, entry_ids, identity_text};
+use super::identity::{EntryIdentity, entry_ids};
 use super::statement::Statement;
 use super::xml::Element;
 use chrono::NaiveDate;
-use std::borrow::Cow;
-use std::collections::HashMap;
-use tributary_domain::enrich::hints::{CategoryHint, Hints};
+use entries::{Entry, Facts, Survey, Take};
+use std::collections::{BTreeSet, HashMap};
+pub use text::Source;
+use text::{Charset, Text, TextError, Token};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
-
-/// Decodes by the header's `CHARSET` / `ENCODING` (OFX 1.x) or the XML
-/// declaration (2.x); Windows-1252 when the bytes are not UTF-8 and nothing
-/// says otherwise.
-fn decode(bytes: &[u8]) -> Cow<'_, str> {
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(600)]).to_ascii_uppercase();
-    let value_of = |key: &str| {
-        head.split(key).nth(1).map(|rest| {
-            rest.trim_start_matches(['=', ':', '"', ' '])
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-                .collect::<String>()
-        })
-    };
-    let label = match (value_of("CHARSET"), value_of("ENCODING")) {
-        (_, Some(e)) if e == "UTF-8" => Some("utf-8".to_owned()),
-        (Some(c), _) if c == "1252" => Some("windows-1252".to_owned()),
-        (Some(c), _) if c.starts_with("ISO-8859") || c.starts_with("8859") => {
-            Some("iso-8859-1".to_owned())
-        }
-        _ => None,
-    };
-    let encoding = label.and_then(|l| encoding_rs::Encoding::for_label(l.as_bytes()));
-    match (encoding, std::str::from_utf8(bytes)) {
-        (Some(encoding), _) => encoding.decode(bytes).0,
-        (None, Ok(text)) => Cow::Borrowed(text),
-        (None, Err(_)) => encoding_rs::WINDOWS_1252.decode(bytes).0,
-    }
-}
 
 fn unescape(text: &str) -> String {
     quick_xml::escape::unescape_with(text, quick_xml::escape::resolve_html5_entity)
         .map(|t| t.into_owned())
         .unwrap_or_else(|_| text.to_owned())
-}
-
-/// One `STMTTRN` of a statement, read the moment its element closes: a
-/// statement's transaction list is never held as an element tree, which
-/// takes about 2 KB an entry (a 100,000-entry file: 200 MB) where these
-/// texts take a few hundred bytes. Checked when its statement is read.
-#[derive(Debug, Default)]
-struct Entry {
-    fitid: Option<String>,
-    /// `CORRECTFITID`: the entry this one replaces or deletes.
-    corrects: Option<String>,
-    /// `CORRECTACTION` is DELETE.
-    deletes: bool,
-    /// `DTPOSTED`, else `DTUSER`.
-    posted: Option<String>,
-    amount: Option<String>,
-    /// `NAME`, else `PAYEE/NAME`.
-    name: Option<String>,
-    memo: Option<String>,
-    kind: Option<String>,
-    /// `SIC`: the Standard Industrial Classification of the payee.
-    sic: Option<String>,
-    /// `CURRENCY/CURSYM`, where it differs from the statement's.
-    currency: Option<String>,
-}
-
-impl Entry {
-    fn read(item: &Element) -> Entry {
-        let text = |path: &str| item.text_at(path).map(str::to_owned);
-        Entry {
-            fitid: text("FITID"),
-            corrects: text("CORRECTFITID"),
-            deletes: item.text_at("CORRECTACTION") == Some("DELETE"),
-            posted: text("DTPOSTED").or_else(|| text("DTUSER")),
-            amount: text("TRNAMT"),
-            name: text("NAME").or_else(|| text("PAYEE/NAME")),
-            memo: text("MEMO"),
-            kind: text("TRNTYPE"),
-            sic: text("SIC"),
-            currency: text("CURRENCY/CURSYM"),
-        }
-    }
-}
-
-impl Entry {
-    /// What the entry's `SIC` and `TRNTYPE` say of its kind.
-    fn hints(&self) -> Hints {
-        let mut hints = Hints::default();
-        if let Some(code) = self.sic.as_deref().and_then(|c| c.trim().parse().ok()) {
-            hints.push(CategoryHint::Sic(code));
-        }
-        if let Some(kind) = &self.kind {
-            hints.push(CategoryHint::OfxType(kind.trim().to_ascii_uppercase()));
-        }
-        hints
-    }
 }
 
 /// The statements whose entries are read as they close, and the path from
@@ -118,179 +45,587 @@ const ENTRY_PATHS: [(&str, &[&str]); 3] = [
     ("INVSTMTRS", &["INVTRANLIST", "INVBANKTRAN"]),
 ];
 
-/// Names a statement element's bucket in [`Document::entries`].
+/// Names a statement element's number among the statement elements of the
+/// file, in the order they open: the same in every pass.
 const ENTRIES_ATTRIBUTE: &str = "entries";
 
-/// The entries of one statement element, in file order.
-#[derive(Debug, Default)]
-struct Bucket {
-    entries: Vec<Entry>,
-    /// How many stood outside their list (after an early
-    /// `</BANKTRANLIST>`, say, or outside any statement in a file of one).
-    outside_list: usize,
+/// Where a `STMTTRN` stands: in which statement element (numbered by
+/// [`ENTRIES_ATTRIBUTE`]; `None` outside any), and whether inside that
+/// statement's transaction list. Every `STMTTRN` inside a statement is one
+/// of its transactions, wherever its list's end tag stood (stray end tags
+/// are tolerated, and some banks close the list early).
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    statement: Option<usize>,
+    in_list: bool,
 }
 
-/// An OFX body: its element tree without the statements' entries, which
-/// are in `buckets`, one per statement element (the element's
-/// [`ENTRIES_ATTRIBUTE`] says which).
-#[derive(Default)]
-struct Document {
-    root: Element,
-    buckets: Vec<Bucket>,
-    /// `STMTTRN`s inside no statement element.
-    unplaced: Vec<Entry>,
+/// Why a pass stopped: the text, or what the entries were given to.
+enum Stop<E> {
+    Text(TextError),
+    Sink(E),
 }
 
-impl Document {
-    /// The entries of a statement element (taken: each statement is read
-    /// once).
-    fn take_entries(&mut self, statement: &Element) -> Bucket {
-        statement
-            .attribute(ENTRIES_ATTRIBUTE)
-            .and_then(|bucket| bucket.parse::<usize>().ok())
-            .and_then(|bucket| self.buckets.get_mut(bucket))
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    /// Puts a closed element into its parent on `stack`, or, when it is a
-    /// `STMTTRN`, into the bucket of the statement it stands in: every
-    /// `STMTTRN` inside a statement is one of its transactions, wherever
-    /// its list's end tag stood (the docs promise stray end tags are
-    /// tolerated, and some banks close the list early).
-    fn attach(&mut self, stack: &mut [Element], done: Element) {
-        if done.name != "STMTTRN" {
-            if let Some(parent) = stack.last_mut() {
-                parent.children.push(done);
-            }
-            return;
-        }
-        let holder = stack.iter().enumerate().rev().find_map(|(depth, element)| {
-            let (_, path) = ENTRY_PATHS.iter().find(|(name, _)| element.name == *name)?;
-            let bucket = element
-                .attribute(ENTRIES_ATTRIBUTE)?
-                .parse::<usize>()
-                .ok()?;
-            let in_list = stack[depth + 1..]
-                .iter()
-                .map(|e| e.name.as_str())
-                .eq(path.iter().copied());
-            Some((bucket, in_list))
-        });
-        match holder.and_then(|(bucket, in_list)| Some((self.buckets.get_mut(bucket)?, in_list))) {
-            Some((bucket, in_list)) => {
-                bucket.entries.push(Entry::read(&done));
-                if !in_list {
-                    bucket.outside_list += 1;
-                }
-            }
-            None => self.unplaced.push(Entry::read(&done)),
-        }
+impl<E> From<TextError> for Stop<E> {
+    fn from(err: TextError) -> Self {
+        Stop::Text(err)
     }
 }
 
-/// Builds the element tree of the `<OFX>` body. An element followed by text
-/// is a leaf, closed by the next tag whether or not its end tag follows
-/// (SGML); end tags close everything opened since their start tag.
-/// Elements may nest at most [`MAX_NESTING`] levels.
-fn tree(text: &str) -> Result<Document, ReadError> {
-    let start = text
-        .find("<OFX>")
-        .or_else(|| text.find("<OFX "))
-        .ok_or_else(|| {
-            ReadError::of_file(Reason::Structure(
-                "no <OFX> element: this is not an OFX file".to_owned(),
-            ))
-        })?;
-    let body = &text[start..];
+impl<E> From<ReadError> for Stop<E> {
+    fn from(err: ReadError) -> Self {
+        Stop::Text(TextError::Read(err))
+    }
+}
+
+/// Puts a closed element into its parent on `stack`, or, when it is a
+/// `STMTTRN`, hands it to `on_entry` with where it stands.
+fn attach<E>(
+    stack: &mut [Element],
+    done: Element,
+    on_entry: &mut dyn FnMut(Placed, Entry) -> Result<(), E>,
+) -> Result<(), E> {
+    if done.name != "STMTTRN" {
+        if let Some(parent) = stack.last_mut() {
+            parent.children.push(done);
+        }
+        return Ok(());
+    }
+    let holder = stack.iter().enumerate().rev().find_map(|(depth, element)| {
+        let (_, path) = ENTRY_PATHS.iter().find(|(name, _)| element.name == *name)?;
+        let number = element
+            .attribute(ENTRIES_ATTRIBUTE)?
+            .parse::<usize>()
+            .ok()?;
+        let in_list = stack[depth + 1..]
+            .iter()
+            .map(|e| e.name.as_str())
+            .eq(path.iter().copied());
+        Some(Placed {
+            statement: Some(number),
+            in_list,
+        })
+    });
+    let placed = holder.unwrap_or(Placed {
+        statement: None,
+        in_list: false,
+    });
+    on_entry(placed, Entry::read(&done))
+}
+
+/// Builds the element tree of the `<OFX>` body, without its `STMTTRN`s,
+/// which go to `on_entry` as they close. An element followed by text is a
+/// leaf, closed by the next tag whether or not its end tag follows (SGML);
+/// end tags close everything opened since their start tag. Elements may
+/// nest at most [`MAX_NESTING`] levels.
+fn scan<E>(
+    text: &mut Text<'_>,
+    on_entry: &mut dyn FnMut(Placed, Entry) -> Result<(), E>,
+) -> Result<Element, Stop<E>> {
+    if !text.skip_to_body()? {
+        return Err(ReadError::of_file(Reason::Structure(
+            "no <OFX> element: this is not an OFX file".to_owned(),
+        ))
+        .into());
+    }
     let mut stack: Vec<Element> = vec![Element::default()];
-    let mut document = Document::default();
-    let mut position = 0;
-    let at_byte = |position: usize| Place::new(format!("byte {}", start + position));
-    let close_leaf = |stack: &mut Vec<Element>, document: &mut Document| {
+    let mut statements = 0usize;
+    let close_leaf = |stack: &mut Vec<Element>,
+                      on_entry: &mut dyn FnMut(Placed, Entry) -> Result<(), E>|
+     -> Result<(), E> {
         let open_leaf = stack.len() > 1
             && stack
                 .last()
                 .is_some_and(|top| top.children.is_empty() && !top.text.trim().is_empty());
         if open_leaf && let Some(leaf) = stack.pop() {
-            document.attach(stack, leaf);
+            attach(stack, leaf, on_entry)?;
         }
+        Ok(())
     };
-    while position < body.len() {
-        let rest = &body[position..];
-        if let Some(tag_body) = rest.strip_prefix('<') {
-            let end = tag_body.find('>').ok_or_else(|| {
-                at_byte(position).at(Reason::Structure("a tag is not closed".to_owned()))
-            })?;
-            let tag = tag_body[..end].trim();
-            position += end + 2;
-            if tag.starts_with('?') || tag.starts_with('!') {
-                continue;
-            }
-            if let Some(name) = tag.strip_prefix('/') {
-                let name = name.trim().to_ascii_uppercase();
-                // Close up to the matching element; a stray end tag is ignored.
-                if let Some(depth) = stack.iter().rposition(|e| e.name == name) {
-                    if depth == 0 {
-                        continue;
-                    }
-                    while stack.len() > depth {
-                        let done = stack.pop().unwrap_or_default();
-                        document.attach(&mut stack, done);
-                    }
+    while let Some(token) = text.next_token()? {
+        let piece = text.piece(token);
+        match token {
+            Token::Value { .. } => {
+                let value = piece.trim();
+                if !value.is_empty()
+                    && let Some(top) = stack.last_mut()
+                {
+                    top.text.push_str(&unescape(value));
                 }
-            } else {
-                close_leaf(&mut stack, &mut document);
-                let self_closing = tag.ends_with('/');
-                let name = tag
-                    .trim_end_matches('/')
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_ascii_uppercase();
-                let mut element = Element {
-                    name,
-                    ..Element::default()
-                };
-                if self_closing {
-                    document.attach(&mut stack, element);
+            }
+            Token::Tag { .. } => {
+                let tag = piece.trim();
+                if tag.starts_with('?') || tag.starts_with('!') {
+                    continue;
+                }
+                if let Some(name) = tag.strip_prefix('/') {
+                    let name = name.trim().to_ascii_uppercase();
+                    // Close up to the matching element; a stray end tag is ignored.
+                    if let Some(depth) = stack.iter().rposition(|e| e.name == name) {
+                        if depth == 0 {
+                            continue;
+                        }
+                        while stack.len() > depth {
+                            let done = stack.pop().unwrap_or_default();
+                            attach(&mut stack, done, on_entry).map_err(Stop::Sink)?;
+                        }
+                    }
                 } else {
-                    // The stack's first entry is the document, not an element.
-                    if stack.len() > MAX_NESTING {
-                        return Err(at_byte(position).at(Reason::TooDeep));
+                    let self_closing = tag.ends_with('/');
+                    let name = tag
+                        .trim_end_matches('/')
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_uppercase();
+                    close_leaf(&mut stack, on_entry).map_err(Stop::Sink)?;
+                    let mut element = Element {
+                        name,
+                        ..Element::default()
+                    };
+                    if self_closing {
+                        attach(&mut stack, element, on_entry).map_err(Stop::Sink)?;
+                    } else {
+                        // The stack's first entry is the document, not an element.
+                        if stack.len() > MAX_NESTING {
+                            let place = Place::new(format!("byte {}", text.position()));
+                            return Err(place.at(Reason::TooDeep).into());
+                        }
+                        if ENTRY_PATHS.iter().any(|(s, _)| *s == element.name) {
+                            element
+                                .attributes
+                                .push((ENTRIES_ATTRIBUTE.to_owned(), statements.to_string()));
+                            statements += 1;
+                        }
+                        stack.push(element);
                     }
-                    if ENTRY_PATHS.iter().any(|(s, _)| *s == element.name) {
-                        element.attributes.push((
-                            ENTRIES_ATTRIBUTE.to_owned(),
-                            document.buckets.len().to_string(),
-                        ));
-                        document.buckets.push(Bucket::default());
-                    }
-                    stack.push(element);
                 }
             }
-        } else {
-            let end = rest.find('<').unwrap_or(rest.len());
-            let value = rest[..end].trim();
-            if !value.is_empty()
-                && let Some(top) = stack.last_mut()
-            {
-                top.text.push_str(&unescape(value));
-            }
-            position += end;
         }
     }
     while stack.len() > 1 {
         let done = stack.pop().unwrap_or_default();
-        document.attach(&mut stack, done);
+        attach(&mut stack, done, on_entry).map_err(Stop::Sink)?;
     }
-    document.root = stack
+    stack
         .pop()
         .and_then(|root| root.children.into_iter().next())
         .ok_or_else(|| {
-            ReadError::of_file(Reason::Structure("the <OFX> element is empty".to_owned()))
+            ReadError::of_file(Reason::Structure("the <OFX> element is empty".to_owned())).into()
+        })
+}
+
+/// Reads OFX bytes whole: both passes, every statement with its
+/// transactions.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, ReadError> {
+    let source = Source::Bytes(bytes);
+    let surveyed = survey(source)?;
+    let mut found: Vec<Vec<SnapshotTransaction>> = vec![Vec::new(); surveyed.statements.len()];
+    surveyed
+        .entries(source, None, &mut |n, transaction| {
+            found[n].push(transaction);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .map_err(|err| match err {
+            PassError::Read(err) => err,
+            PassError::Stopped(never) => match never {},
         })?;
-    Ok(document)
+    Ok(surveyed
+        .statements
+        .into_iter()
+        .zip(found)
+        .map(|(surveyed, mut transactions)| {
+            let mut statement = surveyed.statement;
+            // The tree's own records (an investment statement's trades)
+            // follow the cash records.
+            transactions.append(&mut statement.transactions);
+            statement.transactions = transactions;
+            statement
+        })
+        .collect())
+}
+
+/// A statement as the first pass reads it: everything but the records of
+/// its transaction list, which [`Surveyed::entries`] reads.
+#[derive(Debug)]
+pub struct SurveyedStatement {
+    /// The statement; its `transactions` hold only what is not read from
+    /// the records (an investment statement's trades).
+    pub statement: Statement,
+    /// Its element's number among the file's statement elements.
+    number: usize,
+    /// What its ids are made with: the account as the file names it.
+    key: String,
+    place: Place,
+    survey: Survey,
+    /// Whether the file's records outside any statement are its own.
+    adopts: bool,
+}
+
+impl SurveyedStatement {
+    /// The currencies its records state (the statement's own for those
+    /// naming none).
+    pub fn record_currencies(&self) -> BTreeSet<String> {
+        self.survey.facts().currencies(&self.statement.currency)
+    }
+
+    /// Whether it has transactions (records that survive corrections).
+    pub fn has_records(&self) -> bool {
+        self.survey.facts().count() > 0 || !self.statement.transactions.is_empty()
+    }
+
+    /// Whether the second pass has records of it to read.
+    pub fn has_entries(&self) -> bool {
+        self.survey.entries() > 0 || self.adopts
+    }
+}
+
+/// A file after the first pass.
+#[derive(Debug)]
+pub struct Surveyed {
+    charset: Charset,
+    /// The digest of the bytes read, for a source that could change.
+    digest: Option<[u8; 32]>,
+    pub statements: Vec<SurveyedStatement>,
+    /// Records outside any statement that the file's only statement
+    /// adopts: held, as nobody knows whose they are until the file ends
+    /// (real files have none or a few).
+    adopted: Vec<Entry>,
+}
+
+/// Why the second pass stopped.
+#[derive(Debug)]
+pub enum PassError<E> {
+    /// The file does not read as it did in the first pass (it changed on
+    /// disk, or cannot be read again).
+    Read(ReadError),
+    /// What the transactions were given to refused one.
+    Stopped(E),
+}
+
+impl<E> From<ReadError> for PassError<E> {
+    fn from(err: ReadError) -> Self {
+        PassError::Read(err)
+    }
+}
+
+/// The first pass over an OFX file (see the module's documentation).
+pub fn survey(source: Source<'_>) -> Result<Surveyed, ReadError> {
+    let mut charset = Charset::of(&source)?;
+    loop {
+        match survey_as(source, charset) {
+            Err(TextError::NotUtf8) => charset = Charset::not_utf8(),
+            Err(TextError::Read(err)) => return Err(err),
+            Ok(surveyed) => return Ok(surveyed),
+        }
+    }
+}
+
+fn survey_as(source: Source<'_>, charset: Charset) -> Result<Surveyed, TextError> {
+    let mut text = Text::open(&source, charset)?;
+    let mut surveys: Vec<Survey> = Vec::new();
+    let mut unplaced: Vec<Entry> = Vec::new();
+    let root = scan(&mut text, &mut |placed, entry| {
+        match placed.statement {
+            Some(number) => {
+                if surveys.len() <= number {
+                    surveys.resize_with(number + 1, Survey::default);
+                }
+                surveys[number].look(&entry, placed.in_list);
+            }
+            None => unplaced.push(entry),
+        }
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|stop| match stop {
+        Stop::Text(err) => err,
+        Stop::Sink(never) => match never {},
+    })?;
+    let digest = text.finish();
+    let securities = security_list(&root);
+    let cash = [("STMTRS", false), ("CCSTMTRS", true)]
+        .into_iter()
+        .flat_map(|(name, credit_card)| {
+            all(&root, name)
+                .into_iter()
+                .enumerate()
+                .map(move |(n, statement)| (statement, credit_card, n + 1))
+        })
+        .collect::<Vec<_>>();
+    let investments = all(&root, "INVSTMTRS");
+    let number_of = |element: &Element| {
+        element
+            .attribute(ENTRIES_ATTRIBUTE)
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(usize::MAX)
+    };
+    // Records outside any statement belong to the file's one statement when
+    // it has one; otherwise nobody can say whose they are.
+    let adopter = match (cash.as_slice(), investments.len()) {
+        ([(only, _, _)], 0) => Some(number_of(only)),
+        _ => None,
+    };
+    if let Some(number) = adopter {
+        if surveys.len() <= number {
+            surveys.resize_with(number + 1, Survey::default);
+        }
+        for entry in &unplaced {
+            surveys[number].look(entry, false);
+        }
+    }
+    // What survives corrections, where a record corrects another.
+    let statement_elements: Vec<(&Element, usize)> = cash
+        .iter()
+        .map(|(element, _, _)| (*element, number_of(element)))
+        .chain(
+            investments
+                .iter()
+                .map(|element| (*element, number_of(element))),
+        )
+        .collect();
+    let corrected: Vec<(usize, String, String)> = statement_elements
+        .iter()
+        .filter(|(_, number)| surveys.get(*number).is_some_and(Survey::has_corrections))
+        .map(|(element, number)| {
+            let (key, currency) = key_and_currency(element);
+            (*number, key, currency)
+        })
+        .collect();
+    if !corrected.is_empty() {
+        let counted = count_surviving(source, charset, &surveys, &corrected, adopter, &unplaced)?;
+        for (number, facts) in counted {
+            surveys[number].set_surviving(facts);
+        }
+    }
+    let mut take_survey = |number: usize| -> Survey {
+        surveys
+            .get_mut(number)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    };
+    let mut statements = Vec::new();
+    for (statement, credit_card, number) in cash {
+        let element_number = number_of(statement);
+        let survey = take_survey(element_number);
+        let place = (credit_card, number);
+        let adopts = adopter.is_some();
+        statements.push(cash_statement(
+            statement,
+            survey,
+            place,
+            (element_number, adopts),
+        ));
+    }
+    for (number, statement) in investments.into_iter().enumerate() {
+        let element_number = number_of(statement);
+        let survey = take_survey(element_number);
+        let place = (number + 1, element_number);
+        statements.push(investment_statement(statement, survey, &securities, place)?);
+    }
+    let adopting = adopter.is_some();
+    let count = statements.len();
+    if !adopting
+        && !unplaced.is_empty()
+        && let Some(first) = statements.first_mut()
+    {
+        // Each named as the file writes it, the first few.
+        const NAMED: usize = 5;
+        let named: Vec<String> = unplaced
+            .iter()
+            .take(NAMED)
+            .map(|e| {
+                format!(
+                    "FITID {} of {}, amount {}",
+                    e.fitid.as_deref().unwrap_or("(none)"),
+                    e.posted.as_deref().unwrap_or("(no date)"),
+                    e.amount.as_deref().unwrap_or("(none)")
+                )
+            })
+            .collect();
+        let more = unplaced.len().saturating_sub(NAMED);
+        first.statement.notes.push(format!(
+            "{} transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of {count} statements: which account they belong to cannot be told, so they are not imported ({}{})",
+            unplaced.len(),
+            named.join("; "),
+            if more > 0 { format!("; and {more} more") } else { String::new() }
+        ));
+    }
+    if statements.is_empty() {
+        let status = root
+            .text_at("SIGNONMSGSRSV1/SONRS/STATUS/MESSAGE")
+            .or_else(|| {
+                all(&root, "STATUS")
+                    .first()
+                    .and_then(|s| s.text_at("MESSAGE"))
+            });
+        return Err(ReadError::of_file(Reason::Structure(match status {
+            Some(message) => format!("the file holds no statement (the bank says: {message})"),
+            None => "the file holds no statement (no STMTRS, CCSTMTRS or INVSTMTRS)".to_owned(),
+        }))
+        .into());
+    }
+    Ok(Surveyed {
+        charset,
+        digest,
+        statements,
+        adopted: if adopting { unplaced } else { Vec::new() },
+    })
+}
+
+/// The account a statement element's ids are made with, and its currency.
+fn key_and_currency(statement: &Element) -> (String, String) {
+    let currency = statement.text_at("CURDEF").unwrap_or("USD").to_owned();
+    let key = match statement.name.as_str() {
+        "INVSTMTRS" => statement.text_at("INVACCTFROM/ACCTID").map(str::to_owned),
+        _ => statement
+            .child("BANKACCTFROM")
+            .or_else(|| statement.child("CCACCTFROM"))
+            .and_then(|account| account.text_at("ACCTID"))
+            .map(str::to_owned),
+    };
+    // A file that names no account goes to one account per currency (as
+    // camt and MT940 files without one do).
+    (
+        key.unwrap_or_else(|| format!("unidentified-{currency}")),
+        currency,
+    )
+}
+
+/// Reads the records of the statements `corrected` (element number, key,
+/// currency) again, as the second pass will, and counts what survives
+/// their corrections: files without corrections never need it.
+fn count_surviving(
+    source: Source<'_>,
+    charset: Charset,
+    surveys: &[Survey],
+    corrected: &[(usize, String, String)],
+    adopter: Option<usize>,
+    unplaced: &[Entry],
+) -> Result<HashMap<usize, Facts>, TextError> {
+    let mut takes: HashMap<usize, Take<'_>> = corrected
+        .iter()
+        .filter_map(|(number, key, currency)| {
+            Some((*number, Take::new(surveys.get(*number)?, key, currency)))
+        })
+        .collect();
+    let mut counted: HashMap<usize, Facts> = takes
+        .keys()
+        .map(|number| (*number, Facts::default()))
+        .collect();
+    let mut text = Text::open(&source, charset)?;
+    scan(&mut text, &mut |placed, entry| {
+        if let Some(number) = placed.statement
+            && let Some(take) = takes.get_mut(&number)
+            && let Some(transaction) = take.take(entry)
+        {
+            counted.entry(number).or_default().add(&transaction);
+        }
+        Ok::<(), std::convert::Infallible>(())
+    })
+    .map_err(|stop| match stop {
+        Stop::Text(err) => err,
+        Stop::Sink(never) => match never {},
+    })?;
+    if let Some(number) = adopter
+        && let Some(take) = takes.get_mut(&number)
+    {
+        for entry in unplaced {
+            if let Some(transaction) = take.take(entry.clone()) {
+                counted.entry(number).or_default().add(&transaction);
+            }
+        }
+    }
+    Ok(counted)
+}
+
+impl Surveyed {
+    /// The second pass: reads the file again and gives each transaction of
+    /// the statements `wanted` (all when `None`) to `each` with its
+    /// statement's position in [`Surveyed::statements`], in file order.
+    /// Fails when the file does not read as it did (it changed since).
+    pub fn entries<E>(
+        &self,
+        source: Source<'_>,
+        wanted: Option<usize>,
+        each: &mut dyn FnMut(usize, SnapshotTransaction) -> Result<(), E>,
+    ) -> Result<(), PassError<E>> {
+        let mut takes: Vec<Option<Take<'_>>> = self
+            .statements
+            .iter()
+            .enumerate()
+            .map(|(n, s)| {
+                wanted
+                    .is_none_or(|w| w == n)
+                    .then(|| Take::new(&s.survey, &s.key, &s.statement.currency))
+            })
+            .collect();
+        let by_number: HashMap<usize, usize> = self
+            .statements
+            .iter()
+            .enumerate()
+            .map(|(n, s)| (s.number, n))
+            .collect();
+        let mut text = Text::open(&source, self.charset)?;
+        let scanned = scan(&mut text, &mut |placed, entry| {
+            let Some(n) = placed.statement.and_then(|number| by_number.get(&number)) else {
+                return Ok(());
+            };
+            match takes[*n].as_mut().and_then(|take| take.take(entry)) {
+                Some(transaction) => each(*n, transaction),
+                None => Ok(()),
+            }
+        });
+        match scanned {
+            Ok(_) => {}
+            Err(Stop::Sink(err)) => return Err(PassError::Stopped(err)),
+            Err(Stop::Text(TextError::Read(err))) => return Err(changed::<E>(err)),
+            Err(Stop::Text(TextError::NotUtf8)) => {
+                return Err(changed::<E>(ReadError::of_file(Reason::Structure(
+                    "it is no longer UTF-8".to_owned(),
+                ))));
+            }
+        }
+        for (n, surveyed) in self.statements.iter().enumerate() {
+            let Some(take) = takes[n].as_mut() else {
+                continue;
+            };
+            if surveyed.adopts {
+                for entry in &self.adopted {
+                    if let Some(transaction) = take.take(entry.clone()) {
+                        each(n, transaction).map_err(PassError::Stopped)?;
+                    }
+                }
+            }
+            if take.entries() != surveyed.survey.entries() {
+                return Err(changed::<E>(ReadError::of_file(Reason::Structure(
+                    format!(
+                        "{} has {} transaction records now, {} before",
+                        surveyed.place,
+                        take.entries(),
+                        surveyed.survey.entries()
+                    ),
+                ))));
+            }
+        }
+        if text.finish() != self.digest {
+            return Err(changed::<E>(ReadError::of_file(Reason::Structure(
+                "its bytes differ".to_owned(),
+            ))));
+        }
+        Ok(())
+    }
+}
+
+/// The file did not read the second time as it did the first (it changed
+/// on disk meanwhile).
+fn changed<E>(why: ReadError) -> PassError<E> {
+    let why = match why.reason {
+        Reason::Unavailable(why) => why,
+        _ => why.to_string(),
+    };
+    PassError::Read(ReadError::of_file(Reason::Unavailable(format!(
+        "it changed while it was imported ({why})"
+    ))))
 }
 
 /// The date in an OFX timestamp: its first eight digits.
@@ -336,208 +671,12 @@ fn all<'a>(element: &'a Element, name: &str) -> Vec<&'a Element> {
     out
 }
 
-pub fn parse(bytes: &[u8]) -> Result<Vec<Statement>, ReadError> {
-    let text = decode(bytes);
-    let mut document = tree(&text)?;
-    drop(text);
-    let root = std::mem::take(&mut document.root);
-    let securities = security_list(&root);
-    let cash = [("STMTRS", false), ("CCSTMTRS", true)]
-        .into_iter()
-        .flat_map(|(name, credit_card)| {
-            all(&root, name)
-                .into_iter()
-                .enumerate()
-                .map(move |(n, statement)| (statement, credit_card, n + 1))
-        })
-        .collect::<Vec<_>>();
-    let investments = all(&root, "INVSTMTRS");
-    // Records outside any statement belong to the file's one statement when
-    // it has one; otherwise nobody can say whose they are.
-    let unplaced = std::mem::take(&mut document.unplaced);
-    let (mut adopted, unplaced) = match (cash.len(), investments.len()) {
-        (1, 0) => (Some(unplaced), Vec::new()),
-        _ => (None, unplaced),
-    };
-    let mut statements = Vec::new();
-    for (statement, credit_card, number) in cash {
-        let mut bucket = document.take_entries(statement);
-        if let Some(adopted) = adopted.take() {
-            bucket.outside_list += adopted.len();
-            bucket.entries.extend(adopted);
-        }
-        statements.push(cash_statement(statement, bucket, credit_card, number)?);
-    }
-    for (number, statement) in investments.into_iter().enumerate() {
-        let bucket = document.take_entries(statement);
-        statements.push(investment_statement(
-            statement,
-            bucket,
-            &securities,
-            number + 1,
-        )?);
-    }
-    let count = statements.len();
-    if !unplaced.is_empty()
-        && let Some(first) = statements.first_mut()
-    {
-        // Each named as the file writes it, the first few.
-        const NAMED: usize = 5;
-        let named: Vec<String> = unplaced
-            .iter()
-            .take(NAMED)
-            .map(|e| {
-                format!(
-                    "FITID {} of {}, amount {}",
-                    e.fitid.as_deref().unwrap_or("(none)"),
-                    e.posted.as_deref().unwrap_or("(no date)"),
-                    e.amount.as_deref().unwrap_or("(none)")
-                )
-            })
-            .collect();
-        let more = unplaced.len().saturating_sub(NAMED);
-        first.notes.push(format!(
-            "{} transaction record(s) (STMTTRN) stand outside any statement (STMTRS, CCSTMTRS or INVSTMTRS), in a file of {count} statements: which account they belong to cannot be told, so they are not imported ({}{})",
-            unplaced.len(),
-            named.join("; "),
-            if more > 0 { format!("; and {more} more") } else { String::new() }
-        ));
-    }
-    if statements.is_empty() {
-        let status = root
-            .text_at("SIGNONMSGSRSV1/SONRS/STATUS/MESSAGE")
-            .or_else(|| {
-                all(&root, "STATUS")
-                    .first()
-                    .and_then(|s| s.text_at("MESSAGE"))
-            });
-        return Err(ReadError::of_file(Reason::Structure(match status {
-            Some(message) => format!("the file holds no statement (the bank says: {message})"),
-            None => "the file holds no statement (no STMTRS, CCSTMTRS or INVSTMTRS)".to_owned(),
-        })));
-    }
-    Ok(statements)
-}
-
 fn account_kind(code: Option<&str>) -> AccountKind {
     match code.unwrap_or_default() {
         "SAVINGS" | "MONEYMRKT" => AccountKind::Savings,
         "CREDITLINE" => AccountKind::CreditCard,
         _ => AccountKind::Checking,
     }
-}
-
-/// `STMTTRN` entries with `CORRECTFITID`/`CORRECTACTION` applied: `DELETE`
-/// removes the corrected record, `REPLACE` puts this one in its place. A
-/// record that names itself as the one it replaces is kept (once), with a
-/// note: dropping it as corrected would lose it. A record whose date or
-/// amount cannot be read (a placeholder whose amount is `.`) is left out
-/// with a note naming it; the rest imports.
-fn transactions(
-    account: &str,
-    bucket: Bucket,
-    currency: &str,
-    place: &Place,
-) -> (Vec<SnapshotTransaction>, Vec<String>) {
-    let entries = bucket.entries;
-    let mut notes = Vec::new();
-    if bucket.outside_list > 0 {
-        notes.push(format!(
-            "{place}: {} transaction record(s) (STMTTRN) stand outside their list (after an early </BANKTRANLIST> or another stray end tag): read as the statement's",
-            bucket.outside_list
-        ));
-    }
-    let mut records: Vec<SnapshotTransaction> = Vec::with_capacity(entries.len());
-    let mut fitids: Vec<Option<String>> = Vec::with_capacity(entries.len());
-    let mut identities = Vec::with_capacity(entries.len());
-    // FITIDs that a record corrects, and which record replaces them (none
-    // for a deletion).
-    let mut corrected: HashMap<String, Option<usize>> = HashMap::new();
-    let mut replacing_themselves = 0usize;
-    for (n, entry) in entries.into_iter().enumerate() {
-        let at = place.then(format_args!("transaction {}", n + 1));
-        if entry.deletes
-            && let Some(corrected_fitid) = &entry.corrects
-        {
-            corrected.insert(corrected_fitid.clone(), None);
-            continue;
-        }
-        // A placeholder record with neither amount nor date is skipped.
-        if entry.amount.is_none() && entry.posted.is_none() {
-            continue;
-        }
-        let read = || -> Result<(NaiveDate, Decimal), ReadError> {
-            let posted = entry
-                .posted
-                .as_deref()
-                .ok_or_else(|| at.at(Reason::Missing("DTPOSTED")))?;
-            let value = entry
-                .amount
-                .as_deref()
-                .ok_or_else(|| at.at(Reason::Missing("TRNAMT")))?;
-            Ok((date(posted, &at)?, amount(value, &at)?))
-        };
-        let (day, value) = match read() {
-            Ok(read) => read,
-            Err(err) => {
-                let what = match &entry.fitid {
-                    Some(fitid) => format!("the record (FITID {fitid})"),
-                    None => "the record".to_owned(),
-                };
-                notes.push(err.left_out(&what));
-                continue;
-            }
-        };
-        identities.push(EntryIdentity {
-            reference: entry.fitid.clone(),
-            date: day,
-            amount: value,
-            text: identity_text(&[entry.name.as_deref(), entry.memo.as_deref()]),
-        });
-        let hints = entry.hints();
-        if let Some(corrected_fitid) = entry.corrects {
-            if entry.fitid.as_deref() == Some(corrected_fitid.as_str()) {
-                replacing_themselves += 1;
-            }
-            corrected.insert(corrected_fitid, Some(records.len()));
-        }
-        fitids.push(entry.fitid);
-        records.push(SnapshotTransaction {
-            provider_id: String::new(),
-            pending_provider_id: None,
-            is_pending: false,
-            date: day,
-            amount: value,
-            currency: entry.currency.unwrap_or_else(|| currency.to_owned()),
-            merchant: entry.name,
-            description: entry.memo.or(entry.kind),
-            hints,
-        });
-    }
-    let ids = entry_ids(account, &identities, "");
-    drop(identities);
-    for (record, id) in records.iter_mut().zip(ids) {
-        record.provider_id = id;
-    }
-    if !corrected.is_empty() {
-        let mut index = 0;
-        let mut fitids = fitids.into_iter();
-        records.retain(|_| {
-            let at = index;
-            index += 1;
-            fitids
-                .next()
-                .flatten()
-                .and_then(|f| corrected.get(&f))
-                .is_none_or(|replacement| *replacement == Some(at))
-        });
-    }
-    if replacing_themselves > 0 {
-        notes.push(format!(
-            "{place}: {replacing_themselves} record(s) name their own FITID as the one they replace (CORRECTACTION REPLACE): each is kept, once, in place of any earlier record of that FITID"
-        ));
-    }
-    (records, notes)
 }
 
 /// The statement's balance from `LEDGERBAL` (and `AVAILBAL`), dated by its
@@ -592,12 +731,15 @@ fn balance(
     })
 }
 
+/// A bank or card statement (`credit_card`, the `number`th of its kind);
+/// `element` is its element's number in the file, `adopts` whether the
+/// records outside any statement are its own.
 fn cash_statement(
     statement: &Element,
-    bucket: Bucket,
-    credit_card: bool,
-    number: usize,
-) -> Result<Statement, ReadError> {
+    mut survey: Survey,
+    (credit_card, number): (bool, usize),
+    (element, adopts): (usize, bool),
+) -> SurveyedStatement {
     let place = Place::new(format!(
         "{} {number}",
         if credit_card {
@@ -611,39 +753,42 @@ fn cash_statement(
         .child("BANKACCTFROM")
         .or_else(|| statement.child("CCACCTFROM"))
         .unwrap_or(&empty);
-    let currency = statement.text_at("CURDEF").unwrap_or("USD").to_owned();
-    // A file that names no account goes to one account per currency (as
-    // camt and MT940 files without one do).
-    let given_id = account.text_at("ACCTID").map(str::to_owned);
-    let account_name = given_id
+    let (account_id, currency) = key_and_currency(statement);
+    let account_name = account
+        .text_at("ACCTID")
         .is_none()
         .then(|| format!("Imported {currency} account (the file names no account)"));
-    let account_id = given_id.unwrap_or_else(|| format!("unidentified-{currency}"));
-    let account_key = account_id.clone();
-    // The bucket holds the entries of every BANKTRANLIST: some banks split
-    // a statement into several.
-    let (transactions, mut notes) = transactions(&account_key, bucket, &currency, &place);
+    // The records of every BANKTRANLIST are the statement's: some banks
+    // split a statement into several.
+    let mut notes = survey.finish(&place);
     let balance = balance(statement, &currency, &place, &mut notes);
-    Ok(Statement {
-        account_id,
-        account_name,
-        kind: if credit_card {
-            AccountKind::CreditCard
-        } else {
-            account_kind(account.text_at("ACCTTYPE"))
+    SurveyedStatement {
+        key: account_id.clone(),
+        statement: Statement {
+            account_id,
+            account_name,
+            kind: if credit_card {
+                AccountKind::CreditCard
+            } else {
+                account_kind(account.text_at("ACCTTYPE"))
+            },
+            currency,
+            transactions: Vec::new(),
+            opening_booked: None,
+            opening_date: None,
+            closing_booked: balance.as_ref().map(|b| b.current),
+            balance,
+            holdings: None,
+            servicer: None,
+            notes,
+            currency_assumed: Vec::new(),
+            legacy_ids: Vec::new(),
         },
-        currency: currency.clone(),
-        transactions,
-        opening_booked: None,
-        opening_date: None,
-        closing_booked: balance.as_ref().map(|b| b.current),
-        balance,
-        holdings: None,
-        servicer: None,
-        notes,
-        currency_assumed: Vec::new(),
-        legacy_ids: Vec::new(),
-    })
+        number: element,
+        place,
+        survey,
+        adopts,
+    }
 }
 
 /// The security list, by the id positions refer to (`UNIQUEID`).
@@ -670,12 +815,14 @@ fn security_list(root: &Element) -> HashMap<String, Security> {
     map
 }
 
+/// The `number`th investment statement; `element` is its element's number
+/// in the file.
 fn investment_statement(
     statement: &Element,
-    cash: Bucket,
+    mut survey: Survey,
     securities: &HashMap<String, Security>,
-    number: usize,
-) -> Result<Statement, ReadError> {
+    (number, element): (usize, usize),
+) -> Result<SurveyedStatement, ReadError> {
     let place = Place::new(format!("investment statement {number}"));
     let account = statement
         .child("INVACCTFROM")
@@ -697,7 +844,7 @@ fn investment_statement(
             }
         }
     }
-    let (mut records, mut notes) = transactions(&account_id, cash, &currency, &place);
+    let mut notes = survey.finish(&place);
     let mut identities = Vec::new();
     let mut trade_records = Vec::new();
     for (n, trade) in trades.iter().enumerate() {
@@ -770,7 +917,7 @@ fn investment_statement(
     {
         record.provider_id = id;
     }
-    records.extend(trade_records);
+    let records = trade_records;
 
     let mut holdings = Vec::new();
     // A position left out makes the account's total unknown.
@@ -807,7 +954,13 @@ fn investment_statement(
         .text_at("INVPOSLIST/POSSTOCK/INVPOS/DTPRICEASOF")
         .or_else(|| statement.text_at("DTASOF"))
         .and_then(|d| date(d, &place).ok())
-        .or_else(|| records.iter().map(|r| r.date).max());
+        .or_else(|| {
+            records
+                .iter()
+                .map(|r| r.date)
+                .max()
+                .max(survey.facts().latest())
+        });
     let total: Decimal = holdings
         .iter()
         .filter_map(|h| h.value_in_account_currency)
@@ -839,21 +992,28 @@ fn investment_statement(
             None
         }
     };
-    Ok(Statement {
-        account_id,
-        account_name: None,
-        kind: AccountKind::Brokerage,
-        currency: currency.clone(),
-        transactions: records,
-        opening_booked: None,
-        opening_date: None,
-        closing_booked: None,
-        balance,
-        holdings: Some(holdings),
-        servicer: None,
-        notes,
-        currency_assumed: Vec::new(),
-        legacy_ids: Vec::new(),
+    Ok(SurveyedStatement {
+        key: account_id.clone(),
+        statement: Statement {
+            account_id,
+            account_name: None,
+            kind: AccountKind::Brokerage,
+            currency: currency.clone(),
+            transactions: records,
+            opening_booked: None,
+            opening_date: None,
+            closing_booked: None,
+            balance,
+            holdings: Some(holdings),
+            servicer: None,
+            notes,
+            currency_assumed: Vec::new(),
+            legacy_ids: Vec::new(),
+        },
+        number: element,
+        place,
+        survey,
+        adopts: false,
     })
 }
 
@@ -1279,5 +1439,108 @@ mod tests {
             </STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>";
         let statements = parse(file.as_bytes()).unwrap();
         assert_eq!(statements[0].transactions.len(), 2);
+    }
+
+    /// Every file of these tests is read 7 bytes at a time
+    /// (`text::CHUNK`): a record cut anywhere, even inside a character,
+    /// reads as a whole.
+    #[test]
+    fn a_large_file_read_in_pieces_keeps_every_rule_and_every_character() {
+        use crate::import::samples::ofx_with_every_rule;
+        let entries = 400;
+        let labelled = ofx_with_every_rule(entries, true);
+        // Naming no character set, and not UTF-8 (the é is one byte).
+        let mut unlabelled = labelled.clone();
+        let label = unlabelled
+            .windows(12)
+            .position(|w| w == b"CHARSET:1252")
+            .unwrap();
+        unlabelled[label..label + 12].copy_from_slice(b"CHARSET:NONE");
+        assert!(std::str::from_utf8(&unlabelled).is_err());
+        let utf8 = ofx_with_every_rule(entries, false);
+        let mut read = Vec::new();
+        for file in [&labelled, &unlabelled, &utf8] {
+            let statements = parse(file).unwrap();
+            let statement = &statements[0];
+            let t = &statement.transactions;
+            // F5 replaced by F5C, F6 deleted; F5C, SELF and LATE added;
+            // BAD left out.
+            assert_eq!(t.len(), entries + 1);
+            let ids: std::collections::HashSet<&str> =
+                t.iter().map(|t| t.provider_id.as_str()).collect();
+            assert_eq!(ids.len(), t.len(), "every transaction has its own id");
+            assert!(
+                ids.iter().any(|id| id.ends_with("#2")),
+                "twins are numbered"
+            );
+            assert!(
+                !ids.iter()
+                    .any(|id| id.starts_with("F5@") || id.starts_with("F6@"))
+            );
+            assert!(ids.iter().any(|id| id.starts_with("F5C@")));
+            assert!(
+                t.iter()
+                    .filter_map(|t| t.merchant.as_deref())
+                    .any(|m| m == "Caf\u{e9} & Co")
+            );
+            assert!(t.iter().all(|t| {
+                let texts = [t.merchant.as_deref(), t.description.as_deref()];
+                texts
+                    .iter()
+                    .flatten()
+                    .all(|x| !x.contains(['<', '>', '\u{fffd}']))
+            }));
+            assert!(
+                statement.notes.iter().any(|n| n.contains("FITID BAD")),
+                "{:?}",
+                statement.notes
+            );
+            assert!(
+                statement
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("outside their list"))
+            );
+            read.push(statements);
+        }
+        // The three encodings are one statement.
+        assert_eq!(read[0], read[1]);
+        assert_eq!(read[0], read[2]);
+    }
+
+    /// A file from disk that changes between the passes is refused by the
+    /// second; nothing of it is given out as read.
+    #[test]
+    fn a_file_changed_between_the_passes_is_refused() {
+        use crate::import::samples::ofx_with_every_rule;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("changing.ofx");
+        let file = ofx_with_every_rule(50, false);
+        std::fs::write(&path, &file).unwrap();
+        let surveyed = survey(Source::Path(&path)).unwrap();
+        let count = |surveyed: &Surveyed| {
+            let mut n = 0;
+            surveyed
+                .entries(Source::Path(&path), None, &mut |_, _| {
+                    n += 1;
+                    Ok::<(), ()>(())
+                })
+                .map(|()| n)
+        };
+        assert_eq!(count(&surveyed).unwrap(), 51);
+        // One amount changed, the length the same.
+        let changed = String::from_utf8(file)
+            .unwrap()
+            .replacen("-4.50", "-4.60", 1);
+        std::fs::write(&path, changed).unwrap();
+        let err = count(&surveyed).unwrap_err();
+        let PassError::Read(err) = err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            err.to_string().contains("changed while it was imported"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -65,3 +65,66 @@ fn daily_camt053_opening(
     );
     (file.into_bytes(), closing)
 }
+
+/// An OFX 1.x (SGML) bank statement of about `entries` records, large
+/// enough to span many of the reader's buffers, with every rule the
+/// statement rules apply: unique and repeated `FITID`s, identical twins
+/// without one, a placeholder `FITID`, a record replaced and one deleted
+/// (`CORRECTFITID`), one that replaces itself, a record whose amount does
+/// not read, NUL and an entity in texts, a record after an early
+/// `</BANKTRANLIST>`, and a non-ASCII name. `CHARSET:1252` with a `é`
+/// byte when `windows_1252`; else UTF-8, naming no character set.
+pub fn ofx_with_every_rule(entries: usize, windows_1252: bool) -> Vec<u8> {
+    let mut body = String::new();
+    for n in 0..entries {
+        let day = 1 + n % 28;
+        let cents = 100 + n % 977;
+        let record = match n % 10 {
+            // Twins: the same day, amount and text, no FITID.
+            0 | 1 => format!(
+                "<STMTTRN><TRNTYPE>POS<DTPOSTED>202603{day:02}<TRNAMT>-4.50<NAME>Bakery<MEMO>card</STMTTRN>"
+            ),
+            // A FITID the statement gives twice.
+            2 => format!(
+                "<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>202603{day:02}<TRNAMT>-1.{cents:03}<FITID>SAME<NAME>Kiosk {n}</STMTTRN>"
+            ),
+            3 => format!(
+                "<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>202603{day:02}<TRNAMT>-2.00<FITID>NONREF<NAME>Placeholder {n}</STMTTRN>"
+            ),
+            4 => format!(
+                "<STMTTRN><TRNTYPE>CREDIT<DTPOSTED>202603{day:02}<TRNAMT>{cents}.00<FITID>R{n}<NAME>Caf\u{e9} &amp; Co<MEMO>memo\0{n}</STMTTRN>"
+            ),
+            _ => format!(
+                "<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>202603{day:02}<TRNAMT>-{}.{:02}<FITID>F{n}<NAME>Shop {}<MEMO>payment {n}</STMTTRN>",
+                cents / 100,
+                cents % 100,
+                n % 13
+            ),
+        };
+        body.push_str(&record);
+        body.push('\n');
+    }
+    body.push_str(
+        "<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260330<TRNAMT>-9.99<FITID>F5C<CORRECTFITID>F5<CORRECTACTION>REPLACE<NAME>Shop corrected</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260330<TRNAMT>0<FITID>F6D<CORRECTFITID>F6<CORRECTACTION>DELETE</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260330<TRNAMT>-3.00<FITID>SELF<CORRECTFITID>SELF<CORRECTACTION>REPLACE<NAME>Itself</STMTTRN>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260330<TRNAMT>.<FITID>BAD<NAME>Unreadable</STMTTRN>\n\
+         </BANKTRANLIST>\n\
+         <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260331<TRNAMT>-7.00<FITID>LATE<NAME>After the list</STMTTRN>\n",
+    );
+    let charset = if windows_1252 { "1252" } else { "NONE" };
+    let text = format!(
+        "OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\nSECURITY:NONE\nENCODING:USASCII\nCHARSET:{charset}\n\
+         COMPRESSION:NONE\nOLDFILEUID:NONE\nNEWFILEUID:NONE\n\n\
+         <OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0<SEVERITY>INFO</STATUS><DTSERVER>20260331<LANGUAGE>ENG</SONRS></SIGNONMSGSRSV1>\n\
+         <BANKMSGSRSV1><STMTTRNRS><TRNUID>1<STATUS><CODE>0<SEVERITY>INFO</STATUS>\n\
+         <STMTRS><CURDEF>EUR<BANKACCTFROM><BANKID>12345678<ACCTID>DE02120300000000202051<ACCTTYPE>CHECKING</BANKACCTFROM>\n\
+         <BANKTRANLIST><DTSTART>20260301<DTEND>20260331\n{body}\
+         <LEDGERBAL><BALAMT>1234.56<DTASOF>20260331</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n"
+    );
+    if windows_1252 {
+        encoding_rs::WINDOWS_1252.encode(&text).0.into_owned()
+    } else {
+        text.into_bytes()
+    }
+}

@@ -25,6 +25,27 @@ pub struct ImportSummary {
     pub target_account: Option<AccountId>,
 }
 
+impl ImportSummary {
+    /// The summary of an import of `statements` statements into
+    /// `accounts` accounts that `applied` stored.
+    pub(super) fn applied(
+        (statements, accounts): (usize, usize),
+        applied: &tributary_domain::reconcile::SyncSummary,
+        notes: Vec<String>,
+        target_account: Option<AccountId>,
+    ) -> Self {
+        ImportSummary {
+            statements,
+            accounts,
+            added: applied.transactions_added,
+            updated: applied.transactions_updated,
+            unchanged: applied.transactions_unchanged,
+            notes,
+            target_account,
+        }
+    }
+}
+
 /// Where the statements of an import that name no account go (a CSV
 /// export without an account column, a camt file without `<Acct>`).
 /// Statements that name their account always go to it.
@@ -122,11 +143,11 @@ pub enum StoreError {
 
 /// The account a statement goes to, as the snapshot names it.
 #[derive(Debug, Clone)]
-struct TargetAccount {
-    key: String,
+pub(super) struct TargetAccount {
+    pub(super) key: String,
     name: String,
     kind: AccountKind,
-    currency: String,
+    pub(super) currency: String,
 }
 
 impl From<&tributary_storage::read::ImportedAccount> for TargetAccount {
@@ -223,63 +244,25 @@ pub fn store_into(
     target: &ImportTarget,
     now: chrono::NaiveDateTime,
 ) -> Result<ImportSummary, StoreError> {
-    use tributary_domain::model::Provider;
-    use tributary_storage::connections::{self, NewConnection};
     let mut statements = statements;
     let imported = tributary_storage::read::imported_accounts(conn, user_id)?;
-    let unnamed_kind = statements
+    let stated: Vec<std::collections::BTreeSet<String>> = statements
         .iter()
-        .find(|s| !s.names_account())
-        .map_or(AccountKind::Checking, |s| s.kind);
-    let chosen = target_account(&imported, target, unnamed_kind)?;
-    let mut extra_notes = Vec::new();
-    if let Some((account, field)) = &chosen {
-        for statement in statements.iter_mut().filter(|s| !s.names_account()) {
-            if let Some(other) = statement
-                .stated_currencies()
+        .map(|s| {
+            s.stated_currencies()
                 .into_iter()
-                .find(|c| *c != account.currency)
-            {
-                return Err(TargetError::CurrencyMismatch {
-                    file: other.to_owned(),
-                    account: account.currency.clone(),
-                    target: match target {
-                        ImportTarget::NewAccount { name, .. } => {
-                            format!("the new account \"{name}\"")
-                        }
-                        _ => format!("\"{}\"", account.name),
-                    },
-                    field: *field,
-                }
-                .into());
-            }
-            statement.send_to(account);
-        }
-        if statements.iter().all(|s| s.account_id != account.key) {
-            extra_notes.push(format!(
-                "the file names the account of each of its statements, so none went into \"{}\"",
-                account.name
-            ));
-        }
-    }
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect();
+    let (chosen, mut extra_notes) = send_unnamed(&imported, target, &mut statements, &stated)?;
     extra_notes.extend(settle_with_legacy_accounts(
         conn,
         &imported,
         &mut statements,
         chosen.is_none(),
     )?);
-    let connection = connections::unscheduled_connection(
-        conn,
-        &NewConnection {
-            user_id,
-            provider: Provider::FILE,
-            institution: &file_institution(),
-            settings: &serde_json::json!({}),
-            sealed_credentials: None,
-            consent_expires_at: None,
-            now,
-        },
-    )?;
+    let connection = file_connection(conn, user_id, now)?;
     check_continuity(conn, connection.id, &imported, &mut statements)?;
     let accounts: std::collections::HashSet<String> =
         statements.iter().map(|s| s.account_id.clone()).collect();
@@ -291,7 +274,47 @@ pub fn store_into(
         .map(Statement::into_snapshot)
         .collect();
     let applied = tributary_storage::sync_apply::apply_all(conn, connection.id, &snapshots, now)?;
-    let target_account = match &chosen {
+    let target_account = target_account_id(conn, user_id, chosen.as_ref(), &accounts)?;
+    Ok(ImportSummary::applied(
+        (count, accounts.len()),
+        &applied,
+        notes,
+        target_account,
+    ))
+}
+
+/// The user's connection of imported statements (made by their first
+/// import).
+pub(super) fn file_connection(
+    conn: &mut tributary_storage::AnyConnection,
+    user_id: UserId,
+    now: chrono::NaiveDateTime,
+) -> Result<tributary_storage::connections::ConnectionRecord, tributary_storage::StorageError> {
+    use tributary_domain::model::Provider;
+    use tributary_storage::connections::{self, NewConnection};
+    connections::unscheduled_connection(
+        conn,
+        &NewConnection {
+            user_id,
+            provider: Provider::FILE,
+            institution: &file_institution(),
+            settings: &serde_json::json!({}),
+            sealed_credentials: None,
+            consent_expires_at: None,
+            now,
+        },
+    )
+}
+
+/// The id of the account an import's unnamed statements went to, when it
+/// had a target and some did.
+pub(super) fn target_account_id(
+    conn: &mut tributary_storage::AnyConnection,
+    user_id: UserId,
+    chosen: Option<&(TargetAccount, TargetField)>,
+    accounts: &std::collections::HashSet<String>,
+) -> Result<Option<AccountId>, tributary_storage::StorageError> {
+    Ok(match chosen {
         Some((account, _)) if accounts.contains(&account.key) => {
             tributary_storage::read::imported_accounts(conn, user_id)?
                 .into_iter()
@@ -299,16 +322,54 @@ pub fn store_into(
                 .map(|a| a.id)
         }
         _ => None,
-    };
-    Ok(ImportSummary {
-        statements: count,
-        accounts: accounts.len(),
-        added: applied.transactions_added,
-        updated: applied.transactions_updated,
-        unchanged: applied.transactions_unchanged,
-        notes,
-        target_account,
     })
+}
+
+/// Sends the statements that name no account to `target`'s account (none
+/// for [`ImportTarget::Automatic`]), refusing a statement that states
+/// (`stated`, one set per statement) another currency than the account's.
+/// Returns the account and the notes to add.
+#[allow(clippy::type_complexity)]
+pub(super) fn send_unnamed(
+    imported: &[tributary_storage::read::ImportedAccount],
+    target: &ImportTarget,
+    statements: &mut [Statement],
+    stated: &[std::collections::BTreeSet<String>],
+) -> Result<(Option<(TargetAccount, TargetField)>, Vec<String>), TargetError> {
+    let unnamed_kind = statements
+        .iter()
+        .find(|s| !s.names_account())
+        .map_or(AccountKind::Checking, |s| s.kind);
+    let chosen = target_account(imported, target, unnamed_kind)?;
+    let mut notes = Vec::new();
+    if let Some((account, field)) = &chosen {
+        for (statement, stated) in statements.iter_mut().zip(stated) {
+            if statement.names_account() {
+                continue;
+            }
+            if let Some(other) = stated.iter().find(|c| **c != account.currency) {
+                return Err(TargetError::CurrencyMismatch {
+                    file: other.clone(),
+                    account: account.currency.clone(),
+                    target: match target {
+                        ImportTarget::NewAccount { name, .. } => {
+                            format!("the new account \"{name}\"")
+                        }
+                        _ => format!("\"{}\"", account.name),
+                    },
+                    field: *field,
+                });
+            }
+            statement.send_to(account);
+        }
+        if statements.iter().all(|s| s.account_id != account.key) {
+            notes.push(format!(
+                "the file names the account of each of its statements, so none went into \"{}\"",
+                account.name
+            ));
+        }
+    }
+    Ok((chosen, notes))
 }
 
 /// Before files were kept apart by account and layout, every statement
@@ -327,7 +388,7 @@ pub fn store_into(
 /// Each says so in a note. A statement left with nothing for an account
 /// not stored yet is not imported (no empty account is made); its notes are
 /// returned.
-fn settle_with_legacy_accounts(
+pub(super) fn settle_with_legacy_accounts(
     conn: &mut tributary_storage::AnyConnection,
     imported: &[tributary_storage::read::ImportedAccount],
     statements: &mut Vec<Statement>,
@@ -419,7 +480,7 @@ fn settle_with_legacy_accounts(
 /// of the file, dated no later than the opening balance and before the
 /// statement's own closing (so a re-import never compares a statement with
 /// itself). A difference usually means a statement between them is missing.
-fn check_continuity(
+pub(super) fn check_continuity(
     conn: &mut tributary_storage::AnyConnection,
     connection_id: ConnectionId,
     imported: &[tributary_storage::read::ImportedAccount],
@@ -493,7 +554,7 @@ impl Statement {
     /// Sends the statement to `account`: its id, name and kind, and its
     /// currency for every entry whose currency the file does not state
     /// (the assumption's note goes).
-    fn send_to(&mut self, account: &TargetAccount) {
+    pub(super) fn send_to(&mut self, account: &TargetAccount) {
         self.account_id = account.key.clone();
         self.account_name = Some(account.name.clone());
         self.kind = account.kind;
