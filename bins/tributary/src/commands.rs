@@ -32,7 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let mut config = Config::from_env()?;
     config.database_url = url.clone();
-    config.pool = pool_for(&cli.command, config.pool);
+    config.pool = pool_for(&cli.command, config.pool, config.worker_concurrency);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     // Every command but `migrate` wants a migrated database.
     let open = || open_database(&config);
@@ -112,7 +112,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let db = open()?;
             let mailer = tributary_app::mail::mailer(&config)?;
             let chore = tributary_app::workers::worker_chore(&config, &db, clock.clone(), mailer)?;
-            run_worker(sync_engine(&config, &db, clock)?, chore, config.worker_poll)
+            let engine = sync_engine(&config, &db, clock)?;
+            run_worker(engine, chore, config.worker_poll, config.worker_concurrency)
         }
         Command::Secrets(SecretsCommand::GenerateKey) => {
             println!("{}", tributary_auth::keyring::generate_key());
@@ -149,12 +150,19 @@ fn check_exists(url: &DatabaseUrl, create: bool) -> anyhow::Result<()> {
 }
 
 /// Connections a command may hold. `worker` runs jobs all day and keeps the
-/// configured pool; every other command does one thing and needs one
-/// connection, two while a sync's lease heartbeat beats beside it. (Eight
-/// per invocation let 40 parallel invocations exhaust PostgreSQL's 100.)
-fn pool_for(command: &Command, configured: PoolOptions) -> PoolOptions {
+/// configured pool, with room for each of its `lanes` (syncs at once) and
+/// two more (lease heartbeats, the round's chores); every other command
+/// does one thing and needs one connection, two while a sync's lease
+/// heartbeat beats beside it. (Eight per invocation let 40 parallel
+/// invocations exhaust PostgreSQL's 100.)
+fn pool_for(command: &Command, configured: PoolOptions, lanes: usize) -> PoolOptions {
     match command {
-        Command::Worker => configured,
+        Command::Worker => PoolOptions {
+            max_size: configured
+                .max_size
+                .max(u32::try_from(lanes).unwrap_or(u32::MAX).saturating_add(2)),
+            ..configured
+        },
         _ => PoolOptions {
             max_size: configured.max_size.min(ONE_SHOT_POOL_SIZE),
             ..configured
@@ -559,12 +567,15 @@ fn run_worker(
     engine: SyncEngine,
     chore: tributary_providers::worker::Chore,
     poll: std::time::Duration,
+    concurrency: usize,
 ) -> anyhow::Result<()> {
-    let worker = Worker::new(engine, worker_id("worker"), poll).with_chore(chore);
+    let worker = Worker::new(engine, worker_id("worker"), poll)
+        .with_chore(chore)
+        .with_concurrency(concurrency);
     let stop = StopSignal::default();
     stop_on_termination(stop.clone())?;
     println!(
-        "Worker {} running; SIGINT or SIGTERM stops it after the current job.",
+        "Worker {} running up to {concurrency} syncs at once; SIGINT or SIGTERM stops it after the syncs it runs.",
         worker.id()
     );
     worker.run(&stop);
@@ -708,7 +719,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_shot_commands_hold_at_most_two_connections_and_the_worker_its_pool() {
+    fn one_shot_commands_hold_at_most_two_connections_and_the_worker_one_for_each_lane() {
         let configured = PoolOptions {
             max_size: 8,
             ..PoolOptions::default()
@@ -723,8 +734,12 @@ mod tests {
             Command::Connections(ConnectionsCommand::List { user: None }),
         ];
         for command in &one_shots {
-            assert_eq!(pool_for(command, configured.clone()).max_size, 2);
+            assert_eq!(pool_for(command, configured.clone(), 16).max_size, 2);
         }
-        assert_eq!(pool_for(&Command::Worker, configured).max_size, 8);
+        assert_eq!(
+            pool_for(&Command::Worker, configured.clone(), 4).max_size,
+            8
+        );
+        assert_eq!(pool_for(&Command::Worker, configured, 16).max_size, 18);
     }
 }

@@ -47,6 +47,7 @@ Configuration (environment variables):
   TRIBUTARY_SYNC_INTERVAL_SECS   time between scheduled syncs of a connection [default: 21600]
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
+  TRIBUTARY_WORKER_CONCURRENCY   syncs a worker runs at once; a server's embedded worker runs at most half its pool (docs/operations.md) [default: 16]
   TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
   TRIBUTARY_RETAIN_CREDENTIALS_DAYS  days used, expired or revoked OAuth tokens, codes and portal links are kept; a refresh token replayed within them revokes its family [default: 30]
   TRIBUTARY_RETAIN_WEBHOOKS_DAYS     days ended webhook deliveries and their events are kept [default: 30]
@@ -54,6 +55,10 @@ Configuration (environment variables):
   TRIBUTARY_RETAIN_FAILED_SYNC_JOBS_DAYS  days failed sync jobs are kept [default: 30]
   TRIBUTARY_PUBLIC_URL      how users reach this server, for every URL it hands out; set it on any server others reach [default: the request's Host]
 ";
+
+/// Syncs a worker runs at once unless `TRIBUTARY_WORKER_CONCURRENCY` says
+/// otherwise: a sync mostly waits for its provider (docs/operations.md).
+pub const DEFAULT_WORKER_CONCURRENCY: usize = 16;
 
 const SERVICES_HELP: &str = "\
   TRIBUTARY_SIMPLEFIN_DAILY_REQUESTS  personal-api: requests a day each SimpleFIN destination may make (docs/simplefin.md) [default: 24]
@@ -103,6 +108,8 @@ pub struct Config {
     pub sync_policy: SyncPolicy,
     /// How often an idle worker looks for due work.
     pub worker_poll: Duration,
+    /// How many syncs a worker runs at once.
+    pub worker_concurrency: usize,
     /// The connectors the environment configures (each reads its own
     /// variables: providers::description), built when a process starts.
     pub connectors: Vec<tributary_providers::catalog::Configured>,
@@ -470,6 +477,19 @@ impl Config {
         sync_policy.retention = retention(&lookup)?;
         let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
             .unwrap_or(Duration::from_secs(5));
+        let worker_concurrency = match lookup("TRIBUTARY_WORKER_CONCURRENCY") {
+            Some(value) => value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=256).contains(n))
+                .ok_or(ConfigError::Invalid {
+                    name: "TRIBUTARY_WORKER_CONCURRENCY",
+                    value,
+                    reason: "expected a number of syncs from 1 to 256",
+                })?,
+            None => DEFAULT_WORKER_CONCURRENCY,
+        };
         let secret_key = lookup("TRIBUTARY_SECRET_KEY")
             .filter(|k| !k.trim().is_empty())
             .map(Secret);
@@ -586,6 +606,7 @@ impl Config {
             embedded_worker,
             sync_policy,
             worker_poll,
+            worker_concurrency,
         })
     }
 }

@@ -100,6 +100,14 @@ pub fn worker_chore(
     }))
 }
 
+/// How many syncs a server's embedded worker runs at once: the configured
+/// number, but at most half the server's pool, so that syncs waiting for
+/// SQLite's one writer never hold the connections requests need.
+pub fn embedded_concurrency(configured: usize, pool_size: u32) -> usize {
+    let half = usize::try_from(pool_size / 2).unwrap_or(1).max(1);
+    configured.clamp(1, half)
+}
+
 /// A worker running on its own thread, stopped and joined on drop.
 #[derive(Debug)]
 pub struct BackgroundWorker {
@@ -108,15 +116,19 @@ pub struct BackgroundWorker {
 }
 
 impl BackgroundWorker {
-    /// Starts a worker named after `role` (the binary it runs in).
+    /// Starts a worker named after `role` (the binary it runs in), running
+    /// up to `concurrency` syncs at once.
     pub fn start(
         engine: SyncEngine,
         chore: Chore,
         poll: std::time::Duration,
         role: &str,
+        concurrency: usize,
     ) -> std::io::Result<Self> {
         let stop = StopSignal::default();
-        let worker = Worker::new(engine, worker_id(role), poll).with_chore(chore);
+        let worker = Worker::new(engine, worker_id(role), poll)
+            .with_chore(chore)
+            .with_concurrency(concurrency);
         let signal = stop.clone();
         let thread = std::thread::Builder::new()
             .name("sync-worker".into())

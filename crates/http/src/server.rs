@@ -19,7 +19,7 @@ use tributary_app::demo;
 use tributary_app::links::{DEVELOPERS_ROOT, SIGN_IN_LINK_PATH};
 use tributary_app::mail::mailer;
 use tributary_app::payments::payments;
-use tributary_app::workers::{BackgroundWorker, worker_chore};
+use tributary_app::workers::{BackgroundWorker, embedded_concurrency, worker_chore};
 use tributary_auth::developers::Signup;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_notify::mail::Mailer;
@@ -309,6 +309,7 @@ impl Application {
                     worker_chore(&config, &db, clock.clone(), mailer.clone())?,
                     config.worker_poll,
                     interface.binary(),
+                    embedded_concurrency(config.worker_concurrency, config.pool.max_size),
                 )
                 .context("starting the embedded worker")?,
             )

@@ -1,12 +1,19 @@
 //! A worker: schedules due connections, then claims and runs jobs until the
 //! queue has nothing due, then waits `poll` (or until stopped) and repeats.
 //! Run as `tributary worker`, or embedded in a server (the SQLite default).
+//!
+//! A sync is mostly waiting for a provider's answers, so a worker runs
+//! several at once: `concurrency` lanes, threads that each claim and run
+//! one job after another. A provider's call never holds a database
+//! connection; each job's lease is renewed by its own heartbeat
+//! (`SyncEngine::run_job`).
 
 use crate::sync::SyncEngine;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// Tells a running worker to stop after its current job.
+/// Tells a running worker to stop after its current jobs (each lane
+/// finishes the job it runs and claims no other).
 #[derive(Debug, Clone, Default)]
 pub struct StopSignal(Arc<(Mutex<bool>, Condvar)>);
 
@@ -41,6 +48,8 @@ pub struct Worker {
     last_purge: std::sync::Mutex<Option<std::time::Instant>>,
     /// Other work done each round, after the due jobs (sending webhooks).
     chores: Vec<Chore>,
+    /// How many jobs run at once.
+    concurrency: usize,
 }
 
 /// Work a worker does each round beside syncs; it logs its own failures.
@@ -52,6 +61,7 @@ impl std::fmt::Debug for Worker {
             .field("id", &self.id)
             .field("poll", &self.poll)
             .field("chores", &self.chores.len())
+            .field("concurrency", &self.concurrency)
             .finish_non_exhaustive()
     }
 }
@@ -80,7 +90,14 @@ impl Worker {
             poll,
             last_purge: std::sync::Mutex::new(None),
             chores: Vec::new(),
+            concurrency: 1,
         }
+    }
+
+    /// Runs up to `jobs` jobs at once (at least one).
+    pub fn with_concurrency(mut self, jobs: usize) -> Self {
+        self.concurrency = jobs.max(1);
+        self
     }
 
     /// Adds work done each round after the due jobs.
@@ -93,21 +110,51 @@ impl Worker {
         &self.id
     }
 
-    /// Schedules, then runs every job that is due now; returns how many jobs
-    /// ran. Errors of single jobs are logged, not returned.
+    /// Schedules, then runs every job that is due now, up to
+    /// `concurrency` at once; returns how many jobs ran. Errors of single
+    /// jobs are logged, not returned.
     pub fn run_due(&self, stop: &StopSignal) -> usize {
         if let Err(err) = self.engine.schedule_due() {
             log::error!("worker {}: scheduling failed: {err}", self.id);
         }
         self.purge_when_due();
+        let ran = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for lane in 0..self.concurrency {
+                // Each lane claims under an id of its own: a job's lease is
+                // fenced by who holds it (`sync_jobs::renew_lease`), so one
+                // lane can never store a job another lane took over.
+                let lane_id = format!("{}/{lane}", self.id);
+                let ran = &ran;
+                let lane_runs = move || {
+                    let runs = self.run_lane(&lane_id, stop);
+                    ran.fetch_add(runs, std::sync::atomic::Ordering::Relaxed);
+                };
+                let started = std::thread::Builder::new()
+                    .name(format!("sync-lane-{lane}"))
+                    .spawn_scoped(scope, lane_runs);
+                if let Err(err) = started {
+                    // Fewer lanes this round; the others drain the queue.
+                    log::error!("worker {}: starting lane {lane} failed: {err}", self.id);
+                }
+            }
+        });
+        for chore in &self.chores {
+            chore();
+        }
+        ran.into_inner()
+    }
+
+    /// One lane: claims and runs jobs one after another until none is due
+    /// or the worker is stopped; how many it ran.
+    fn run_lane(&self, lane_id: &str, stop: &StopSignal) -> usize {
         let mut ran = 0;
         while !stop.is_stopped() {
-            match self.engine.claim_next(&self.id) {
+            match self.engine.claim_next(lane_id) {
                 Ok(Some(job)) => {
                     ran += 1;
                     log::info!(
-                        "worker {}: claimed job {} (connection {}, attempt {})",
-                        self.id,
+                        "worker {lane_id}: claimed job {} (connection {}, attempt {})",
                         job.id,
                         job.connection_id,
                         job.attempts
@@ -115,27 +162,21 @@ impl Worker {
                     let started = std::time::Instant::now();
                     match self.engine.run_job(&job) {
                         Ok(outcome) => log::info!(
-                            "worker {}: job {} (connection {}): {} in {} ms",
-                            self.id,
+                            "worker {lane_id}: job {} (connection {}): {} in {} ms",
                             job.id,
                             job.connection_id,
                             in_words(&outcome),
                             started.elapsed().as_millis()
                         ),
-                        Err(err) => {
-                            log::error!("worker {}: job {} failed: {err}", self.id, job.id)
-                        }
+                        Err(err) => log::error!("worker {lane_id}: job {} failed: {err}", job.id),
                     }
                 }
                 Ok(None) => break,
                 Err(err) => {
-                    log::error!("worker {}: claiming a job failed: {err}", self.id);
+                    log::error!("worker {lane_id}: claiming a job failed: {err}");
                     break;
                 }
             }
-        }
-        for chore in &self.chores {
-            chore();
         }
         ran
     }
@@ -164,7 +205,12 @@ impl Worker {
 
     /// Runs until `stop` is signalled.
     pub fn run(&self, stop: &StopSignal) {
-        log::info!("worker {} started (polling every {:?})", self.id, self.poll);
+        log::info!(
+            "worker {} started (polling every {:?}, {} jobs at once)",
+            self.id,
+            self.poll,
+            self.concurrency
+        );
         loop {
             self.run_due(stop);
             if stop.wait(self.poll) {

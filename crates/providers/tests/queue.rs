@@ -470,3 +470,114 @@ fn sandbox_registry() -> Registry {
     registry.register(Arc::new(SandboxConnector::default()));
     registry
 }
+
+/// A provider that answers only once `wanted` syncs wait for it at the
+/// same time: a worker running one sync at a time, or holding a database
+/// connection while it waits (the test pool has 4), never gets there, and
+/// after `PATIENCE` the gate gives up and lets every sync through, so the
+/// test fails on its count instead of hanging.
+#[derive(Debug)]
+struct Gate {
+    inner: SandboxConnector,
+    wanted: usize,
+    state: Mutex<GateState>,
+    opened: std::sync::Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    waiting: usize,
+    most_at_once: usize,
+    open: bool,
+    fetches: HashMap<u64, usize>,
+}
+
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Connector for Gate {
+    fn provider(&self) -> Provider {
+        tributary_providers::sandbox::PROVIDER
+    }
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        self.inner.prepare(request)
+    }
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let seed = context.settings["seed"].as_u64().unwrap();
+        let mut state = self.state.lock().unwrap();
+        *state.fetches.entry(seed).or_default() += 1;
+        state.waiting += 1;
+        state.most_at_once = state.most_at_once.max(state.waiting);
+        if state.waiting >= self.wanted {
+            state.open = true;
+            self.opened.notify_all();
+        }
+        let (mut state, waited) = self
+            .opened
+            .wait_timeout_while(state, PATIENCE, |state| !state.open)
+            .unwrap();
+        if waited.timed_out() {
+            state.open = true;
+            self.opened.notify_all();
+        }
+        state.waiting -= 1;
+        drop(state);
+        self.inner.fetch(context)
+    }
+}
+
+#[test]
+fn one_worker_runs_its_lanes_of_syncs_at_once_each_exactly_once() {
+    const CONNECTIONS: usize = 20;
+    const LANES: usize = 16;
+    on_every_backend(|db| {
+        let clock = clock();
+        let gate = Arc::new(Gate {
+            inner: SandboxConnector::default(),
+            wanted: LANES,
+            state: Mutex::new(GateState::default()),
+            opened: std::sync::Condvar::new(),
+        });
+        let mut registry = Registry::default();
+        registry.register(gate.clone());
+        let engine = SyncEngine::new(db.clone(), registry, clock.clone());
+        let ids: Vec<ConnectionId> = (0..CONNECTIONS)
+            .map(|i| new_connection(&engine, db, clock.as_ref(), &format!("lane{i}@example.com")))
+            .collect();
+        assert_eq!(engine.schedule_due().unwrap(), CONNECTIONS);
+        let worker = Worker::new(
+            engine.clone(),
+            "laned".to_owned(),
+            std::time::Duration::ZERO,
+        )
+        .with_concurrency(LANES);
+        assert_eq!(worker.run_due(&StopSignal::default()), CONNECTIONS);
+
+        let state = gate.state.lock().unwrap();
+        assert_eq!(state.most_at_once, LANES, "syncs at once");
+        assert_eq!(state.fetches.len(), CONNECTIONS);
+        assert!(
+            state.fetches.values().all(|n| *n == 1),
+            "{:?}",
+            state.fetches
+        );
+        let conn = &mut *db.conn().unwrap();
+        let mut holders = std::collections::HashSet::new();
+        for id in &ids {
+            let jobs = sync_jobs::jobs_of_connection(conn, *id).unwrap();
+            assert_eq!(jobs.len(), 1);
+            assert_eq!(
+                (jobs[0].status.as_str(), jobs[0].attempts),
+                ("succeeded", 1),
+                "job error: {:?}",
+                jobs[0].error
+            );
+            holders.extend(jobs[0].locked_by.clone());
+        }
+        // Each lane claims under its own name.
+        assert!(holders.len() > 1, "{holders:?}");
+        assert!(
+            holders.iter().all(|h| h.starts_with("laned/")),
+            "{holders:?}"
+        );
+    });
+}
