@@ -1,7 +1,9 @@
 //! A `tributary worker` process killed with SIGKILL in the middle of a sync
 //! (its provider stalls): a second worker takes the job over once the lease
-//! expires, and the stored data equals that of a clean sync. On SQLite and
-//! PostgreSQL. The test follows the workers' log lines; it never sleeps.
+//! expires, and the stored data equals that of a clean sync. And one
+//! stopped with SIGTERM while it runs 16 syncs at once: it finishes them
+//! all, each once, and exits. On SQLite and PostgreSQL. The tests follow
+//! the workers' log lines; they never sleep.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -55,6 +57,7 @@ fn start_worker(database_url: &str, key: &str) -> (WorkerProcess, mpsc::Receiver
         .env("TRIBUTARY_SECRET_KEY", key)
         .env("TRIBUTARY_WORKER_LEASE_SECS", "2")
         .env("TRIBUTARY_WORKER_POLL_SECS", "1")
+        .env("TRIBUTARY_WORKER_CONCURRENCY", "16")
         // The SimpleFIN fake listens on loopback, which the outbound guard
         // refuses unless allowed.
         .env("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "1")
@@ -135,13 +138,6 @@ fn connect(
     key: &str,
     token_path: &str,
 ) -> Connected {
-    let access_url = format!("http://u:p@{}/simplefin", server.address());
-    rt.block_on(
-        Mock::given(method("POST"))
-            .and(path(token_path))
-            .respond_with(ResponseTemplate::new(200).set_body_string(access_url))
-            .mount(server),
-    );
     let clock = Arc::new(ManualClock::new(
         Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
     ));
@@ -162,21 +158,40 @@ fn connect(
     )
     .unwrap()
     .id;
+    let connection = connect_another(rt, server, &engine, user, token_path);
+    Connected {
+        engine,
+        user,
+        connection,
+    }
+}
+
+/// Another SimpleFIN connection of `user` to `server`, claimed at
+/// `token_path`.
+fn connect_another(
+    rt: &tokio::runtime::Handle,
+    server: &MockServer,
+    engine: &SyncEngine,
+    user: UserId,
+    token_path: &str,
+) -> ConnectionId {
+    let access_url = format!("http://u:p@{}/simplefin", server.address());
+    rt.block_on(
+        Mock::given(method("POST"))
+            .and(path(token_path))
+            .respond_with(ResponseTemplate::new(200).set_body_string(access_url))
+            .mount(server),
+    );
     let token =
         base64::engine::general_purpose::STANDARD.encode(format!("{}{token_path}", server.uri()));
     let request = ConnectRequest {
         settings: serde_json::json!({}),
         secret: Some(token),
     };
-    let connection = engine
+    engine
         .connect(user, tributary_providers::simplefin::PROVIDER, &request)
         .unwrap()
-        .id;
-    Connected {
-        engine,
-        user,
-        connection,
-    }
+        .id
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -267,4 +282,82 @@ fn scenario(rt: &tokio::runtime::Handle, database: &TestDatabase) {
     assert_eq!(ours, theirs);
     drop(engine);
     drop(reference);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_worker_stopped_during_sixteen_syncs_finishes_each_once() {
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        for database in TestDatabase::all() {
+            eprintln!("-- on {:?}", database.backend());
+            stopped_during_syncs(&rt, &database);
+        }
+    })
+    .await
+    .unwrap();
+}
+
+fn stopped_during_syncs(rt: &tokio::runtime::Handle, database: &TestDatabase) {
+    const SYNCS: usize = 16;
+    let db = database.db();
+    let key = generate_key();
+    let server = rt.block_on(MockServer::start());
+    let first = connect(rt, &server, db, &key, "/claim/0");
+    let mut jobs = vec![first.connection];
+    for n in 1..SYNCS {
+        let token_path = format!("/claim/{n}");
+        jobs.push(connect_another(
+            rt,
+            &server,
+            &first.engine,
+            first.user,
+            &token_path,
+        ));
+    }
+    let jobs: Vec<_> = jobs
+        .into_iter()
+        .map(|connection| {
+            first
+                .engine
+                .request_sync(connection, SyncJobKind::OnDemand)
+                .unwrap()
+                .job_id
+        })
+        .collect();
+    // The provider takes its time: every lane is waiting for it when the
+    // worker is told to stop.
+    rt.block_on(
+        Mock::given(method("GET"))
+            .and(path("/simplefin/accounts"))
+            .respond_with(accounts_ok().set_delay(Duration::from_secs(5)))
+            .mount(&server),
+    );
+    let (mut worker, log) = start_worker(&database.url(), &key);
+    for _ in 0..SYNCS {
+        wait_for_line(&log, "claimed job ");
+    }
+    for job in &jobs {
+        let running = sync_jobs::get_job(&mut db.conn().unwrap(), *job).unwrap();
+        assert_eq!(running.status.as_str(), "running", "all {SYNCS} at once");
+    }
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(worker.0.id().to_string())
+        .status()
+        .unwrap();
+    assert!(
+        worker.0.wait().unwrap().success(),
+        "the worker stops cleanly on SIGTERM"
+    );
+    let conn = &mut *db.conn().unwrap();
+    for job in &jobs {
+        let done = sync_jobs::get_job(conn, *job).unwrap();
+        assert_eq!(
+            (done.status.as_str(), done.attempts),
+            ("succeeded", 1),
+            "job {job}: {:?}",
+            done.error
+        );
+    }
+    drop(first);
 }
