@@ -133,9 +133,6 @@ fn record(entry: &Entry, n: usize) -> Record {
 pub(super) struct Survey {
     /// Records seen, of every kind.
     entries: usize,
-    /// Records that were read (neither deletions, placeholders nor left
-    /// out): a correction names the one replacing by this count.
-    read: usize,
     outside_list: usize,
     census: ReferenceCensus,
     repeated: RepeatedReferences,
@@ -144,7 +141,8 @@ pub(super) struct Survey {
     corrected: HashMap<String, Option<usize>>,
     replacing_themselves: usize,
     left_out: Vec<String>,
-    /// The currencies of the records read, and the latest date.
+    /// The records read (neither deletions, placeholders nor left out):
+    /// how many, their currencies, the latest date.
     read_facts: Facts,
     /// The same of the records that survive corrections, where a record
     /// corrects another: counted by reading the records again
@@ -194,7 +192,9 @@ impl Survey {
                     if entry.fitid.as_ref() == Some(fitid) {
                         self.replacing_themselves += 1;
                     }
-                    self.corrected.insert(fitid.clone(), Some(self.read));
+                    // The replacing record, by its number among those read.
+                    self.corrected
+                        .insert(fitid.clone(), Some(self.read_facts.count));
                 }
                 let facts = &mut self.read_facts;
                 facts.count += 1;
@@ -206,7 +206,6 @@ impl Survey {
                     None => facts.in_statement_currency = true,
                 }
                 self.read_facts.latest = self.read_facts.latest.max(Some(day));
-                self.read += 1;
             }
         }
     }
