@@ -193,9 +193,9 @@ async fn run(options: Options) -> anyhow::Result<()> {
     if !steady_rows.is_empty() {
         println!();
         println!(
-            "| backend | rows | request | most req/s | sent req/s (half) | p50 µs | p99 µs | p99.9 µs |"
+            "| backend | rows | request | most req/s | sent req/s (half) | p50 µs | p99 µs | p99.9 µs | bare p99 µs, same rate |"
         );
-        println!("|---|---|---|---|---|---|---|---|");
+        println!("|---|---|---|---|---|---|---|---|---|");
         for row in steady_rows {
             println!("{row}");
         }
@@ -510,14 +510,26 @@ async fn measure(
                 duration,
             )
             .await?;
+            // The bare server at the same rate: what the machine and the
+            // load client alone add to a p99 on these two cores.
+            let floor = load::drive_at_rate(
+                bare,
+                &request,
+                probe.expect,
+                options.connections,
+                rate,
+                duration,
+            )
+            .await?;
             steady_rows.push(format!(
-                "| {backend} | {rows} | {} | {} | {} | {} | {} | {} |",
+                "| {backend} | {rows} | {} | {} | {} | {} | {} | {} | {} |",
                 probe.name,
                 ours.per_second(),
                 steady.per_second(),
                 steady.percentile(500),
                 steady.percentile(990),
                 steady.percentile(999),
+                floor.percentile(990),
             ));
         }
         let ratio_permille = ours.per_second() * 1000 / theirs.per_second().max(1);
