@@ -501,26 +501,20 @@ async fn measure(
             // Half the most it served, sent on a fixed schedule.
             let rate = (ours.per_second() / 2).max(1);
             let duration = Duration::from_secs(options.seconds);
-            let steady = load::drive_at_rate(
-                tributary,
-                &request,
-                probe.expect,
-                options.connections,
-                rate,
-                duration,
-            )
-            .await?;
+            let at_rate = |server| {
+                load::drive_at_rate(
+                    server,
+                    &request,
+                    probe.expect,
+                    options.connections,
+                    rate,
+                    duration,
+                )
+            };
+            let steady = at_rate(tributary).await?;
             // The bare server at the same rate: what the machine and the
             // load client alone add to a p99 on these two cores.
-            let floor = load::drive_at_rate(
-                bare,
-                &request,
-                probe.expect,
-                options.connections,
-                rate,
-                duration,
-            )
-            .await?;
+            let floor = at_rate(bare).await?;
             steady_rows.push(format!(
                 "| {backend} | {rows} | {} | {} | {} | {} | {} | {} | {} |",
                 probe.name,
