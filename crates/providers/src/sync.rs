@@ -92,6 +92,11 @@ pub enum SyncOutcome {
     GaveUp { job_id: SyncJobId, reason: String },
 }
 
+/// The most due connections one scheduling pass queues; the rest wait for
+/// the next pass (a worker's next round), so a pass over a million due
+/// connections does not keep its lanes idle meanwhile.
+pub const SCHEDULED_PER_PASS: usize = 20_000;
+
 #[derive(Debug, Clone)]
 pub struct SyncEngine {
     db: Database,
@@ -329,22 +334,34 @@ impl SyncEngine {
     }
 
     /// Enqueues due connections and pushes their next sync one interval
-    /// (plus jitter) ahead; returns how many jobs were queued.
+    /// (plus jitter) ahead; returns how many jobs were queued. Every due
+    /// connection up to [`SCHEDULED_PER_PASS`] is queued before any is
+    /// claimed, so owners take turns over all of them (`sync_jobs`), not
+    /// only over the first batch.
     pub fn schedule_due(&self) -> Result<usize, SyncError> {
+        const BATCH: usize = 500;
         let mut conn = self.db.conn()?;
         let now = self.clock.now();
         let mut queued = 0;
-        for connection_id in connections::due_for_sync(&mut conn, now.naive_utc(), 500)? {
-            let enqueued = sync_jobs::enqueue(
-                &mut conn,
-                connection_id,
-                SyncJobKind::Scheduled,
-                now.naive_utc(),
-                now.naive_utc(),
-            )?;
-            queued += usize::from(enqueued.created);
-            let next = at(now, self.policy.next_sync_delay(random_permille()));
-            connections::set_next_sync(&mut conn, connection_id, next)?;
+        let mut seen = 0;
+        while seen < SCHEDULED_PER_PASS {
+            let due = connections::due_for_sync(&mut conn, now.naive_utc(), BATCH)?;
+            seen += due.len();
+            for &connection_id in &due {
+                let enqueued = sync_jobs::enqueue(
+                    &mut conn,
+                    connection_id,
+                    SyncJobKind::Scheduled,
+                    now.naive_utc(),
+                    now.naive_utc(),
+                )?;
+                queued += usize::from(enqueued.created);
+                let next = at(now, self.policy.next_sync_delay(random_permille()));
+                connections::set_next_sync(&mut conn, connection_id, next)?;
+            }
+            if due.len() < BATCH {
+                break;
+            }
         }
         let reminded = connections::announce_expiring_consents(&mut conn, now.naive_utc())?;
         if reminded > 0 {

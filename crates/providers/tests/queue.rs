@@ -581,3 +581,108 @@ fn one_worker_runs_its_lanes_of_syncs_at_once_each_exactly_once() {
         );
     });
 }
+
+/// Records the order in which connections' data is asked for (by the
+/// sandbox seed, which follows the e-mail it was connected with) and
+/// answers with nothing, so a thousand syncs cost little.
+#[derive(Debug, Default)]
+struct Recording {
+    order: Mutex<Vec<u64>>,
+}
+
+impl Connector for Recording {
+    fn provider(&self) -> Provider {
+        tributary_providers::sandbox::PROVIDER
+    }
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        SandboxConnector::default().prepare(request)
+    }
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let seed = context.settings["seed"].as_u64().unwrap();
+        self.order.lock().unwrap().push(seed);
+        Ok(ProviderSnapshot {
+            institution: tributary_domain::snapshot::SnapshotInstitution {
+                provider_institution_id: "recorded".into(),
+                name: "Recorded".into(),
+                logo_url: None,
+            },
+            accounts: Vec::new(),
+            notices: Vec::new(),
+            pending_match: None,
+            complete: true,
+        })
+    }
+}
+
+fn seed_of(email: &str) -> u64 {
+    sandbox::connect_request(email, sandbox::USER_GOOD).settings["seed"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Connects `count` connections for one new person, all due now.
+fn connections_of(
+    engine: &SyncEngine,
+    db: &Database,
+    clock: &dyn Clock,
+    email: &str,
+    count: usize,
+) {
+    let user = users::create_personal_user(&mut db.conn().unwrap(), email, clock.now().naive_utc())
+        .unwrap();
+    for _ in 0..count {
+        engine
+            .connect(
+                user.id,
+                tributary_providers::sandbox::PROVIDER,
+                &sandbox::connect_request(email, sandbox::USER_GOOD),
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn owners_take_turns_and_a_sync_asked_for_goes_first() {
+    on_every_backend(|db| {
+        let clock = clock();
+        let recording = Arc::new(Recording::default());
+        let mut registry = Registry::default();
+        registry.register(recording.clone());
+        let engine = SyncEngine::new(db.clone(), registry, clock.clone());
+        // The big owner connected first: in line by age, the small one's
+        // syncs would all come after the big one's thousand.
+        connections_of(&engine, db, clock.as_ref(), "big@example.com", 1_000);
+        connections_of(&engine, db, clock.as_ref(), "small@example.com", 10);
+        assert_eq!(engine.schedule_due().unwrap(), 1_010, "one pass queues all");
+        // A person presses Sync now on a connection made after the pass.
+        connections_of(&engine, db, clock.as_ref(), "eager@example.com", 1);
+        let eager = connections::due_for_sync(&mut db.conn().unwrap(), clock.now().naive_utc(), 10)
+            .unwrap();
+        assert_eq!(eager.len(), 1);
+        engine
+            .request_sync(eager[0], SyncJobKind::OnDemand)
+            .unwrap();
+
+        // One lane: claims in exactly the queue's order.
+        let worker = Worker::new(engine.clone(), "fair".to_owned(), std::time::Duration::ZERO);
+        assert_eq!(worker.run_due(&StopSignal::default()), 1_011);
+
+        let order = recording.order.lock().unwrap();
+        assert_eq!(order.len(), 1_011);
+        assert_eq!(order[0], seed_of("eager@example.com"), "asked for: first");
+        let small = seed_of("small@example.com");
+        let small_at: Vec<usize> = order
+            .iter()
+            .enumerate()
+            .filter(|(_, seed)| **seed == small)
+            .map(|(at, _)| at)
+            .collect();
+        assert_eq!(small_at.len(), 10);
+        // All within the first tenth of the drain (they take turns: the
+        // small owner's tenth sync is about the twentieth claimed).
+        assert!(
+            small_at.iter().all(|at| *at < 101),
+            "the small owner's syncs ran at {small_at:?}"
+        );
+    });
+}

@@ -381,16 +381,25 @@ pub(crate) fn claim_job(
                AND (status = 'queued' OR (status = 'running' AND lease_expires_at < $2)) {lock}) \
              {RETURNING}"
         ),
+        // Three candidates, each the first entry of its own index, and the
+        // first of them taken: a due job without a turn (asked for by a
+        // person, or back from a retry or a provider's limit) and an
+        // expired lease, oldest first, go ahead of the scheduled jobs, which
+        // are taken by turn (fair between owners; `enqueue`).
         None => format!(
-            "WITH due AS (SELECT id, run_after FROM sync_jobs \
-                          WHERE status = 'queued' AND run_after <= $2 \
+            "WITH due AS (SELECT id, 0 AS class, 0 AS turn, run_after FROM sync_jobs \
+                          WHERE status = 'queued' AND turn IS NULL AND run_after <= $2 \
                           ORDER BY run_after, id LIMIT 1 {lock}), \
-                  expired AS (SELECT id, run_after FROM sync_jobs \
+                  expired AS (SELECT id, 0 AS class, 0 AS turn, run_after FROM sync_jobs \
                               WHERE status = 'running' AND lease_expires_at < $2 \
-                              ORDER BY run_after, id LIMIT 1 {lock}) \
-             {CLAIM} WHERE id = (SELECT id FROM (SELECT id, run_after FROM due \
-                                                 UNION ALL SELECT id, run_after FROM expired) AS oldest \
-                                 ORDER BY run_after, id LIMIT 1) \
+                              ORDER BY run_after, id LIMIT 1 {lock}), \
+                  fair AS (SELECT id, 1 AS class, turn, run_after FROM sync_jobs \
+                           WHERE status = 'queued' AND turn IS NOT NULL AND run_after <= $2 \
+                           ORDER BY turn, id LIMIT 1 {lock}) \
+             {CLAIM} WHERE id = (SELECT id FROM (SELECT id, class, turn, run_after FROM due \
+                                                 UNION ALL SELECT id, class, turn, run_after FROM expired \
+                                                 UNION ALL SELECT id, class, turn, run_after FROM fair) AS candidates \
+                                 ORDER BY class, turn, run_after, id LIMIT 1) \
              {RETURNING}"
         ),
     };
@@ -415,6 +424,41 @@ pub(crate) fn claim_job(
         AnyConnection::Postgresql(c) => claimed!(c),
         AnyConnection::Sqlite(c) => claimed!(c),
     }
+}
+
+#[derive(QueryableByName)]
+struct Turn {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    last_turn: i64,
+}
+
+/// `owner`'s next turn among scheduled jobs: one past its last, and never
+/// below where the queue is (the lowest turn queued, or, with none queued,
+/// the furthest turn given), so an owner who queued a million jobs last
+/// week does not wait behind everyone this week, nor an owner who had none
+/// go ahead of a queue that moved on.
+pub(crate) fn take_turn(conn: &mut AnyConnection, owner: &str) -> QueryResult<i64> {
+    use diesel::sql_types::Text;
+    const FRONTIER: &str = "COALESCE(\
+        (SELECT MIN(turn) FROM sync_jobs WHERE status = 'queued' AND turn IS NOT NULL), \
+        (SELECT MAX(last_turn) FROM sync_turns), 0)";
+    let sql = |greatest: &str, parameter: &str| {
+        format!(
+            "INSERT INTO sync_turns (owner, last_turn) VALUES ({parameter}, {FRONTIER}) \
+             ON CONFLICT (owner) DO UPDATE \
+             SET last_turn = {greatest}(sync_turns.last_turn + 1, excluded.last_turn) \
+             RETURNING last_turn"
+        )
+    };
+    let turn: Turn = match conn {
+        AnyConnection::Postgresql(c) => diesel::sql_query(sql("GREATEST", "$1"))
+            .bind::<Text, _>(owner)
+            .get_result(c)?,
+        AnyConnection::Sqlite(c) => diesel::sql_query(sql("MAX", "?"))
+            .bind::<Text, _>(owner)
+            .get_result(c)?,
+    };
+    Ok(turn.last_turn)
 }
 
 /// An app's user as inserted.

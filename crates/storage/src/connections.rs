@@ -397,8 +397,9 @@ pub fn set_next_sync(
 pub fn due_for_sync(
     conn: &mut AnyConnection,
     now: NaiveDateTime,
-    limit: i64,
+    limit: usize,
 ) -> StorageResult<Vec<ConnectionId>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     Ok(connections::table
         .filter(connections::next_sync_at.le(now))
         .filter(connections::status.eq_any([

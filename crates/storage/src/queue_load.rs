@@ -91,8 +91,8 @@ pub fn queue_deep(conn: &mut AnyConnection, jobs: usize) -> StorageResult<()> {
     ))
     .execute(pg)?;
     diesel::sql_query(
-        "INSERT INTO sync_jobs (connection_id, kind, status, run_after, attempts, created_at) \
-         SELECT c.id, 'scheduled', 'queued', now() - interval '1 minute', 0, now() \
+        "INSERT INTO sync_jobs (connection_id, kind, status, run_after, attempts, created_at, turn) \
+         SELECT c.id, 'scheduled', 'queued', now() - interval '1 minute', 0, now(), c.id \
          FROM connections c WHERE NOT EXISTS (SELECT 1 FROM sync_jobs j WHERE j.connection_id = c.id)",
     )
     .execute(pg)?;

@@ -230,6 +230,14 @@ diesel::table! {
         error -> Nullable<Text>,
         summary -> Nullable<Text>,
         created_at -> Timestamp,
+        turn -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    sync_turns (owner) {
+        owner -> Text,
+        last_turn -> BigInt,
     }
 }
 

@@ -2,7 +2,10 @@
 //!
 //! - `enqueue` adds a queued job, or returns the connection's active one (a
 //!   partial unique index allows one queued-or-running job per connection).
-//! - `claim` hands the oldest due job to a worker with a lease: on PostgreSQL
+//! - Scheduled jobs take turns between owners (`backend::take_turn`), so a
+//!   big owner's backlog does not hold up everyone else's; jobs a person
+//!   asked for, and retries once due, go first.
+//! - `claim` hands the next due job to a worker with a lease: on PostgreSQL
 //!   with `FOR UPDATE SKIP LOCKED`, so any number of workers in any number of
 //!   processes never take the same job; a running job whose lease expired
 //!   (its worker died) is claimable again.
@@ -69,6 +72,14 @@ pub fn enqueue(
     now: NaiveDateTime,
 ) -> StorageResult<Enqueued> {
     let inserted = conn.transaction(|conn| {
+        // A scheduled job due at once takes its owner's next turn; any other
+        // goes ahead of the turns once due (`backend::claim_job`).
+        let turn = if kind == SyncJobKind::Scheduled && run_after <= now {
+            let owner = owner_of(conn, connection_id)?;
+            Some(backend::take_turn(conn, &owner)?)
+        } else {
+            None
+        };
         diesel::insert_into(sync_jobs::table)
             .values((
                 sync_jobs::connection_id.eq(connection_id.get()),
@@ -76,6 +87,7 @@ pub fn enqueue(
                 sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
                 sync_jobs::run_after.eq(run_after),
                 sync_jobs::created_at.eq(now),
+                sync_jobs::turn.eq(turn),
             ))
             .returning(sync_jobs::id)
             .get_result::<i64>(conn)
@@ -96,6 +108,21 @@ pub fn enqueue(
         }
         Err(err) => Err(err),
     }
+}
+
+/// Who takes turns for a connection's scheduled syncs: the app whose user
+/// it is, or the person who connected it on their own.
+fn owner_of(conn: &mut AnyConnection, connection_id: ConnectionId) -> QueryResult<String> {
+    use crate::schema::{connections, users};
+    let (app, user): (Option<i64>, i64) = connections::table
+        .inner_join(users::table)
+        .filter(connections::id.eq(connection_id.get()))
+        .select((users::app_id, users::id))
+        .first(conn)?;
+    Ok(match app {
+        Some(app) => format!("app:{app}"),
+        None => format!("user:{user}"),
+    })
 }
 
 /// The connection's queued or running job, if any.
@@ -220,6 +247,8 @@ pub fn retry_later(
     .set((
         sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
         sync_jobs::run_after.eq(run_after),
+        // Out of the turns: once due, ahead of them (it has waited).
+        sync_jobs::turn.eq(None::<i64>),
         sync_jobs::error.eq(error),
         sync_jobs::locked_by.eq(None::<String>),
         sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
