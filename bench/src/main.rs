@@ -14,6 +14,7 @@ mod mcp;
 mod memory;
 mod parsers;
 mod reenrich;
+mod schedule;
 mod workers;
 
 use anyhow::{Context as _, bail};
@@ -35,7 +36,8 @@ use tributary_storage::testing::{
 const USAGE: &str = "\
 tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S] [--rounds R] [--connections C] [--import N[,N…]]
                 [--reenrich N[,N…]] [--parsers R] [--python PATH]
-                [--workers K[,K…]] [--sync-connections N] [--latency-ms L]
+                [--workers K[,K…]] [--sync-connections N] [--latency-ms L] [--concurrency C]
+                [--schedule N[,N…]]
 
   --backend      which storage to measure [default: both; postgres needs TRIBUTARY_TEST_POSTGRES_URL
                  or a server at postgres://postgres@127.0.0.1:5432/test]
@@ -57,6 +59,10 @@ tributary-bench [--backend sqlite|postgres|both] [--rows N[,N…]] [--seconds S]
                  100,000 queued jobs; e.g. 1,2,4 [default: none]
   --sync-connections  connections synced per worker count [default: 200]
   --latency-ms   the fake provider's answer time [default: 200]
+  --concurrency  syncs each worker runs at once (TRIBUTARY_WORKER_CONCURRENCY) [default: 16]
+  --schedule     the scheduler at scale on PostgreSQL: for each count N, N connections due at once
+                 (generated, not synced), and the time of its statements: a batch of due
+                 connections, an enqueue, a claim with N queued; e.g. 1000,100000,1000000 [default: none]
 ";
 
 #[derive(Debug)]
@@ -73,6 +79,8 @@ struct Options {
     workers: Vec<usize>,
     sync_connections: usize,
     latency: Duration,
+    concurrency: usize,
+    schedule: Vec<usize>,
 }
 
 impl Options {
@@ -90,6 +98,8 @@ impl Options {
             workers: Vec::new(),
             sync_connections: 200,
             latency: Duration::from_millis(200),
+            concurrency: tributary_app::config::DEFAULT_WORKER_CONCURRENCY,
+            schedule: Vec::new(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(flag) = args.next() {
@@ -152,6 +162,17 @@ impl Options {
                 }
                 "--latency-ms" => {
                     options.latency = Duration::from_millis(value.parse().context("--latency-ms")?)
+                }
+                "--concurrency" => options.concurrency = value.parse().context("--concurrency")?,
+                "--schedule" => {
+                    options.schedule = value
+                        .split(',')
+                        .map(|n| n.trim().replace('_', "").parse())
+                        .filter(|n| *n != Ok(0))
+                        .collect::<Result<_, _>>()
+                        .with_context(|| {
+                            format!("--schedule: `{value}` is not a list of counts")
+                        })?;
                 }
                 other => bail!("unknown option {other}\n{USAGE}"),
             }
@@ -239,20 +260,64 @@ async fn run(options: Options) -> anyhow::Result<()> {
         parser_table(&options)?;
     }
     if !options.workers.is_empty() {
-        let (workers, connections, latency) = (
+        let (workers, connections, latency, concurrency) = (
             options.workers.clone(),
             options.sync_connections,
             options.latency,
+            options.concurrency,
         );
         // Worker processes and a fake bank of its own: off this runtime.
-        tokio::task::spawn_blocking(move || workers_table(&workers, connections, latency))
-            .await??;
+        tokio::task::spawn_blocking(move || {
+            workers_table(&workers, connections, latency, concurrency)
+        })
+        .await??;
+    }
+    if !options.schedule.is_empty() {
+        let counts = options.schedule.clone();
+        tokio::task::spawn_blocking(move || schedule_table(&counts)).await??;
+    }
+    Ok(())
+}
+
+/// The scheduler's statements with many connections due, as a table.
+fn schedule_table(counts: &[usize]) -> anyhow::Result<()> {
+    println!();
+    println!(
+        "| connections due | due batch p50 / p99 ms | enqueue p50 / p99 ms | claim p50 / p99 ms (all queued) | whole-table reads |"
+    );
+    println!("|---|---|---|---|---|");
+    let ms = |d: Duration| {
+        let micros = d.as_micros();
+        format!("{}.{:02}", micros / 1000, micros % 1000 / 10)
+    };
+    for &count in counts {
+        let m = schedule::measure(count)?;
+        println!(
+            "| {} | {} / {} | {} / {} | {} / {} | {} |",
+            m.connections,
+            ms(m.due.0),
+            ms(m.due.1),
+            ms(m.enqueue.0),
+            ms(m.enqueue.1),
+            ms(m.claim.0),
+            ms(m.claim.1),
+            if m.scans.is_empty() {
+                "none".to_owned()
+            } else {
+                m.scans.join("; ")
+            },
+        );
     }
     Ok(())
 }
 
 /// Scale-out with `tributary worker` processes, as a table.
-fn workers_table(counts: &[usize], connections: usize, latency: Duration) -> anyhow::Result<()> {
+fn workers_table(
+    counts: &[usize],
+    connections: usize,
+    latency: Duration,
+    concurrency: usize,
+) -> anyhow::Result<()> {
     println!();
     println!(
         "| workers | connections | syncs/s | vs the first | missed | doubled | database connections | claim p50 ms | claim p99 ms ({}k queued) |",
@@ -261,7 +326,7 @@ fn workers_table(counts: &[usize], connections: usize, latency: Duration) -> any
     println!("|---|---|---|---|---|---|---|---|---|");
     let mut one = None;
     for &count in counts {
-        let m = workers::measure(count, connections, latency)?;
+        let m = workers::measure(count, connections, latency, concurrency)?;
         // The first count measured is the base (1 in the usual run).
         let base = *one.get_or_insert(m.milli_syncs_per_second);
         let ms = |d: Duration| {

@@ -50,7 +50,12 @@ pub const DEEP_QUEUE: usize = 100_000;
 /// Claims each claiming thread times.
 const CLAIMS_PER_THREAD: usize = 500;
 
-pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow::Result<Measured> {
+pub fn measure(
+    workers: usize,
+    connections: usize,
+    latency: Duration,
+    concurrency: usize,
+) -> anyhow::Result<Measured> {
     let worker_binary = std::env::current_exe()?.with_file_name("tributary");
     if !worker_binary.is_file() {
         bail!(
@@ -85,7 +90,7 @@ pub fn measure(workers: usize, connections: usize, latency: Duration) -> anyhow:
     let own_connections = queue_load::open_connections(&mut *db.conn()?)?;
     let before = Instant::now();
     let mut running: Vec<WorkerProcess> = (0..workers)
-        .map(|_| start_worker(&worker_binary, &database.url(), &key))
+        .map(|_| start_worker(&worker_binary, &database.url(), &key, concurrency))
         .collect::<anyhow::Result<_>>()?;
     let mut most_database_connections = 0;
     let deadline = before + Duration::from_secs(60) + latency * u32::try_from(connections)?;
@@ -209,7 +214,12 @@ impl Drop for WorkerProcess {
     }
 }
 
-fn start_worker(binary: &std::path::Path, url: &str, key: &str) -> anyhow::Result<WorkerProcess> {
+fn start_worker(
+    binary: &std::path::Path,
+    url: &str,
+    key: &str,
+    concurrency: usize,
+) -> anyhow::Result<WorkerProcess> {
     let child = Command::new(binary)
         .arg("worker")
         .env("TRIBUTARY_DATABASE_URL", url)
@@ -218,6 +228,7 @@ fn start_worker(binary: &std::path::Path, url: &str, key: &str) -> anyhow::Resul
         // unless allowed.
         .env("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "1")
         .env("TRIBUTARY_WORKER_POLL_SECS", "1")
+        .env("TRIBUTARY_WORKER_CONCURRENCY", concurrency.to_string())
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())

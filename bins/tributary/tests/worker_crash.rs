@@ -8,86 +8,23 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use base64::Engine as _;
-use chrono::{TimeZone, Utc};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::mpsc;
+mod common;
+
+use common::{
+    Connected, accounts_ok, connect, connect_many, on_every_database, start_worker, wait_for_line,
+};
+use std::process::Command;
 use std::time::Duration;
-use tributary_auth::keyring::{Keyring, generate_key};
+use tributary_auth::keyring::generate_key;
 use tributary_domain::access::Viewer;
-use tributary_domain::clock::{Clock, ManualClock};
-use tributary_domain::ids::{ConnectionId, UserId};
+use tributary_domain::ids::UserId;
 use tributary_domain::model::SyncJobKind;
-use tributary_providers::simplefin::SimpleFinConnector;
-use tributary_providers::sync::{SyncEngine, SyncOutcome};
-use tributary_providers::{ConnectRequest, Registry};
+use tributary_providers::sync::SyncOutcome;
 use tributary_storage::read::{self, TransactionFilter};
 use tributary_storage::testing::TestDatabase;
-use tributary_storage::{Database, sync_jobs, users};
+use tributary_storage::{Database, sync_jobs};
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
-
-static PAYLOAD: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    tributary_storage::testing::testdata("home-assistant-simplefin/fin_data.json")
-});
-
-fn accounts_ok() -> ResponseTemplate {
-    ResponseTemplate::new(200).set_body_raw(PAYLOAD.as_str(), "application/json")
-}
-
-/// A worker process, killed and reaped when dropped, so that a failed
-/// assertion does not leave it running.
-struct WorkerProcess(Child);
-
-impl Drop for WorkerProcess {
-    fn drop(&mut self) {
-        // Already exited when the test stopped it itself: nothing to kill.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A worker process and a channel of its log lines.
-fn start_worker(database_url: &str, key: &str) -> (WorkerProcess, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tributary"))
-        .arg("worker")
-        .env("TRIBUTARY_DATABASE_URL", database_url)
-        .env("TRIBUTARY_SECRET_KEY", key)
-        .env("TRIBUTARY_WORKER_LEASE_SECS", "2")
-        .env("TRIBUTARY_WORKER_POLL_SECS", "1")
-        .env("TRIBUTARY_WORKER_CONCURRENCY", "16")
-        // The SimpleFIN fake listens on loopback, which the outbound guard
-        // refuses unless allowed.
-        .env("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "1")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (lines, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (WorkerProcess(child), receiver)
-}
-
-fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
-    loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("no log line with `{needle}`"));
-        if line.contains(needle) {
-            return line;
-        }
-    }
-}
+use wiremock::{Mock, MockServer};
 
 /// Everything stored for the user, without Tributary's own ids.
 fn contents(db: &Database, user: UserId) -> Vec<String> {
@@ -124,87 +61,9 @@ fn contents(db: &Database, user: UserId) -> Vec<String> {
     out
 }
 
-struct Connected {
-    engine: SyncEngine,
-    user: UserId,
-    connection: ConnectionId,
-}
-
-/// A user with a SimpleFIN connection to `server`, sealed with `key`.
-fn connect(
-    rt: &tokio::runtime::Handle,
-    server: &MockServer,
-    db: &Database,
-    key: &str,
-    token_path: &str,
-) -> Connected {
-    let clock = Arc::new(ManualClock::new(
-        Utc.with_ymd_and_hms(2024, 1, 20, 12, 0, 0).unwrap(),
-    ));
-    let mut registry = Registry::default();
-    registry.register(Arc::new(
-        SimpleFinConnector::new(
-            Duration::from_secs(5),
-            &tributary_outbound::Guard::new(tributary_outbound::PrivateAllowance::All),
-        )
-        .unwrap(),
-    ));
-    let engine = SyncEngine::new(db.clone(), registry, clock.clone())
-        .with_sealer(Arc::new(Keyring::new(key, &[]).unwrap()));
-    let user = users::create_personal_user(
-        &mut db.conn().unwrap(),
-        "crash@example.com",
-        clock.now().naive_utc(),
-    )
-    .unwrap()
-    .id;
-    let connection = connect_another(rt, server, &engine, user, token_path);
-    Connected {
-        engine,
-        user,
-        connection,
-    }
-}
-
-/// Another SimpleFIN connection of `user` to `server`, claimed at
-/// `token_path`.
-fn connect_another(
-    rt: &tokio::runtime::Handle,
-    server: &MockServer,
-    engine: &SyncEngine,
-    user: UserId,
-    token_path: &str,
-) -> ConnectionId {
-    let access_url = format!("http://u:p@{}/simplefin", server.address());
-    rt.block_on(
-        Mock::given(method("POST"))
-            .and(path(token_path))
-            .respond_with(ResponseTemplate::new(200).set_body_string(access_url))
-            .mount(server),
-    );
-    let token =
-        base64::engine::general_purpose::STANDARD.encode(format!("{}{token_path}", server.uri()));
-    let request = ConnectRequest {
-        settings: serde_json::json!({}),
-        secret: Some(token),
-    };
-    engine
-        .connect(user, tributary_providers::simplefin::PROVIDER, &request)
-        .unwrap()
-        .id
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_worker_s_job_is_taken_over_after_its_lease() {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        for database in TestDatabase::all() {
-            eprintln!("-- on {:?}", database.backend());
-            scenario(&rt, &database);
-        }
-    })
-    .await
-    .unwrap();
+    on_every_database(scenario).await;
 }
 
 fn scenario(rt: &tokio::runtime::Handle, database: &TestDatabase) {
@@ -286,15 +145,7 @@ fn scenario(rt: &tokio::runtime::Handle, database: &TestDatabase) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_worker_stopped_during_sixteen_syncs_finishes_each_once() {
-    let rt = tokio::runtime::Handle::current();
-    tokio::task::spawn_blocking(move || {
-        for database in TestDatabase::all() {
-            eprintln!("-- on {:?}", database.backend());
-            stopped_during_syncs(&rt, &database);
-        }
-    })
-    .await
-    .unwrap();
+    on_every_database(stopped_during_syncs).await;
 }
 
 fn stopped_during_syncs(rt: &tokio::runtime::Handle, database: &TestDatabase) {
@@ -302,18 +153,7 @@ fn stopped_during_syncs(rt: &tokio::runtime::Handle, database: &TestDatabase) {
     let db = database.db();
     let key = generate_key();
     let server = rt.block_on(MockServer::start());
-    let first = connect(rt, &server, db, &key, "/claim/0");
-    let mut jobs = vec![first.connection];
-    for n in 1..SYNCS {
-        let token_path = format!("/claim/{n}");
-        jobs.push(connect_another(
-            rt,
-            &server,
-            &first.engine,
-            first.user,
-            &token_path,
-        ));
-    }
+    let (first, jobs) = connect_many(rt, &server, db, &key, SYNCS);
     let jobs: Vec<_> = jobs
         .into_iter()
         .map(|connection| {

@@ -48,6 +48,7 @@ Configuration (environment variables):
   TRIBUTARY_WORKER_LEASE_SECS    how long a worker holds a job before others may take it over [default: 600]
   TRIBUTARY_WORKER_POLL_SECS     how often an idle worker looks for due work [default: 5]
   TRIBUTARY_WORKER_CONCURRENCY   syncs a worker runs at once; a server's embedded worker runs at most half its pool (docs/operations.md) [default: 16]
+  TRIBUTARY_PROVIDER_LIMITS      syncs all workers together may run per provider, at once and per period: `plaid=concurrent:8,rate:600/1m simplefin=rate:100/1h` (docs/operations.md) [default: none]
   TRIBUTARY_TOMBSTONE_RETENTION_DAYS  how long the change feed keeps removals; older cursors must start again [default: 400]
   TRIBUTARY_RETAIN_CREDENTIALS_DAYS  days used, expired or revoked OAuth tokens, codes and portal links are kept; a refresh token replayed within them revokes its family [default: 30]
   TRIBUTARY_RETAIN_WEBHOOKS_DAYS     days ended webhook deliveries and their events are kept [default: 30]
@@ -261,6 +262,9 @@ pub enum ConfigError {
     /// A connector's setting.
     #[error(transparent)]
     Connector(#[from] tributary_providers::description::SettingError),
+    /// `TRIBUTARY_PROVIDER_LIMITS` (the message names the entry).
+    #[error(transparent)]
+    ProviderLimits(#[from] tributary_domain::provider_limits::LimitsError),
 }
 
 impl From<StorageError> for ConfigError {
@@ -475,6 +479,9 @@ impl Config {
             sync_policy.tombstone_retention = Duration::from_secs(days * 24 * 3600);
         }
         sync_policy.retention = retention(&lookup)?;
+        if let Some(limits) = lookup("TRIBUTARY_PROVIDER_LIMITS") {
+            sync_policy.provider_limits = tributary_domain::provider_limits::parse(&limits)?;
+        }
         let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
             .unwrap_or(Duration::from_secs(5));
         let worker_concurrency = match lookup("TRIBUTARY_WORKER_CONCURRENCY") {
@@ -674,6 +681,29 @@ mod tests {
             let err = config(&[(name, value)]).unwrap_err().to_string();
             assert!(err.starts_with(name), "{err}");
         }
+    }
+
+    #[test]
+    fn provider_limits_are_read_per_provider_and_a_bad_entry_is_named() {
+        assert!(config(&[]).unwrap().sync_policy.provider_limits.is_empty());
+        let limits = config(&[(
+            "TRIBUTARY_PROVIDER_LIMITS",
+            "plaid=concurrent:8,rate:600/1m",
+        )])
+        .unwrap()
+        .sync_policy
+        .provider_limits;
+        assert_eq!(
+            limits[&tributary_providers::plaid::PROVIDER].concurrent,
+            Some(8)
+        );
+        let err = config(&[("TRIBUTARY_PROVIDER_LIMITS", "plaid=rate:600")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("TRIBUTARY_PROVIDER_LIMITS: `plaid=rate:600`"),
+            "{err}"
+        );
     }
 
     #[test]

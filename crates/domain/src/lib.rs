@@ -16,6 +16,7 @@ pub mod money;
 pub mod net_worth;
 pub mod notice;
 pub mod pending_match;
+pub mod provider_limits;
 pub mod reconcile;
 pub mod retention;
 pub mod schedule;

@@ -23,6 +23,10 @@ pub struct SyncPolicy {
     pub tombstone_retention: Duration,
     /// How long the rows that are not a person's data are kept.
     pub retention: crate::retention::Retention,
+    /// The operator's limits per provider, across every worker; a provider
+    /// not named here keeps its connector's own (`Connector::limits`).
+    pub provider_limits:
+        std::collections::BTreeMap<crate::model::Provider, crate::provider_limits::ProviderLimits>,
 }
 
 /// The least [`SyncPolicy::tombstone_retention`]: a client that syncs once
@@ -40,6 +44,7 @@ impl Default for SyncPolicy {
             lease: Duration::from_secs(10 * 60),
             tombstone_retention: MIN_TOMBSTONE_RETENTION,
             retention: crate::retention::Retention::default(),
+            provider_limits: std::collections::BTreeMap::new(),
         }
     }
 }

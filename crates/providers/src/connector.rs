@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use std::fmt;
 use std::time::Duration;
 use tributary_domain::model::{ConnectionStatus, Provider};
+use tributary_domain::provider_limits::ProviderLimits;
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
 
 /// What a connector knows about the connection it fetches for.
@@ -306,5 +307,12 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// calls; a sync over the limit is deferred to the next day, not sent.
     fn daily_sync_limit(&self) -> Option<i32> {
         None
+    }
+
+    /// How hard all workers together may press the provider (syncs at once,
+    /// syncs per period), where its API sets limits per client; the
+    /// operator's `TRIBUTARY_PROVIDER_LIMITS` replaces them.
+    fn limits(&self) -> ProviderLimits {
+        ProviderLimits::default()
     }
 }

@@ -25,6 +25,7 @@ use tributary_storage::AnyConnection;
 use tributary_storage::account_choice::{self, Choosable};
 use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
 use tributary_storage::job_outcomes::{self, DailyQuota, Failure};
+use tributary_storage::provider_limits::{self, Admission};
 use tributary_storage::sync_jobs::{self, ClaimedJob};
 use tributary_storage::{Database, StorageError, sync_apply};
 
@@ -80,8 +81,9 @@ pub enum SyncOutcome {
     /// The worker's lease expired and another worker took the job over;
     /// this worker stored nothing.
     LeaseLost { job_id: SyncJobId },
-    /// The provider's daily quota is used up: the job waits until `until`
-    /// and nothing was sent.
+    /// A limit held the job back before anything was sent (the provider's
+    /// daily quota per connection, or its limits across all workers): it
+    /// waits in the queue until `until`.
     Deferred {
         job_id: SyncJobId,
         until: NaiveDateTime,
@@ -493,6 +495,17 @@ impl SyncEngine {
                 return Err(err);
             }
         };
+        if let Some(until) = self.admit(job, connection.provider)? {
+            log::info!(
+                "job {}: {} is at its limit; deferred to {until} UTC",
+                job.id,
+                connection.provider
+            );
+            return Ok(Prepared::Done(SyncOutcome::Deferred {
+                job_id: job.id,
+                until,
+            }));
+        }
         if let Some(limit) = self
             .registry
             .get(connection.provider)
@@ -530,6 +543,38 @@ impl SyncEngine {
         Ok(Prepared::Ready {
             connection,
             credentials,
+        })
+    }
+
+    /// Lets the job through to its provider under the provider's limits
+    /// across all workers (the operator's, else the connector's own), or
+    /// puts it back in the queue: `Some(until)` when it was held back.
+    fn admit(
+        &self,
+        job: &ClaimedJob,
+        provider: Provider,
+    ) -> Result<Option<NaiveDateTime>, SyncError> {
+        let limits = match self.policy.provider_limits.get(&provider) {
+            Some(limits) => *limits,
+            None => self
+                .registry
+                .get(provider)
+                .map(|c| c.limits())
+                .unwrap_or_default(),
+        };
+        if limits.is_unlimited() {
+            return Ok(None);
+        }
+        let admission = provider_limits::admit_or_defer(
+            &mut *self.db.conn()?,
+            job,
+            provider,
+            &limits,
+            self.clock.now().naive_utc(),
+        )?;
+        Ok(match admission {
+            Admission::Admitted => None,
+            Admission::Deferred { until } => Some(until),
         })
     }
 

@@ -353,40 +353,27 @@ pub(crate) struct ClaimedRow {
     pub(crate) attempts: i32,
 }
 
-/// Claims one job in a single statement. Which job: `only` if given (when it
-/// is queued, or running with an expired lease), else the oldest due queued
-/// job or expired lease, by (run_after, id). PostgreSQL skips rows other
-/// workers have locked; SQLite has one writer at a time, so the statement
-/// is atomic there as is.
-///
-/// The oldest due queued job and the oldest expired lease are looked up
-/// apart, each through its own index (`sync_jobs_queued`, `sync_jobs_lease`),
-/// and the older of the two is taken: one condition joining both with `OR`
-/// kept the planner from walking an index in claim order, so each claim
-/// sorted every due job (33 ms with 100,000 queued; docs/performance.md).
-pub(crate) fn claim_job(
-    conn: &mut AnyConnection,
-    worker: &str,
-    now: NaiveDateTime,
-    lease_until: NaiveDateTime,
-    only: Option<SyncJobId>,
-) -> QueryResult<Option<ClaimedRow>> {
-    use diesel::sql_types::{BigInt, Text, Timestamp};
+/// The claim's statement ([`claim_job`]); `$1` worker, `$2` now, `$3` the
+/// lease's end, `$4` the one job (with `only`). The bench explains it
+/// (`queue_load::explain_claim`).
+pub(crate) fn claim_sql(postgres: bool, only: bool) -> String {
     const CLAIM: &str = "UPDATE sync_jobs SET status = 'running', locked_by = $1, \
                          lease_expires_at = $3, started_at = $2, attempts = attempts + 1";
     const RETURNING: &str = "RETURNING id, connection_id, kind, attempts";
-    let pick = |lock: &str| match only {
-        Some(_) => format!(
-            "{CLAIM} WHERE id = (SELECT id FROM sync_jobs WHERE id = $4 \
+    let pick = |lock: &str| {
+        if only {
+            return format!(
+                "{CLAIM} WHERE id = (SELECT id FROM sync_jobs WHERE id = $4 \
                AND (status = 'queued' OR (status = 'running' AND lease_expires_at < $2)) {lock}) \
              {RETURNING}"
-        ),
+            );
+        }
         // Three candidates, each the first entry of its own index, and the
         // first of them taken: a due job without a turn (asked for by a
         // person, or back from a retry or a provider's limit) and an
         // expired lease, oldest first, go ahead of the scheduled jobs, which
         // are taken by turn (fair between owners; `enqueue`).
-        None => format!(
+        format!(
             "WITH due AS (SELECT id, 0 AS class, 0 AS turn, run_after FROM sync_jobs \
                           WHERE status = 'queued' AND turn IS NULL AND run_after <= $2 \
                           ORDER BY run_after, id LIMIT 1 {lock}), \
@@ -401,12 +388,36 @@ pub(crate) fn claim_job(
                                                  UNION ALL SELECT id, class, turn, run_after FROM fair) AS candidates \
                                  ORDER BY class, turn, run_after, id LIMIT 1) \
              {RETURNING}"
-        ),
+        )
     };
-    let sql = match conn {
-        AnyConnection::Postgresql(_) => pick("FOR UPDATE SKIP LOCKED"),
-        AnyConnection::Sqlite(_) => pick("").replace('$', "?"),
-    };
+    if postgres {
+        pick("FOR UPDATE SKIP LOCKED")
+    } else {
+        pick("").replace('$', "?")
+    }
+}
+
+/// Claims one job in a single statement. Which job: `only` if given (when it
+/// is queued, or running with an expired lease), else the first of three
+/// candidates ([`claim_sql`]). PostgreSQL skips rows other workers have
+/// locked; SQLite has one writer at a time, so the statement is atomic
+/// there as is.
+///
+/// Each candidate is looked up apart, through its own index
+/// (`sync_jobs_queued`, `sync_jobs_lease`, `sync_jobs_turns`), and the first
+/// of them taken: one condition joining them with `OR` kept the planner
+/// from walking an index in claim order, so each claim sorted every due job
+/// (33 ms with 100,000 queued; docs/performance.md).
+pub(crate) fn claim_job(
+    conn: &mut AnyConnection,
+    worker: &str,
+    now: NaiveDateTime,
+    lease_until: NaiveDateTime,
+    only: Option<SyncJobId>,
+) -> QueryResult<Option<ClaimedRow>> {
+    use diesel::sql_types::{BigInt, Text, Timestamp};
+    let postgres = matches!(conn, AnyConnection::Postgresql(_));
+    let sql = claim_sql(postgres, only.is_some());
     // Bound in order: $1 worker, $2 now, $3 lease_until, $4 only (if any).
     macro_rules! claimed {
         ($c:expr) => {{
@@ -426,6 +437,27 @@ pub(crate) fn claim_job(
     }
 }
 
+/// [`take_turn`]'s statement; `$1` (SQLite: `?1`) the owner. The bench
+/// explains it (`queue_load::explain_turn`).
+pub(crate) fn turn_sql(postgres: bool) -> String {
+    const FRONTIER: &str = "COALESCE(\
+        (SELECT MIN(turn) FROM sync_jobs WHERE status = 'queued' AND turn IS NOT NULL), \
+        (SELECT MAX(last_turn) FROM sync_turns), 0)";
+    let statement = |greatest: &str, parameter: &str| {
+        format!(
+            "INSERT INTO sync_turns (owner, last_turn) VALUES ({parameter}, {FRONTIER}) \
+             ON CONFLICT (owner) DO UPDATE \
+             SET last_turn = {greatest}(sync_turns.last_turn + 1, excluded.last_turn) \
+             RETURNING last_turn"
+        )
+    };
+    if postgres {
+        statement("GREATEST", "$1")
+    } else {
+        statement("MAX", "?1")
+    }
+}
+
 #[derive(QueryableByName)]
 struct Turn {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
@@ -439,26 +471,44 @@ struct Turn {
 /// go ahead of a queue that moved on.
 pub(crate) fn take_turn(conn: &mut AnyConnection, owner: &str) -> QueryResult<i64> {
     use diesel::sql_types::Text;
-    const FRONTIER: &str = "COALESCE(\
-        (SELECT MIN(turn) FROM sync_jobs WHERE status = 'queued' AND turn IS NOT NULL), \
-        (SELECT MAX(last_turn) FROM sync_turns), 0)";
-    let sql = |greatest: &str, parameter: &str| {
-        format!(
-            "INSERT INTO sync_turns (owner, last_turn) VALUES ({parameter}, {FRONTIER}) \
-             ON CONFLICT (owner) DO UPDATE \
-             SET last_turn = {greatest}(sync_turns.last_turn + 1, excluded.last_turn) \
-             RETURNING last_turn"
-        )
-    };
+    let sql = turn_sql(matches!(conn, AnyConnection::Postgresql(_)));
     let turn: Turn = match conn {
-        AnyConnection::Postgresql(c) => diesel::sql_query(sql("GREATEST", "$1"))
+        AnyConnection::Postgresql(c) => diesel::sql_query(sql)
             .bind::<Text, _>(owner)
             .get_result(c)?,
-        AnyConnection::Sqlite(c) => diesel::sql_query(sql("MAX", "?"))
+        AnyConnection::Sqlite(c) => diesel::sql_query(sql)
             .bind::<Text, _>(owner)
             .get_result(c)?,
     };
     Ok(turn.last_turn)
+}
+
+/// Locks `provider`'s gate row for the rest of the transaction (creating
+/// it the first time): admissions to one provider then happen one at a
+/// time across every worker (on SQLite the write also takes the file's
+/// write lock, which orders them the same way).
+pub(crate) fn lock_provider_gate(
+    conn: &mut AnyConnection,
+    provider: &str,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    use crate::schema::provider_gates::dsl as gates;
+    let row = (gates::provider.eq(provider), gates::touched_at.eq(now));
+    match conn {
+        AnyConnection::Sqlite(c) => diesel::insert_into(gates::provider_gates)
+            .values(row)
+            .on_conflict(gates::provider)
+            .do_update()
+            .set(gates::touched_at.eq(excluded(gates::touched_at)))
+            .execute(c),
+        AnyConnection::Postgresql(c) => diesel::insert_into(gates::provider_gates)
+            .values(row)
+            .on_conflict(gates::provider)
+            .do_update()
+            .set(gates::touched_at.eq(excluded(gates::touched_at)))
+            .execute(c),
+    }
+    .map(drop)
 }
 
 /// An app's user as inserted.

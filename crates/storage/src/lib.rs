@@ -26,6 +26,7 @@ pub mod mcp_clients;
 pub mod notices;
 pub mod oauth;
 pub mod posted;
+pub mod provider_limits;
 pub mod read;
 pub mod reenrich;
 pub mod respell;
@@ -57,6 +58,8 @@ mod enrichment_tests;
 mod feed_tests;
 #[cfg(test)]
 mod freshness_tests;
+#[cfg(test)]
+mod provider_limits_tests;
 #[cfg(test)]
 mod retention_tests;
 #[cfg(test)]

@@ -99,3 +99,106 @@ pub fn queue_deep(conn: &mut AnyConnection, jobs: usize) -> StorageResult<()> {
     diesel::sql_query("ANALYZE sync_jobs").execute(pg)?;
     Ok(())
 }
+
+/// Makes `connections` connections due now, spread over `owners` people
+/// (the first connection's copies, as [`queue_deep`] makes them), and
+/// refreshes the planner's statistics: the scheduler's view of a large
+/// installation, without syncing any of them.
+pub fn generate_due(
+    conn: &mut AnyConnection,
+    connections: usize,
+    owners: usize,
+) -> StorageResult<()> {
+    let pg = postgres(conn)?;
+    diesel::sql_query(format!(
+        "INSERT INTO users (email, public_id, created_at, updated_at) \
+         SELECT 'owner-' || n || '@example.com', 'owner-' || n, now(), now() \
+         FROM generate_series(1, {owners}) n"
+    ))
+    .execute(pg)?;
+    diesel::sql_query(format!(
+        "INSERT INTO connections (user_id, institution_id, provider, status, settings, \
+                                  consecutive_failures, next_sync_at, created_at, updated_at, quota_used) \
+         SELECT (SELECT min(id) FROM users WHERE email LIKE 'owner-%') + n % {owners}, \
+                template.institution_id, template.provider, 'active', template.settings, 0, \
+                now() - interval '1 minute' * random(), now(), now(), 0 \
+         FROM (SELECT * FROM connections ORDER BY id LIMIT 1) template, generate_series(1, {connections}) n"
+    ))
+    .execute(pg)?;
+    diesel::sql_query("ANALYZE").execute(pg)?;
+    Ok(())
+}
+
+/// Queues a scheduled job for every connection without one, each owner's
+/// jobs in turns from 1 (as the scheduler would have given them).
+pub fn queue_every_connection(conn: &mut AnyConnection) -> StorageResult<()> {
+    let pg = postgres(conn)?;
+    diesel::sql_query(
+        "INSERT INTO sync_jobs (connection_id, kind, status, run_after, attempts, created_at, turn) \
+         SELECT c.id, 'scheduled', 'queued', now() - interval '1 minute', 0, now(), \
+                row_number() OVER (PARTITION BY c.user_id ORDER BY c.id) \
+         FROM connections c WHERE NOT EXISTS (SELECT 1 FROM sync_jobs j WHERE j.connection_id = c.id)",
+    )
+    .execute(pg)?;
+    diesel::sql_query("ANALYZE sync_jobs").execute(pg)?;
+    Ok(())
+}
+
+#[derive(diesel::QueryableByName)]
+struct PlanLine {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    #[diesel(column_name = "QUERY PLAN")]
+    line: String,
+}
+
+/// PostgreSQL's plan of `sql` (no parameters), as run: `EXPLAIN (ANALYZE,
+/// BUFFERS)`, one line per node, in a transaction that is rolled back (a
+/// claim or an enqueue changes nothing).
+pub fn explain(conn: &mut AnyConnection, sql: &str) -> StorageResult<Vec<String>> {
+    use diesel::Connection as _;
+    let pg = postgres(conn)?;
+    let mut plan = Vec::new();
+    let rolled_back = pg.transaction::<(), diesel::result::Error, _>(|pg| {
+        plan = diesel::sql_query(format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"))
+            .load::<PlanLine>(pg)?
+            .into_iter()
+            .map(|l| l.line)
+            .collect();
+        Err(diesel::result::Error::RollbackTransaction)
+    });
+    match rolled_back {
+        Err(diesel::result::Error::RollbackTransaction) | Ok(()) => Ok(plan),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The plan of a claim from the queue as it is now (the workers' statement,
+/// `backend::claim_sql`, bound to a bench worker and this moment).
+pub fn explain_claim(conn: &mut AnyConnection) -> StorageResult<Vec<String>> {
+    let sql = crate::backend::claim_sql(true, false)
+        .replace("$1", "'explain'")
+        .replace("$2", "LOCALTIMESTAMP")
+        .replace("$3", "LOCALTIMESTAMP + interval '5 minutes'");
+    explain(conn, &sql)
+}
+
+/// The plan of the scheduler's turn for a new owner (`backend::turn_sql`).
+pub fn explain_turn(conn: &mut AnyConnection) -> StorageResult<Vec<String>> {
+    explain(
+        conn,
+        &crate::backend::turn_sql(true).replace("$1", "'explain:owner'"),
+    )
+}
+
+/// The plan of the scheduler's look for due connections: the statement
+/// `connections::due_for_sync` builds, written out here (diesel's
+/// statement takes its values as parameters).
+pub fn explain_due(conn: &mut AnyConnection, batch: usize) -> StorageResult<Vec<String>> {
+    explain(
+        conn,
+        &format!(
+            "SELECT id FROM connections WHERE next_sync_at <= LOCALTIMESTAMP \
+             AND status IN ('active', 'error') ORDER BY next_sync_at, id LIMIT {batch}"
+        ),
+    )
+}

@@ -235,6 +235,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    provider_gates (provider) {
+        provider -> Text,
+        touched_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    provider_admissions (id) {
+        id -> BigInt,
+        provider -> Text,
+        job_id -> BigInt,
+        admitted_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     sync_turns (owner) {
         owner -> Text,
         last_turn -> BigInt,
@@ -541,6 +557,7 @@ diesel::joinable!(balances -> accounts (account_id));
 diesel::joinable!(holdings -> accounts (account_id));
 diesel::joinable!(holdings -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
+diesel::joinable!(provider_admissions -> sync_jobs (job_id));
 diesel::joinable!(mcp_grants -> apps (app_id));
 diesel::joinable!(mcp_grant_accounts -> mcp_grants (grant_id));
 
@@ -581,4 +598,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     securities,
     holdings,
     sync_jobs,
+    provider_admissions,
 );

@@ -239,21 +239,47 @@ pub fn retry_later(
     run_after: NaiveDateTime,
     error: &str,
 ) -> StorageResult<()> {
-    diesel::update(
-        sync_jobs::table
-            .find(job.id.get())
-            .filter(sync_jobs::locked_by.eq(&job.worker)),
-    )
-    .set((
+    put_back(conn, job, run_after, Some(error))
+}
+
+/// Puts a job that a limit held back before its provider was asked back in
+/// the queue until `run_after`: this claim was no attempt, so it does not
+/// count as one.
+pub fn defer(
+    conn: &mut AnyConnection,
+    job: &ClaimedJob,
+    run_after: NaiveDateTime,
+) -> StorageResult<()> {
+    put_back(conn, job, run_after, None)
+}
+
+/// Back in the queue, out of the turns (once due it goes ahead of them: it
+/// has waited). With the `error` of a failed attempt, or, without one,
+/// as if this claim had not happened.
+fn put_back(
+    conn: &mut AnyConnection,
+    job: &ClaimedJob,
+    run_after: NaiveDateTime,
+    error: Option<&str>,
+) -> StorageResult<()> {
+    let held = sync_jobs::table
+        .find(job.id.get())
+        .filter(sync_jobs::locked_by.eq(&job.worker));
+    let back = (
         sync_jobs::status.eq(SyncJobStatus::Queued.as_str()),
         sync_jobs::run_after.eq(run_after),
-        // Out of the turns: once due, ahead of them (it has waited).
         sync_jobs::turn.eq(None::<i64>),
-        sync_jobs::error.eq(error),
         sync_jobs::locked_by.eq(None::<String>),
         sync_jobs::lease_expires_at.eq(None::<NaiveDateTime>),
-    ))
-    .execute(conn)?;
+    );
+    match error {
+        Some(error) => diesel::update(held)
+            .set((back, sync_jobs::error.eq(error)))
+            .execute(conn)?,
+        None => diesel::update(held)
+            .set((back, sync_jobs::attempts.eq(sync_jobs::attempts - 1)))
+            .execute(conn)?,
+    };
     Ok(())
 }
 

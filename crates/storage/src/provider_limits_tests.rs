@@ -1,0 +1,147 @@
+//! Provider limits on both backends: the concurrency cap counts running
+//! admitted syncs only, the rate counts admissions in a sliding window, and
+//! a held-back job goes back to the queue for the moment it may run,
+//! without spending an attempt.
+
+use crate::provider_limits::{Admission, FULL_RETRY, admit_or_defer};
+use crate::sync_jobs::{self, ClaimedJob};
+use crate::testing::on_every_backend;
+use crate::tests::{now, user_with_connection};
+use crate::{AnyConnection, Database};
+use chrono::{Duration, NaiveDateTime};
+use tributary_domain::model::{Provider, SyncJobKind, SyncJobStatus};
+use tributary_domain::provider_limits::{ProviderLimits, Rate};
+
+const BANK: Provider = Provider::new("sandbox");
+
+/// A job of a new connection of `BANK`, queued and claimed at `at`.
+fn claimed(conn: &mut AnyConnection, n: usize, at: NaiveDateTime) -> ClaimedJob {
+    let (_, connection) = user_with_connection(conn, &format!("limits{n}@example.com"), BANK);
+    let job = sync_jobs::enqueue(conn, connection, SyncJobKind::OnDemand, at, at)
+        .unwrap()
+        .job_id;
+    sync_jobs::claim_job(conn, job, "worker", at, at + Duration::minutes(10))
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn at_most_k_run_at_once_and_a_held_back_job_waits_without_spending_an_attempt() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let limits = ProviderLimits {
+            concurrent: Some(2),
+            rate: None,
+        };
+        let t = now();
+        let first = claimed(conn, 0, t);
+        let second = claimed(conn, 1, t);
+        let third = claimed(conn, 2, t);
+        for job in [&first, &second] {
+            assert_eq!(
+                admit_or_defer(conn, job, BANK, &limits, t).unwrap(),
+                Admission::Admitted
+            );
+        }
+        assert_eq!(
+            admit_or_defer(conn, &third, BANK, &limits, t).unwrap(),
+            Admission::Deferred {
+                until: t + FULL_RETRY
+            }
+        );
+        let waiting = sync_jobs::get_job(conn, third.id).unwrap();
+        assert_eq!(waiting.status, SyncJobStatus::Queued);
+        assert_eq!(waiting.run_after, t + FULL_RETRY);
+        assert_eq!(waiting.attempts, 0, "held back: no attempt spent");
+        // Another provider is not held back by this one's syncs.
+        let other = Provider::new("simplefin");
+        let elsewhere = claimed(conn, 3, t);
+        assert_eq!(
+            admit_or_defer(conn, &elsewhere, other, &limits, t).unwrap(),
+            Admission::Admitted
+        );
+
+        // One ends: its place is free, and the waiting job, claimed again
+        // once due, takes it.
+        sync_jobs::finish(conn, &first, SyncJobStatus::Succeeded, None, None, t).unwrap();
+        let later = t + FULL_RETRY;
+        let third = sync_jobs::claim_job(
+            conn,
+            third.id,
+            "worker",
+            later,
+            later + Duration::minutes(30),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(third.attempts, 1);
+        assert_eq!(
+            admit_or_defer(conn, &third, BANK, &limits, later).unwrap(),
+            Admission::Admitted
+        );
+        // A sync whose worker died (lease expired) holds no place.
+        let after_lease = t + Duration::minutes(11);
+        let fourth = claimed(conn, 4, after_lease);
+        let fifth = claimed(conn, 5, after_lease);
+        assert_eq!(
+            admit_or_defer(conn, &fourth, BANK, &limits, after_lease).unwrap(),
+            Admission::Admitted,
+            "second's lease ran out: only third still runs"
+        );
+        assert!(matches!(
+            admit_or_defer(conn, &fifth, BANK, &limits, after_lease).unwrap(),
+            Admission::Deferred { .. }
+        ));
+    });
+}
+
+#[test]
+fn at_most_r_start_in_any_period_and_the_next_waits_for_the_oldest_to_leave() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let limits = ProviderLimits {
+            concurrent: None,
+            rate: Some(Rate {
+                syncs: 3,
+                per: std::time::Duration::from_secs(60),
+            }),
+        };
+        let t = now();
+        // Three admitted at t, t+10 s, t+20 s (each finished at once).
+        for n in 0..3 {
+            let at = t + Duration::seconds(10 * n);
+            let job = claimed(conn, usize::try_from(n).unwrap(), at);
+            assert_eq!(
+                admit_or_defer(conn, &job, BANK, &limits, at).unwrap(),
+                Admission::Admitted
+            );
+            sync_jobs::finish(conn, &job, SyncJobStatus::Succeeded, None, None, at).unwrap();
+        }
+        // The fourth, at t+30 s, waits until the first leaves the window.
+        let at = t + Duration::seconds(30);
+        let fourth = claimed(conn, 3, at);
+        assert_eq!(
+            admit_or_defer(conn, &fourth, BANK, &limits, at).unwrap(),
+            Admission::Deferred {
+                until: t + Duration::seconds(60)
+            }
+        );
+        let at = t + Duration::seconds(60);
+        let fourth =
+            sync_jobs::claim_job(conn, fourth.id, "worker", at, at + Duration::minutes(10))
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            admit_or_defer(conn, &fourth, BANK, &limits, at).unwrap(),
+            Admission::Admitted
+        );
+        // Now t+10, t+20 and t+60 fill the window: the next waits for t+70.
+        let fifth = claimed(conn, 4, at);
+        assert_eq!(
+            admit_or_defer(conn, &fifth, BANK, &limits, at).unwrap(),
+            Admission::Deferred {
+                until: t + Duration::seconds(70)
+            }
+        );
+    });
+}

@@ -1,0 +1,2 @@
+DROP TABLE provider_admissions;
+DROP TABLE provider_gates;
