@@ -68,7 +68,6 @@ pub fn measure(connections: usize) -> anyhow::Result<Measured> {
         }
     };
     show("due", queue_load::explain_due(conn, BATCH)?);
-    show("turn", queue_load::explain_turn(conn)?);
 
     let now = chrono::Utc::now().naive_utc();
     let due = timed(|| {
@@ -83,6 +82,7 @@ pub fn measure(connections: usize) -> anyhow::Result<Measured> {
         Ok(())
     })?;
     queue_load::queue_every_connection(conn)?;
+    show("turn", queue_load::explain_turn(conn)?);
     show("claim", queue_load::explain_claim(conn)?);
     let claim = timed(|| {
         let now = chrono::Utc::now().naive_utc();

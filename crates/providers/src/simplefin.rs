@@ -311,9 +311,17 @@ impl SimpleFinConnector {
     }
 }
 
+/// The SimpleFIN Bridge expects 24 requests or fewer a day per access
+/// token (its developer guide, "Limits"); a sync is one request.
+pub const DAILY_SYNCS: i32 = 24;
+
 impl Connector for SimpleFinConnector {
     fn provider(&self) -> Provider {
         PROVIDER
+    }
+
+    fn daily_sync_limit(&self) -> Option<i32> {
+        Some(DAILY_SYNCS)
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {

@@ -120,7 +120,7 @@ pub fn generate_due(
         "INSERT INTO connections (user_id, institution_id, provider, status, settings, \
                                   consecutive_failures, next_sync_at, created_at, updated_at, quota_used) \
          SELECT (SELECT min(id) FROM users WHERE email LIKE 'owner-%') + n % {owners}, \
-                template.institution_id, template.provider, 'active', template.settings, 0, \
+                template.institution_id, template.provider, template.status, template.settings, 0, \
                 now() - interval '1 minute' * random(), now(), now(), 0 \
          FROM (SELECT * FROM connections ORDER BY id LIMIT 1) template, generate_series(1, {connections}) n"
     ))
@@ -198,7 +198,7 @@ pub fn explain_due(conn: &mut AnyConnection, batch: usize) -> StorageResult<Vec<
         conn,
         &format!(
             "SELECT id FROM connections WHERE next_sync_at <= LOCALTIMESTAMP \
-             AND status IN ('active', 'error') ORDER BY next_sync_at, id LIMIT {batch}"
+             AND status IN ('ACTIVE', 'ERROR') ORDER BY next_sync_at, id LIMIT {batch}"
         ),
     )
 }
