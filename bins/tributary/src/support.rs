@@ -84,7 +84,7 @@ pub(crate) fn report(
         }
         Ok(SyncOutcome::Deferred { until, .. }) => {
             println!(
-                "Connection {connection_id}: deferred to {until} UTC (the provider's daily quota is used up); a worker runs it then."
+                "Connection {connection_id}: deferred to {until} UTC (held back by the provider's limits or the connection's daily quota); a worker runs it then."
             );
             Ok(())
         }

@@ -273,6 +273,38 @@ impl From<StorageError> for ConfigError {
     }
 }
 
+/// `TRIBUTARY_PROVIDER_LIMITS`, each named provider one Tributary has a
+/// connector for: a misspelt name would leave the provider unlimited.
+fn provider_limits(
+    text: &str,
+) -> Result<
+    std::collections::BTreeMap<
+        tributary_domain::model::Provider,
+        tributary_domain::provider_limits::ProviderLimits,
+    >,
+    ConfigError,
+> {
+    let limits = tributary_domain::provider_limits::parse(text)?;
+    if let Some(unknown) = limits
+        .keys()
+        .find(|p| tributary_providers::catalog::describe(**p).is_none())
+    {
+        let known: Vec<&str> = tributary_providers::catalog::CATALOG
+            .iter()
+            .map(|d| d.provider.as_str())
+            .collect();
+        return Err(tributary_domain::provider_limits::LimitsError {
+            entry: unknown.to_string(),
+            reason: format!(
+                "no connector is called that (there are {})",
+                known.join(", ")
+            ),
+        }
+        .into());
+    }
+    Ok(limits)
+}
+
 /// `TRIBUTARY_OUTBOUND_ALLOW_PRIVATE`, or its older name from when only
 /// webhooks were guarded, `TRIBUTARY_WEBHOOKS_ALLOW_PRIVATE` (a yes or no).
 fn outbound_allowance(
@@ -480,7 +512,7 @@ impl Config {
         }
         sync_policy.retention = retention(&lookup)?;
         if let Some(limits) = lookup("TRIBUTARY_PROVIDER_LIMITS") {
-            sync_policy.provider_limits = tributary_domain::provider_limits::parse(&limits)?;
+            sync_policy.provider_limits = provider_limits(&limits)?;
         }
         let worker_poll = seconds(&lookup, "TRIBUTARY_WORKER_POLL_SECS", 1, 3600)?
             .unwrap_or(Duration::from_secs(5));
@@ -702,6 +734,13 @@ mod tests {
             .to_string();
         assert!(
             err.starts_with("TRIBUTARY_PROVIDER_LIMITS: `plaid=rate:600`"),
+            "{err}"
+        );
+        let err = config(&[("TRIBUTARY_PROVIDER_LIMITS", "plaidd=concurrent:8")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`plaidd`") && err.contains("no connector is called that"),
             "{err}"
         );
     }

@@ -395,7 +395,7 @@ impl SyncEngine {
         )?)
     }
 
-    /// Claims the oldest due job for `worker`.
+    /// Claims the next due job for `worker` (`sync_jobs::claim`).
     pub fn claim_next(&self, worker: &str) -> Result<Option<ClaimedJob>, SyncError> {
         let now = self.clock.now();
         Ok(sync_jobs::claim(
@@ -495,17 +495,22 @@ impl SyncEngine {
                 return Err(err);
             }
         };
-        if let Some(until) = self.admit(job, connection.provider)? {
-            log::info!(
-                "job {}: {} is at its limit; deferred to {until} UTC",
-                job.id,
-                connection.provider
-            );
-            return Ok(Prepared::Done(SyncOutcome::Deferred {
-                job_id: job.id,
-                until,
-            }));
-        }
+        // `None`: the provider has no limits across workers.
+        let admission = match self.admit(job, connection.provider)? {
+            None => None,
+            Some(Admission::Admitted(admission)) => Some(admission),
+            Some(Admission::Deferred { until }) => {
+                log::info!(
+                    "job {}: {} is at its limit; deferred to {until} UTC",
+                    job.id,
+                    connection.provider
+                );
+                return Ok(Prepared::Done(SyncOutcome::Deferred {
+                    job_id: job.id,
+                    until,
+                }));
+            }
+        };
         if let Some(limit) = self
             .registry
             .get(connection.provider)
@@ -534,6 +539,10 @@ impl SyncEngine {
                 now.naive_utc(),
             )? {
                 log::info!("job {}: {reason}", job.id);
+                // Not sent after all: the provider's rate has its place back.
+                if let Some(admission) = admission {
+                    provider_limits::release(&mut *self.db.conn()?, admission)?;
+                }
                 return Ok(Prepared::Done(SyncOutcome::Deferred {
                     job_id: job.id,
                     until,
@@ -548,12 +557,8 @@ impl SyncEngine {
 
     /// Lets the job through to its provider under the provider's limits
     /// across all workers (the operator's, else the connector's own), or
-    /// puts it back in the queue: `Some(until)` when it was held back.
-    fn admit(
-        &self,
-        job: &ClaimedJob,
-        provider: Provider,
-    ) -> Result<Option<NaiveDateTime>, SyncError> {
+    /// puts it back in the queue; `None` when the provider has none.
+    fn admit(&self, job: &ClaimedJob, provider: Provider) -> Result<Option<Admission>, SyncError> {
         let limits = match self.policy.provider_limits.get(&provider) {
             Some(limits) => *limits,
             None => self
@@ -565,17 +570,13 @@ impl SyncEngine {
         if limits.is_unlimited() {
             return Ok(None);
         }
-        let admission = provider_limits::admit_or_defer(
+        Ok(Some(provider_limits::admit_or_defer(
             &mut *self.db.conn()?,
             job,
             provider,
             &limits,
             self.clock.now().naive_utc(),
-        )?;
-        Ok(match admission {
-            Admission::Admitted => None,
-            Admission::Deferred { until } => Some(until),
-        })
+        )?))
     }
 
     /// Ends a job that cannot run as failed, with `reason` on its connection

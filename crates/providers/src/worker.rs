@@ -250,7 +250,7 @@ fn in_words(outcome: &crate::sync::SyncOutcome) -> String {
         },
         SyncOutcome::LeaseLost { .. } => "lease lost to another worker, nothing stored".to_owned(),
         SyncOutcome::Deferred { until, .. } => format!(
-            "deferred: the provider's daily quota is used up until {} UTC",
+            "deferred by a limit (the provider's, or the connection's daily quota) until {} UTC",
             until.format("%Y-%m-%d %H:%M:%S")
         ),
         SyncOutcome::GaveUp { .. } => "gave up after too many attempts".to_owned(),

@@ -440,21 +440,29 @@ pub(crate) fn claim_job(
 /// [`take_turn`]'s statement; `$1` (SQLite: `?1`) the owner. The bench
 /// explains it (`queue_load::explain_turn`).
 pub(crate) fn turn_sql(postgres: bool) -> String {
+    // Where the queue is: its lowest turn, or, with none queued, the
+    // furthest turn given.
     const FRONTIER: &str = "COALESCE(\
         (SELECT MIN(turn) FROM sync_jobs WHERE status = 'queued' AND turn IS NOT NULL), \
         (SELECT MAX(last_turn) FROM sync_turns), 0)";
-    let statement = |greatest: &str, parameter: &str| {
+    // One past the furthest turn queued: an owner whose earlier turns left
+    // the queue unclaimed (retried, held back) is not sent further back.
+    const CEILING: &str = "COALESCE(\
+        (SELECT MAX(turn) FROM sync_jobs WHERE status = 'queued' AND turn IS NOT NULL) + 1, \
+        excluded.last_turn)";
+    let statement = |greatest: &str, least: &str, parameter: &str| {
         format!(
             "INSERT INTO sync_turns (owner, last_turn) VALUES ({parameter}, {FRONTIER}) \
              ON CONFLICT (owner) DO UPDATE \
-             SET last_turn = {greatest}(sync_turns.last_turn + 1, excluded.last_turn) \
+             SET last_turn = {greatest}({least}(sync_turns.last_turn + 1, {CEILING}), \
+                                         excluded.last_turn) \
              RETURNING last_turn"
         )
     };
     if postgres {
-        statement("GREATEST", "$1")
+        statement("GREATEST", "LEAST", "$1")
     } else {
-        statement("MAX", "?1")
+        statement("MAX", "MIN", "?1")
     }
 }
 
@@ -464,11 +472,12 @@ struct Turn {
     last_turn: i64,
 }
 
-/// `owner`'s next turn among scheduled jobs: one past its last, and never
+/// `owner`'s next turn among scheduled jobs: one past its last, never
 /// below where the queue is (the lowest turn queued, or, with none queued,
-/// the furthest turn given), so an owner who queued a million jobs last
-/// week does not wait behind everyone this week, nor an owner who had none
-/// go ahead of a queue that moved on.
+/// the furthest turn given) and never beyond one past the furthest turn
+/// queued, so an owner who queued a million jobs last week does not wait
+/// behind everyone this week, nor an owner who had none go ahead of a
+/// queue that moved on.
 pub(crate) fn take_turn(conn: &mut AnyConnection, owner: &str) -> QueryResult<i64> {
     use diesel::sql_types::Text;
     let sql = turn_sql(matches!(conn, AnyConnection::Postgresql(_)));

@@ -69,6 +69,8 @@ mod search_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod turns_tests;
+#[cfg(test)]
 mod webhook_tests;
 #[cfg(test)]
 mod write_turns_tests;

@@ -7,21 +7,26 @@
 use crate::StorageResult;
 use crate::backend;
 use crate::db::AnyConnection;
-use crate::schema::{provider_admissions as admissions, sync_jobs};
+use crate::schema::{provider_admissions as admissions, provider_gates as gates, sync_jobs};
 use crate::sync_jobs::ClaimedJob;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use tributary_domain::model::{Provider, SyncJobStatus};
 use tributary_domain::provider_limits::ProviderLimits;
 
-/// How soon a job held back by the concurrency cap looks again: a running
-/// sync's end is not announced, so the queue asks again shortly.
+/// How soon a job held back by the concurrency cap looks again (a running
+/// sync's end is not announced); a backlog of them is spread over this
+/// period, `K` at a time ([`spacing`]).
 pub const FULL_RETRY: chrono::Duration = chrono::Duration::seconds(1);
+
+/// One sync let through: its row of `provider_admissions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdmissionId(i64);
 
 /// Whether a claimed job may ask its provider now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admission {
-    Admitted,
+    Admitted(AdmissionId),
     /// Held back, and put back in the queue until then.
     Deferred {
         until: NaiveDateTime,
@@ -29,8 +34,11 @@ pub enum Admission {
 }
 
 /// Lets `job` through to `provider` if both of `limits` allow it now, and
-/// records it; otherwise puts the job back in the queue for when they may
-/// (`sync_jobs::defer`), all in one transaction.
+/// records it; otherwise puts the job back in the queue (`sync_jobs::defer`)
+/// for its slot: the first moment the limits may allow it, or, behind
+/// others already held back, one [`spacing`] after the last of them, so a
+/// backlog wakes at the pace the provider takes, not all at once. All in
+/// one transaction, under the provider's gate.
 pub fn admit_or_defer(
     conn: &mut AnyConnection,
     job: &ClaimedJob,
@@ -57,19 +65,47 @@ pub fn admit_or_defer(
         {
             wait = wait.max(Some(oldest + per));
         }
-        if let Some(until) = wait {
+        if let Some(earliest) = wait {
+            let next_slot: Option<NaiveDateTime> = gates::table
+                .find(provider)
+                .select(gates::next_slot)
+                .first(conn)?;
+            let until = next_slot.map_or(earliest, |slot| slot.max(earliest));
+            diesel::update(gates::table.find(provider))
+                .set(gates::next_slot.eq(until + spacing(limits)))
+                .execute(conn)?;
             crate::sync_jobs::defer(conn, job, until)?;
             return Ok(Admission::Deferred { until });
         }
-        diesel::insert_into(admissions::table)
+        let id = diesel::insert_into(admissions::table)
             .values((
                 admissions::provider.eq(provider),
                 admissions::job_id.eq(job.id.get()),
                 admissions::admitted_at.eq(now),
             ))
-            .execute(conn)?;
-        Ok(Admission::Admitted)
+            .returning(admissions::id)
+            .get_result(conn)?;
+        Ok(Admission::Admitted(AdmissionId(id)))
     })
+}
+
+/// Takes back an admission whose sync was not sent after all (the
+/// connection's own daily quota held it back): it counts for nothing.
+pub fn release(conn: &mut AnyConnection, admission: AdmissionId) -> StorageResult<()> {
+    diesel::delete(admissions::table.find(admission.0)).execute(conn)?;
+    Ok(())
+}
+
+/// The time between two held-back syncs' slots: one share of the rate's
+/// period, or of [`FULL_RETRY`] among the `K` places, whichever is longer.
+fn spacing(limits: &ProviderLimits) -> chrono::Duration {
+    let of_rate = limits
+        .rate
+        .and_then(|rate| chrono::Duration::from_std(rate.per / rate.syncs.max(1)).ok());
+    let of_places = limits
+        .concurrent
+        .map(|most| FULL_RETRY / i32::try_from(most).unwrap_or(i32::MAX).max(1));
+    of_rate.max(of_places).unwrap_or(FULL_RETRY)
 }
 
 /// Syncs of the provider running now other than `job`: admitted during

@@ -3,7 +3,7 @@
 //! a held-back job goes back to the queue for the moment it may run,
 //! without spending an attempt.
 
-use crate::provider_limits::{Admission, FULL_RETRY, admit_or_defer};
+use crate::provider_limits::{Admission, FULL_RETRY, admit_or_defer, release};
 use crate::sync_jobs::{self, ClaimedJob};
 use crate::testing::on_every_backend;
 use crate::tests::{now, user_with_connection};
@@ -38,10 +38,10 @@ fn at_most_k_run_at_once_and_a_held_back_job_waits_without_spending_an_attempt()
         let second = claimed(conn, 1, t);
         let third = claimed(conn, 2, t);
         for job in [&first, &second] {
-            assert_eq!(
+            assert!(matches!(
                 admit_or_defer(conn, job, BANK, &limits, t).unwrap(),
-                Admission::Admitted
-            );
+                Admission::Admitted(_)
+            ));
         }
         assert_eq!(
             admit_or_defer(conn, &third, BANK, &limits, t).unwrap(),
@@ -56,10 +56,10 @@ fn at_most_k_run_at_once_and_a_held_back_job_waits_without_spending_an_attempt()
         // Another provider is not held back by this one's syncs.
         let other = Provider::new("simplefin");
         let elsewhere = claimed(conn, 3, t);
-        assert_eq!(
+        assert!(matches!(
             admit_or_defer(conn, &elsewhere, other, &limits, t).unwrap(),
-            Admission::Admitted
-        );
+            Admission::Admitted(_)
+        ));
 
         // One ends: its place is free, and the waiting job, claimed again
         // once due, takes it.
@@ -75,17 +75,19 @@ fn at_most_k_run_at_once_and_a_held_back_job_waits_without_spending_an_attempt()
         .unwrap()
         .unwrap();
         assert_eq!(third.attempts, 1);
-        assert_eq!(
+        assert!(matches!(
             admit_or_defer(conn, &third, BANK, &limits, later).unwrap(),
-            Admission::Admitted
-        );
+            Admission::Admitted(_)
+        ));
         // A sync whose worker died (lease expired) holds no place.
         let after_lease = t + Duration::minutes(11);
         let fourth = claimed(conn, 4, after_lease);
         let fifth = claimed(conn, 5, after_lease);
-        assert_eq!(
-            admit_or_defer(conn, &fourth, BANK, &limits, after_lease).unwrap(),
-            Admission::Admitted,
+        assert!(
+            matches!(
+                admit_or_defer(conn, &fourth, BANK, &limits, after_lease).unwrap(),
+                Admission::Admitted(_)
+            ),
             "second's lease ran out: only third still runs"
         );
         assert!(matches!(
@@ -111,13 +113,14 @@ fn at_most_r_start_in_any_period_and_the_next_waits_for_the_oldest_to_leave() {
         for n in 0..3 {
             let at = t + Duration::seconds(10 * n);
             let job = claimed(conn, usize::try_from(n).unwrap(), at);
-            assert_eq!(
+            assert!(matches!(
                 admit_or_defer(conn, &job, BANK, &limits, at).unwrap(),
-                Admission::Admitted
-            );
+                Admission::Admitted(_)
+            ));
             sync_jobs::finish(conn, &job, SyncJobStatus::Succeeded, None, None, at).unwrap();
         }
-        // The fourth, at t+30 s, waits until the first leaves the window.
+        // The fourth, at t+30 s, waits until the first leaves the window;
+        // the fifth, behind it, one share of the rate later (60 s / 3).
         let at = t + Duration::seconds(30);
         let fourth = claimed(conn, 3, at);
         assert_eq!(
@@ -126,22 +129,52 @@ fn at_most_r_start_in_any_period_and_the_next_waits_for_the_oldest_to_leave() {
                 until: t + Duration::seconds(60)
             }
         );
+        let fifth = claimed(conn, 4, at);
+        assert_eq!(
+            admit_or_defer(conn, &fifth, BANK, &limits, at).unwrap(),
+            Admission::Deferred {
+                until: t + Duration::seconds(80)
+            }
+        );
         let at = t + Duration::seconds(60);
         let fourth =
             sync_jobs::claim_job(conn, fourth.id, "worker", at, at + Duration::minutes(10))
                 .unwrap()
                 .unwrap();
-        assert_eq!(
+        assert!(matches!(
             admit_or_defer(conn, &fourth, BANK, &limits, at).unwrap(),
-            Admission::Admitted
-        );
-        // Now t+10, t+20 and t+60 fill the window: the next waits for t+70.
-        let fifth = claimed(conn, 4, at);
+            Admission::Admitted(_)
+        ));
+        // Now t+10, t+20 and t+60 fill the window: a newcomer could go at
+        // t+70, but waits behind the fifth, for the slot after it.
+        let sixth = claimed(conn, 5, at);
         assert_eq!(
-            admit_or_defer(conn, &fifth, BANK, &limits, at).unwrap(),
+            admit_or_defer(conn, &sixth, BANK, &limits, at).unwrap(),
             Admission::Deferred {
-                until: t + Duration::seconds(70)
+                until: t + Duration::seconds(100)
             }
         );
+        // An admission given back (the sync was not sent) frees its place.
+        let at = t + Duration::seconds(80);
+        let fifth = sync_jobs::claim_job(conn, fifth.id, "worker", at, at + Duration::minutes(10))
+            .unwrap()
+            .unwrap();
+        let Admission::Admitted(admission) =
+            admit_or_defer(conn, &fifth, BANK, &limits, at).unwrap()
+        else {
+            panic!("the fifth's slot came");
+        };
+        // With another let through, t+60 and twice t+80 fill the window.
+        let filler = claimed(conn, 6, at);
+        assert!(matches!(
+            admit_or_defer(conn, &filler, BANK, &limits, at).unwrap(),
+            Admission::Admitted(_)
+        ));
+        release(conn, admission).unwrap();
+        let seventh = claimed(conn, 7, at);
+        assert!(matches!(
+            admit_or_defer(conn, &seventh, BANK, &limits, at).unwrap(),
+            Admission::Admitted(_)
+        ));
     });
 }

@@ -238,6 +238,7 @@ diesel::table! {
     provider_gates (provider) {
         provider -> Text,
         touched_at -> Timestamp,
+        next_slot -> Nullable<Timestamp>,
     }
 }
 

@@ -71,7 +71,9 @@ pub fn enqueue(
     run_after: NaiveDateTime,
     now: NaiveDateTime,
 ) -> StorageResult<Enqueued> {
-    let inserted = conn.transaction(|conn| {
+    // A unit of work (on SQLite it takes the write lock first): the owner
+    // is read before the turn and the row are written.
+    let inserted = conn.atomically(|conn| {
         // A scheduled job due at once takes its owner's next turn; any other
         // goes ahead of the turns once due (`backend::claim_job`).
         let turn = if kind == SyncJobKind::Scheduled && run_after <= now {
@@ -80,7 +82,7 @@ pub fn enqueue(
         } else {
             None
         };
-        diesel::insert_into(sync_jobs::table)
+        Ok(diesel::insert_into(sync_jobs::table)
             .values((
                 sync_jobs::connection_id.eq(connection_id.get()),
                 sync_jobs::kind.eq(kind.as_str()),
@@ -90,9 +92,9 @@ pub fn enqueue(
                 sync_jobs::turn.eq(turn),
             ))
             .returning(sync_jobs::id)
-            .get_result::<i64>(conn)
+            .get_result::<i64>(conn)?)
     });
-    match inserted.map_err(StorageError::from) {
+    match inserted {
         Ok(job_id) => Ok(Enqueued {
             job_id: SyncJobId::new(job_id),
             created: true,
@@ -101,6 +103,17 @@ pub fn enqueue(
             let job_id = active_job(conn, connection_id)?
                 .map(|job| job.id)
                 .ok_or(StorageError::NotFound)?;
+            if kind != SyncJobKind::Scheduled {
+                // Asked for while a scheduled sync waits its turn: the
+                // waiting job goes ahead of the turns now instead.
+                diesel::update(
+                    sync_jobs::table
+                        .find(job_id.get())
+                        .filter(sync_jobs::status.eq(SyncJobStatus::Queued.as_str())),
+                )
+                .set(sync_jobs::turn.eq(None::<i64>))
+                .execute(conn)?;
+            }
             Ok(Enqueued {
                 job_id,
                 created: false,
@@ -141,7 +154,9 @@ pub fn active_job(
         .optional()?)
 }
 
-/// Takes the oldest due job (or one whose lease expired) for `worker`.
+/// Takes the next due job for `worker`: one without a turn or whose lease
+/// expired, oldest first, else the next scheduled job by turn
+/// (`backend::claim_sql`).
 pub fn claim(
     conn: &mut AnyConnection,
     worker: &str,

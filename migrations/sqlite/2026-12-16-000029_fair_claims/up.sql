@@ -1,4 +1,4 @@
--- Claims fair between owners (docs/architecture.md, "The job queue"): a
+-- Claims fair between owners (docs/architecture.md, "How a sync flows"): a
 -- scheduled job queued due gets a turn, its owner's next one (an app for
 -- its users' connections, a person for their own), never below the turn
 -- the queue has reached. Workers claim by turn, so an owner with 100,000
