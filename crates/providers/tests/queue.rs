@@ -27,13 +27,29 @@ struct CountingSandbox {
     fetches: Mutex<HashMap<u64, usize>>,
 }
 
-impl Connector for CountingSandbox {
+/// A provider of these tests: speaks as the sandbox (its name, its
+/// connect step) with a fetch of its own.
+trait SandboxFetch: Send + Sync + std::fmt::Debug {
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError>;
+}
+
+/// Registers `fetching` under the sandbox's name.
+#[derive(Debug)]
+struct AsSandbox<T>(Arc<T>);
+
+impl<T: SandboxFetch> Connector for AsSandbox<T> {
     fn provider(&self) -> Provider {
         tributary_providers::sandbox::PROVIDER
     }
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        self.inner.prepare(request)
+        SandboxConnector::default().prepare(request)
     }
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        self.0.fetch(context)
+    }
+}
+
+impl SandboxFetch for CountingSandbox {
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let seed = context.settings["seed"].as_u64().unwrap();
         *self.fetches.lock().unwrap().entry(seed).or_default() += 1;
@@ -72,7 +88,7 @@ fn two_workers_run_every_job_exactly_once() {
         let clock = clock();
         let counting = Arc::new(CountingSandbox::default());
         let mut registry = Registry::default();
-        registry.register(counting.clone());
+        registry.register(Arc::new(AsSandbox(counting.clone())));
         let engine = SyncEngine::new(db.clone(), registry, clock.clone());
         let ids: Vec<ConnectionId> = (0..CONNECTIONS)
             .map(|i| new_connection(&engine, db, clock.as_ref(), &format!("user{i}@example.com")))
@@ -329,7 +345,7 @@ fn a_sync_longer_than_the_lease_finishes_once_with_two_workers() {
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let counting = slow_sandbox(std::time::Duration::from_secs(4));
         let mut registry = Registry::default();
-        registry.register(counting.clone());
+        registry.register(Arc::new(AsSandbox(counting.clone())));
         let policy = SyncPolicy {
             lease: std::time::Duration::from_secs(3),
             ..SyncPolicy::default()
@@ -494,13 +510,7 @@ struct GateState {
 
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
-impl Connector for Gate {
-    fn provider(&self) -> Provider {
-        tributary_providers::sandbox::PROVIDER
-    }
-    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        self.inner.prepare(request)
-    }
+impl SandboxFetch for Gate {
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let seed = context.settings["seed"].as_u64().unwrap();
         let mut state = self.state.lock().unwrap();
@@ -538,7 +548,7 @@ fn one_worker_runs_its_lanes_of_syncs_at_once_each_exactly_once() {
             opened: std::sync::Condvar::new(),
         });
         let mut registry = Registry::default();
-        registry.register(gate.clone());
+        registry.register(Arc::new(AsSandbox(gate.clone())));
         let engine = SyncEngine::new(db.clone(), registry, clock.clone());
         let ids: Vec<ConnectionId> = (0..CONNECTIONS)
             .map(|i| new_connection(&engine, db, clock.as_ref(), &format!("lane{i}@example.com")))
@@ -590,13 +600,7 @@ struct Recording {
     order: Mutex<Vec<u64>>,
 }
 
-impl Connector for Recording {
-    fn provider(&self) -> Provider {
-        tributary_providers::sandbox::PROVIDER
-    }
-    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        SandboxConnector::default().prepare(request)
-    }
+impl SandboxFetch for Recording {
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let seed = context.settings["seed"].as_u64().unwrap();
         self.order.lock().unwrap().push(seed);
@@ -647,7 +651,7 @@ fn owners_take_turns_and_a_sync_asked_for_goes_first() {
         let clock = clock();
         let recording = Arc::new(Recording::default());
         let mut registry = Registry::default();
-        registry.register(recording.clone());
+        registry.register(Arc::new(AsSandbox(recording.clone())));
         let engine = SyncEngine::new(db.clone(), registry, clock.clone());
         // The big owner connected first: in line by age, the small one's
         // syncs would all come after the big one's thousand.

@@ -135,20 +135,16 @@ fn oldest_filling(
     window_start: NaiveDateTime,
     most: u32,
 ) -> QueryResult<Option<NaiveDateTime>> {
-    let recent: Vec<NaiveDateTime> = admissions::table
+    // The `most`-th newest admission in the window, if there are that
+    // many: the window is full until it leaves.
+    admissions::table
         .filter(admissions::provider.eq(provider))
         .filter(admissions::admitted_at.gt(window_start))
         .order(admissions::admitted_at.desc())
-        .limit(i64::from(most))
+        .offset(i64::from(most.max(1) - 1))
         .select(admissions::admitted_at)
-        .load(conn)?;
-    // The newest `most` admissions: a full window waits for the oldest of
-    // them to leave it.
-    Ok(
-        (recent.len() >= usize::try_from(most).unwrap_or(usize::MAX))
-            .then(|| recent.last().copied())
-            .flatten(),
-    )
+        .first(conn)
+        .optional()
 }
 
 /// Deletes the provider's admissions that count for nothing any more: out
