@@ -215,6 +215,7 @@ pub fn imported_account(
             }),
             transactions,
             holdings: None,
+            investment_transactions: Vec::new(),
         }],
         notices: Vec::new(),
         pending_match: None,

@@ -208,6 +208,10 @@ impl PlaidFake {
                 "/investments/holdings/get",
                 Box::new(|fake, request| fake.data(request, Self::holdings)),
             ),
+            (
+                "/investments/transactions/get",
+                Box::new(|fake, request| fake.data(request, Self::investment_transactions)),
+            ),
         ];
         for (route, answer) in routes {
             Mock::given(method("POST"))
@@ -480,6 +484,29 @@ impl PlaidFake {
     fn holdings(&self, _: &Request) -> ResponseTemplate {
         ResponseTemplate::new(200).set_body_raw(HOLDINGS, "application/json")
     }
+
+    /// `INVESTMENT_TRANSACTIONS` from the request's `options.offset`, two
+    /// a page (`options.count` is Plaid's to honour up to 500; two makes
+    /// the connector page).
+    fn investment_transactions(&self, request: &Request) -> ResponseTemplate {
+        let body = Self::body(request);
+        let offset = body["options"]["offset"].as_u64().unwrap_or(0) as usize;
+        let all: Value = serde_json::from_str(INVESTMENT_TRANSACTIONS).unwrap();
+        let list = all["investment_transactions"].as_array().unwrap();
+        let page: Vec<String> = list
+            .iter()
+            .skip(offset)
+            .take(2)
+            .map(Value::to_string)
+            .collect();
+        let text = format!(
+            r#"{{"accounts": [], "securities": {}, "investment_transactions": [{}], "total_investment_transactions": {}, "item": {{}}, "request_id": "fake"}}"#,
+            all["securities"],
+            page.join(","),
+            list.len()
+        );
+        ResponseTemplate::new(200).set_body_raw(text, "application/json")
+    }
 }
 
 /// The 401k's holdings as the OpenAPI document's example shows them (a
@@ -510,6 +537,41 @@ pub const HOLDINGS: &str = r#"{"accounts": [],
    "unofficial_currency_code": null, "update_datetime": null}],
  "item": {"institution_id": "ins_109508", "institution_name": "First Platypus Bank", "item_id": "M5eVJqLnv3tbzdngLDp9FL5OlDNxlNhlE55op"},
  "request_id": "fake"}"#;
+
+/// The 401k's investment activity in the shapes of Plaid's OpenAPI
+/// document: a buy, a sale (negative quantity, cash credited as a negative
+/// amount), a dividend, a management fee, a deposit; each amount positive
+/// when cash leaves the account, as Plaid writes it.
+pub const INVESTMENT_TRANSACTIONS: &str = r#"{
+ "investment_transactions": [
+  {"investment_transaction_id": "inv-1", "account_id": "acc-401k", "security_id": "JDdP7XPMklt5vwPmDN45t3KAoWAPmjtpaW7DP",
+   "date": "2026-10-02", "name": "BUY Matthews Pacific Tiger Fund Insti Class", "quantity": 10.123, "amount": 275.35,
+   "price": 27.2, "fees": 0.01, "type": "buy", "subtype": "buy", "iso_currency_code": "USD", "unofficial_currency_code": null,
+   "cancel_transaction_id": null},
+  {"investment_transaction_id": "inv-2", "account_id": "acc-401k", "security_id": "vLRMV3MvY1FYNP91on35CJD5QN5rw9Fpa9qOL",
+   "date": "2026-10-09", "name": "SELL Dogecoin", "quantity": -50, "amount": -8.874718,
+   "price": 0.17749436, "fees": 0, "type": "sell", "subtype": "sell", "iso_currency_code": "USD", "unofficial_currency_code": null,
+   "cancel_transaction_id": null},
+  {"investment_transaction_id": "inv-3", "account_id": "acc-401k", "security_id": "JDdP7XPMklt5vwPmDN45t3KAoWAPmjtpaW7DP",
+   "date": "2026-10-15", "name": "DIVIDEND Matthews Pacific Tiger Fund", "quantity": 0, "amount": -4.12,
+   "price": 0, "fees": null, "type": "cash", "subtype": "dividend", "iso_currency_code": "USD", "unofficial_currency_code": null,
+   "cancel_transaction_id": null},
+  {"investment_transaction_id": "inv-4", "account_id": "acc-401k", "security_id": null,
+   "date": "2026-10-31", "name": "Management fee", "quantity": 0, "amount": 1.5,
+   "price": 0, "fees": 0, "type": "fee", "subtype": "management fee", "iso_currency_code": "USD", "unofficial_currency_code": null,
+   "cancel_transaction_id": null},
+  {"investment_transaction_id": "inv-5", "account_id": "acc-401k", "security_id": "d6ePmbPxgWCWmMVv66q9iPV94n91vMtov5Are",
+   "date": "2026-11-01", "name": "Contribution", "quantity": 500, "amount": -500,
+   "price": 1, "fees": 0, "type": "cash", "subtype": "contribution", "iso_currency_code": "USD", "unofficial_currency_code": null,
+   "cancel_transaction_id": null}],
+ "securities": [
+  {"close_price": 27, "cusip": "577130834", "isin": "US5771308344", "iso_currency_code": "USD", "name": "Matthews Pacific Tiger Fund Insti Class",
+   "security_id": "JDdP7XPMklt5vwPmDN45t3KAoWAPmjtpaW7DP", "ticker_symbol": "MIPTX", "type": "mutual fund", "unofficial_currency_code": null},
+  {"close_price": 0.140034616, "cusip": null, "isin": null, "iso_currency_code": "USD", "name": "Dogecoin",
+   "security_id": "vLRMV3MvY1FYNP91on35CJD5QN5rw9Fpa9qOL", "ticker_symbol": "DOGE", "type": "cryptocurrency", "unofficial_currency_code": null},
+  {"close_price": 1, "cusip": null, "isin": null, "iso_currency_code": "USD", "name": "U S Dollar",
+   "security_id": "d6ePmbPxgWCWmMVv66q9iPV94n91vMtov5Are", "ticker_symbol": "USD", "type": "cash", "unofficial_currency_code": null}]
+}"#;
 
 /// What a user's browser does at Plaid's page `link`: where Plaid sends
 /// them back (`leave`: without connecting a bank).

@@ -34,6 +34,39 @@ pub fn engine_with(
 
 /// Every transaction of the user, pending ones too, as sorted lines:
 /// `account amount pending merchant description`.
+/// Every investment transaction of `user`'s accounts as "TYPE TICKER
+/// QUANTITY PRICE AMOUNT" (None where absent), sorted.
+pub fn investment_lines(db: &Database, user: UserId) -> Vec<String> {
+    let conn = &mut *db.conn().expect("a connection");
+    let show = |d: Option<tributary_domain::money::Decimal>| {
+        d.map_or_else(|| "None".to_owned(), |d| d.to_string())
+    };
+    let mut lines: Vec<String> = read::list_accounts(conn, &Viewer::whole_user(user))
+        .expect("the accounts")
+        .iter()
+        .flat_map(|a| {
+            tributary_storage::investments::list(conn, a.id, (None, None))
+                .expect("the investment transactions")
+                .into_iter()
+                .map(|t| {
+                    format!(
+                        "{} {} {} {} {}",
+                        t.kind.as_str(),
+                        t.security
+                            .and_then(|s| s.ticker)
+                            .unwrap_or_else(|| "-".into()),
+                        show(t.quantity),
+                        show(t.price),
+                        t.amount
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
 pub fn transaction_lines(db: &Database, user: UserId) -> Vec<String> {
     let conn = &mut *db.conn().expect("a connection");
     let all = TransactionFilter {

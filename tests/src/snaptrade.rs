@@ -124,8 +124,21 @@ fn activities() -> Vec<Value> {
                     ticker: Option<&str>,
                     days: i64,
                     description: &str| {
+        // Units and price of a trade, as its description says; 0 where
+        // they do not apply, as SnapTrade writes them.
+        let (units, price): (Value, Value) = match id {
+            "act-2" => (
+                serde_json::from_str("10.5").unwrap(),
+                serde_json::from_str("123.45").unwrap(),
+            ),
+            "act-5" => (
+                serde_json::from_str("0.00314159").unwrap(),
+                serde_json::from_str("97012.33").unwrap(),
+            ),
+            _ => (json!(0), json!(0)),
+        };
         json!({"id": id, "symbol": ticker.map(|t| json!({"id": "x", "symbol": t, "raw_symbol": t, "description": t})),
-               "option_symbol": null, "price": 0, "units": 0, "amount": amount,
+               "option_symbol": null, "price": price, "units": units, "amount": amount,
                "currency": {"id": "c", "code": "USD", "name": "US Dollar"}, "type": kind, "option_type": "",
                "description": description, "trade_date": days_ago(days), "settlement_date": days_ago(days - 2),
                "fee": 0, "fx_rate": null, "institution": "Robinhood", "external_reference_id": null})

@@ -17,11 +17,12 @@ use tributary_e2e::harness::personal as on_every_backend;
 use tributary_e2e::mcp::Inspector;
 use tributary_storage::testing::TestDatabase;
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 8] = [
     "list_accounts",
     "get_transactions",
     "get_balance_history",
     "get_holdings",
+    "get_investment_transactions",
     "spending_summary",
     "list_recurring",
     "get_changes",
@@ -281,6 +282,47 @@ async fn the_inspector_calls_every_tool_and_each_agrees_with_the_rest_api() {
                     .len(),
                 rest_holdings["holdings"].as_array().unwrap().len()
             );
+
+            // get_investment_transactions: the brokerage's activity, as
+            // GET /accounts/{id}/investment_transactions lists it.
+            let activity = inspector
+                .answer(
+                    &url,
+                    key,
+                    "get_investment_transactions",
+                    &json!({"account_id": brokerage.get()}),
+                )
+                .await;
+            let rest_activity = rest(
+                &server,
+                key,
+                &format!("/accounts/{brokerage}/investment_transactions"),
+            )
+            .await;
+            let listed = |list: &Value,
+                          amount: &dyn Fn(&Value) -> String|
+             -> Vec<(String, String, String)> {
+                list.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| {
+                        (
+                            a["date"].as_str().unwrap().to_owned(),
+                            a["type"].as_str().unwrap().to_owned(),
+                            amount(&a["amount"]),
+                        )
+                    })
+                    .collect()
+            };
+            let from_mcp = listed(&activity["investment_transactions"], &|a| {
+                a.as_str().unwrap().to_owned()
+            });
+            assert!(!from_mcp.is_empty(), "the sandbox brokerage has activity");
+            assert_eq!(
+                from_mcp,
+                listed(&rest_activity["investmentTransactions"], &digits)
+            );
+            assert_eq!(activity["total"], rest_activity["total"]);
 
             // spending_summary: GET /spending's groups, sums exact.
             for group_by in ["category", "merchant", "month"] {

@@ -1568,6 +1568,7 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
                         record("silent", None, None),
                     ],
                     holdings: None,
+                    investment_transactions: Vec::new(),
                 }],
                 notices: Vec::new(),
                 pending_match: None,

@@ -127,6 +127,10 @@ fn scenario(
         panic!("the first sync failed")
     };
     assert_eq!(summary.accounts_seen, 3);
+    assert_eq!(
+        summary.investment_transactions_added, 5,
+        "the 401k's activity, read in pages of two"
+    );
     let first = transaction_lines(db, user);
     assert_eq!(
         first,
@@ -178,9 +182,11 @@ fn scenario(
         (
             summary.transactions_added,
             summary.transactions_updated,
-            summary.transactions_removed
+            summary.transactions_removed,
+            summary.investment_transactions_added,
+            summary.investment_transactions_updated,
         ),
-        (0, 0, 0)
+        (0, 0, 0, 0, 0)
     );
 
     // The pending ride posts with its tip: the same row, posted.
@@ -290,6 +296,64 @@ async fn holdings_read_through_the_personal_api_match_plaids_records_exactly() {
             );
             assert_eq!(held["raw"]["security"], *security);
         }
+
+        // The 401k's activity: each of Plaid's records, the cash amount
+        // turned to Tributary's sign (negative when cash leaves).
+        let activity: Value = reqwest::Client::new()
+            .get(server.url(&format!(
+                "/api/v1/accounts/{}/investment_transactions",
+                account["id"]
+            )))
+            .header("x-api-key", &server.world.alice_key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let served: Vec<(String, String, String, String, String)> =
+            activity["investmentTransactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| {
+                    (
+                        a["date"].as_str().unwrap().to_owned(),
+                        a["type"].as_str().unwrap().to_owned(),
+                        a["security"]["tickerSymbol"].to_string(),
+                        a["quantity"].to_string(),
+                        a["amount"].to_string(),
+                    )
+                })
+                .collect();
+        let line = |date: &str, kind: &str, ticker: &str, quantity: &str, amount: &str| {
+            (
+                date.to_owned(),
+                kind.to_owned(),
+                ticker.to_owned(),
+                quantity.to_owned(),
+                amount.to_owned(),
+            )
+        };
+        assert_eq!(
+            served,
+            [
+                line("2026-11-01", "OTHER", "\"USD\"", "500", "500"),
+                line("2026-10-31", "FEE", "null", "null", "-1.5"),
+                line("2026-10-15", "DIVIDEND", "\"MIPTX\"", "null", "4.12"),
+                line("2026-10-09", "SELL", "\"DOGE\"", "-50", "8.874718"),
+                line("2026-10-02", "BUY", "\"MIPTX\"", "10.123", "-275.35"),
+            ],
+            "{activity}"
+        );
+        assert_eq!(
+            activity["investmentTransactions"][4]["fees"].to_string(),
+            "0.01"
+        );
+        assert_eq!(
+            activity["investmentTransactions"][0]["subtype"],
+            "contribution"
+        );
         server.stop().await;
     }
 }

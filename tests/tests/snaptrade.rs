@@ -19,8 +19,8 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, holdings_through_the_personal_api, run_fault_matrix,
-    test_keyring, transaction_lines,
+    FaultCase, Matrix, engine_with, holdings_through_the_personal_api, investment_lines,
+    run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_e2e::snaptrade::{Fault, POSITIONS, SnapTradeFake, return_from_the_portal};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -133,6 +133,16 @@ fn scenario(
         ],
         "every activity, the split without cash kept at zero"
     );
+    // The same activities as investment activity, but the deposit (cash).
+    assert_eq!(
+        investment_lines(db, user),
+        [
+            "BUY AAPL 10.5 123.45 -1296.225",
+            "BUY BTC 0.00314159 97012.33 -304.76",
+            "DIVIDEND AAPL None None 2.63",
+            "SPLIT AAPL None None 0",
+        ]
+    );
     let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
         panic!("the second sync failed")
     };
@@ -140,9 +150,11 @@ fn scenario(
         (
             summary.transactions_added,
             summary.transactions_updated,
-            summary.transactions_removed
+            summary.transactions_removed,
+            summary.investment_transactions_added,
+            summary.investment_transactions_updated,
         ),
-        (0, 0, 0)
+        (0, 0, 0, 0, 0)
     );
 
     // A second brokerage behind the same connection: each account is at

@@ -190,6 +190,37 @@ wire_enum! {
     }
 }
 
+wire_enum! {
+    /// What one piece of investment activity is (docs/api-reference.md,
+    /// "Investment transactions"); the source's own word for it is kept
+    /// beside it as the subtype.
+    InvestmentKind {
+        Buy => "BUY",
+        Sell => "SELL",
+        Dividend => "DIVIDEND",
+        Interest => "INTEREST",
+        Fee => "FEE",
+        Tax => "TAX",
+        TransferIn => "TRANSFER_IN",
+        TransferOut => "TRANSFER_OUT",
+        Split => "SPLIT",
+        Other => "OTHER",
+    }
+}
+
+impl InvestmentKind {
+    /// The direction a kind moves units in: `Some(true)` adds units to the
+    /// position (a buy, units transferred in), `Some(false)` takes them
+    /// away; `None` where the kind says nothing of it (a split, income).
+    pub fn adds_units(self) -> Option<bool> {
+        match self {
+            InvestmentKind::Buy | InvestmentKind::TransferIn => Some(true),
+            InvestmentKind::Sell | InvestmentKind::TransferOut => Some(false),
+            _ => None,
+        }
+    }
+}
+
 impl AccountKind {
     /// An account whose balance is money owed (a card, a loan), whatever
     /// sign its provider writes it with: net worth subtracts it.

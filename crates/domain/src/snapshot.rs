@@ -1,6 +1,6 @@
 //! What a connector returns: the provider's current view of one connection.
 
-use crate::model::AccountKind;
+use crate::model::{AccountKind, InvestmentKind};
 use crate::money::Decimal;
 use chrono::{DateTime, NaiveDate, Utc};
 
@@ -51,6 +51,11 @@ pub struct SnapshotAccount {
     /// `None` when the provider reports no holdings for this account; `Some`
     /// (possibly empty) replaces the stored holdings.
     pub holdings: Option<Vec<SnapshotHolding>>,
+    /// Buys, sells, income and fees of an investment account, as such
+    /// (their cash effect may also be among `transactions`). Kept once per
+    /// provider id: a record seen again replaces what it said, and none is
+    /// removed for not being seen (providers and files show a window).
+    pub investment_transactions: Vec<SnapshotInvestmentTransaction>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +98,48 @@ pub struct SnapshotHolding {
     pub currency: String,
     /// The provider's own record, kept verbatim and served as `raw`.
     pub raw: serde_json::Value,
+}
+
+/// One piece of investment activity (docs/api-reference.md, "Investment
+/// transactions").
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotInvestmentTransaction {
+    /// The provider's id; unique within the account.
+    pub provider_id: String,
+    pub date: NaiveDate,
+    pub kind: InvestmentKind,
+    /// The source's own word for the kind (OFX's `REINVEST`, `CGLONG`).
+    pub subtype: Option<String>,
+    /// `None` for activity of no one security (margin interest, a fee).
+    pub security: Option<Security>,
+    /// Units the position gained (positive) or lost (negative); see
+    /// [`SnapshotInvestmentTransaction::with_quantity_signed`].
+    pub quantity: Option<Decimal>,
+    pub price: Option<Decimal>,
+    /// The cash effect on the account: negative when cash leaves it.
+    pub amount: Decimal,
+    /// Commissions, fees and loads, as a positive cost.
+    pub fees: Option<Decimal>,
+    pub currency: String,
+    pub description: Option<String>,
+    /// The provider's own record, kept verbatim and served as `raw`.
+    pub raw: serde_json::Value,
+}
+
+impl SnapshotInvestmentTransaction {
+    /// The quantity signed by the kind where the kind fixes the direction
+    /// (a sell takes units away, however the source writes its count);
+    /// as the source gave it otherwise.
+    pub fn with_quantity_signed(mut self) -> Self {
+        if let (Some(quantity), Some(adds)) = (self.quantity, self.kind.adds_units()) {
+            self.quantity = Some(if adds {
+                quantity.abs()
+            } else {
+                -quantity.abs()
+            });
+        }
+        self
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,8 @@ pub struct SyncSummary {
     pub posted_from_pending: usize,
     pub balances_recorded: usize,
     pub holdings_replaced: usize,
+    pub investment_transactions_added: usize,
+    pub investment_transactions_updated: usize,
 }
 
 impl std::ops::AddAssign for SyncSummary {
@@ -28,5 +30,7 @@ impl std::ops::AddAssign for SyncSummary {
         self.posted_from_pending += other.posted_from_pending;
         self.balances_recorded += other.balances_recorded;
         self.holdings_replaced += other.holdings_replaced;
+        self.investment_transactions_added += other.investment_transactions_added;
+        self.investment_transactions_updated += other.investment_transactions_updated;
     }
 }

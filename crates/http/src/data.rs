@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::AccountId;
 use tributary_domain::money::Decimal;
+use tributary_storage::investments::{self, InvestmentTransactionView};
 use tributary_storage::read::{
     self, AccountView, HoldingView, TransactionFilter, TransactionPosition, TransactionRecord,
 };
@@ -41,6 +42,10 @@ pub fn operations<A: Credential>() -> Vec<Operation> {
         Operation::new::<__path_list_transactions, _, _>(list_transactions::<A>).data(),
         Operation::new::<__path_get_balance, _, _>(get_balance::<A>).data(),
         Operation::new::<__path_get_holdings, _, _>(get_holdings::<A>).data(),
+        Operation::new::<__path_list_investment_transactions, _, _>(
+            list_investment_transactions::<A>,
+        )
+        .data(),
     ]
 }
 
@@ -110,6 +115,7 @@ pub(crate) fn visible_accounts(
             ("transactions" = (operation_id = "list_transactions", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's transactions.")),
             ("balance" = (operation_id = "get_balance", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's balance.")),
             ("holdings" = (operation_id = "get_holdings", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's holdings.")),
+            ("investment_transactions" = (operation_id = "list_investment_transactions", parameters(("accountId" = "$response.body#/accounts/0/id")), description = "The first account's investment activity.")),
         )),
         (status = 304, response = responses::NotModified),
         (status = 401, response = responses::Unauthorized),
@@ -658,6 +664,73 @@ async fn get_holdings<C: Credential>(
         holdings: holdings.into_iter().map(Into::into).collect(),
         currency: account.currency,
     }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/accounts/{accountId}/investment_transactions",
+    tag = "Accounts",
+    summary = "List an investment account's buys, sells, income and fees",
+    description = "Investment activity as such, newest first: buys, sells, dividends, interest, fees, taxes, transfers of units and splits, each with its security, quantity, price, cash amount and fees. Their cash effect may also be among the account's transactions.",
+    params(
+        ("accountId" = i64, Path, description = "The account's id.", minimum = 1),
+        ("from" = Option<String>, Query, description = "Only activity on or after this date (`YYYY-MM-DD`).", format = Date),
+        ("to" = Option<String>, Query, description = "Only activity on or before this date (`YYYY-MM-DD`).", format = Date),
+    ),
+    responses(
+        (status = 200, description = "The activity.", body = wire::InvestmentTransactionsResponse),
+        (status = 304, response = responses::NotModified),
+        (status = 400, description = "`INVALID_ACCOUNT_ID`, `INVALID_DATE`, `INVALID_DATE_RANGE` or `INVALID_QUERY`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`.", body = Envelope),
+        (status = 501, description = "`INVESTMENTS_NOT_SUPPORTED`: the account's source reports no investment activity.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
+async fn list_investment_transactions<C: Credential>(
+    credential: C,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    request: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let asked = parse_account_id(&path).and_then(|account_id| {
+        let params = query_parameters(request.query_string())?;
+        Ok((account_id, date_range(&params)?))
+    });
+    let (account_id, dates) = auth::checked(&state, &credential, asked).await?;
+    let activity = auth::as_viewer(&state, credential, move |conn, viewer| {
+        investment_transactions_of(conn, &viewer, account_id, dates)
+    })
+    .await?;
+    Ok(
+        HttpResponse::Ok().json(wire::InvestmentTransactionsResponse {
+            total: activity.len(),
+            investment_transactions: activity.into_iter().map(Into::into).collect(),
+        }),
+    )
+}
+
+/// The investment activity of an account `viewer` sees, between `dates`:
+/// 501 `INVESTMENTS_NOT_SUPPORTED` where its source reports none.
+pub(crate) fn investment_transactions_of(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account_id: AccountId,
+    dates: (Option<NaiveDate>, Option<NaiveDate>),
+) -> Result<Vec<InvestmentTransactionView>, ApiError> {
+    let account = visible_account(conn, viewer, account_id)?;
+    if !tributary_providers::catalog::reports_investment_activity(account.provider) {
+        // 501, like HOLDINGS_NOT_SUPPORTED: clients map it to "not
+        // supported".
+        return Err(ApiError::not_implemented(
+            "INVESTMENTS_NOT_SUPPORTED",
+            format!(
+                "Account {account_id} comes from provider `{}`, which does not report investment activity.",
+                account.provider
+            ),
+        ));
+    }
+    Ok(investments::list(conn, account_id, dates)?)
 }
 
 /// The holdings of an account `viewer` sees, with the account: 501

@@ -9,7 +9,9 @@ use serde::{Serialize, Serializer};
 use std::fmt;
 use tributary_domain::enrich::merchant;
 use tributary_domain::ids::AccountId;
+use tributary_domain::model::InvestmentKind;
 use tributary_domain::money::{Decimal, json as decimal_json};
+use tributary_storage::investments::InvestmentTransactionView;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -365,17 +367,117 @@ pub struct Security {
     pub isin: Option<String>,
 }
 
+/// `GET /accounts/{id}/investment_transactions`.
+#[derive(Serialize, ToSchema)]
+pub struct InvestmentTransactionsResponse {
+    /// Newest first.
+    #[serde(rename = "investmentTransactions")]
+    #[schema(rename = "investmentTransactions")]
+    pub investment_transactions: Vec<InvestmentTransaction>,
+    pub total: usize,
+}
+
+/// One buy, sell, dividend, interest payment, fee, tax, transfer of units
+/// or split of an investment account (docs/api-reference.md, "Investment
+/// transactions").
+#[derive(Serialize, ToSchema)]
+pub struct InvestmentTransaction {
+    /// Its id, a string of digits; stable across syncs.
+    #[schema(examples("42"))]
+    pub id: String,
+    #[serde(rename = "accountId")]
+    #[schema(rename = "accountId", value_type = i64, minimum = 1, examples(7))]
+    pub account_id: AccountId,
+    /// Trade date, `YYYY-MM-DD`.
+    #[schema(value_type = String, format = Date, examples("2026-03-09"))]
+    pub date: NaiveDate,
+    #[serde(rename = "type", serialize_with = "investment_kind")]
+    #[schema(rename = "type", schema_with = investment_type_schema)]
+    pub kind: InvestmentKind,
+    /// Extension: the source's own word for it (OFX `REINVEST`, `CGLONG`;
+    /// a provider's activity type), where it has one.
+    #[schema(required = true, examples("BUYSTOCK"))]
+    pub subtype: Option<String>,
+    /// Null for activity of no one security (margin interest, an account fee).
+    #[schema(required = true)]
+    pub security: Option<Security>,
+    /// Units the position gained (positive) or lost (negative); null
+    /// where the source gives none.
+    #[serde(serialize_with = "decimal_json::serialize_option")]
+    #[schema(schema_with = nullable_decimal_schema, required = true)]
+    pub quantity: Option<Decimal>,
+    #[serde(serialize_with = "decimal_json::serialize_option")]
+    #[schema(schema_with = nullable_decimal_schema, required = true)]
+    pub price: Option<Decimal>,
+    /// The cash effect on the account: negative when cash leaves it (a
+    /// buy, a fee), positive when it comes in (a sale, a dividend).
+    #[serde(serialize_with = "decimal_json::serialize")]
+    #[schema(schema_with = decimal_schema)]
+    pub amount: Decimal,
+    /// Commissions, fees and loads, as a positive cost; null where the
+    /// source states none.
+    #[serde(serialize_with = "decimal_json::serialize_option")]
+    #[schema(schema_with = nullable_decimal_schema, required = true)]
+    pub fees: Option<Decimal>,
+    /// ISO 4217.
+    #[schema(examples("USD"))]
+    pub currency: String,
+    #[schema(required = true)]
+    pub description: Option<String>,
+    /// The provider's own record, as it sent it.
+    #[schema(value_type = Object)]
+    pub raw: serde_json::Value,
+}
+
+fn investment_kind<S: Serializer>(kind: &InvestmentKind, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(kind.as_str())
+}
+
+fn investment_type_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(InvestmentKind::ALL.iter().map(|k| k.as_str())))
+        .examples([serde_json::json!("BUY")])
+        .into()
+}
+
+impl From<InvestmentTransactionView> for InvestmentTransaction {
+    fn from(view: InvestmentTransactionView) -> Self {
+        InvestmentTransaction {
+            id: view.id.to_string(),
+            account_id: view.account_id,
+            date: view.date,
+            kind: view.kind,
+            subtype: view.subtype,
+            security: view.security.map(Security::from),
+            quantity: view.quantity,
+            price: view.price,
+            amount: view.amount,
+            fees: view.fees,
+            currency: view.currency,
+            description: view.description,
+            raw: view.raw,
+        }
+    }
+}
+
+impl From<tributary_domain::snapshot::Security> for Security {
+    fn from(security: tributary_domain::snapshot::Security) -> Self {
+        Security {
+            name: security.name,
+            currency: security.currency,
+            ticker_symbol: security.ticker,
+            figi: security.figi,
+            cusp: security.cusip,
+            isin: security.isin,
+        }
+    }
+}
+
 impl From<HoldingView> for Holding {
     fn from(view: HoldingView) -> Self {
         Holding {
-            security: Security {
-                name: view.security.name,
-                currency: view.security.currency,
-                ticker_symbol: view.security.ticker,
-                figi: view.security.figi,
-                cusp: view.security.cusip,
-                isin: view.security.isin,
-            },
+            security: view.security.into(),
             quantity: view.quantity,
             price: view.price,
             value: view.value,

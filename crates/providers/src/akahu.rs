@@ -706,6 +706,7 @@ impl crate::connector::Connector for AkahuConnector {
                         as_of: now,
                     }),
                     transactions,
+                    investment_transactions: Vec::new(),
                     holdings: None,
                 }
             })

@@ -27,6 +27,17 @@ pub fn reports_holdings(provider: Provider) -> bool {
     }
 }
 
+/// Whether accounts of `provider` may have investment activity (buys,
+/// sells, income as such): its connector says so, or it is a statement
+/// format that carries it (OFX investment statements, through the generic
+/// upload too).
+pub fn reports_investment_activity(provider: Provider) -> bool {
+    match describe(provider) {
+        Some(description) => description.reports.investment_activity,
+        None => provider.statement_holdings().unwrap_or(false),
+    }
+}
+
 /// A connector its settings configure, not built yet.
 #[derive(Clone)]
 pub struct Configured {

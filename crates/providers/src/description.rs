@@ -60,6 +60,12 @@ impl Reports {
         holdings: true,
         ..Reports::ACCOUNTS
     };
+
+    /// Accounts, and the positions and activity of investment accounts.
+    pub const INVESTMENTS: Reports = Reports {
+        investment_activity: true,
+        ..Reports::ACCOUNTS_AND_HOLDINGS
+    };
 }
 
 /// How a person connects: the fields they fill in (the page's inputs and

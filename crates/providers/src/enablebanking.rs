@@ -648,6 +648,7 @@ impl EnableBankingConnector {
                 now,
             )?,
             transactions,
+            investment_transactions: Vec::new(),
             holdings: None,
         })
     }

@@ -815,6 +815,7 @@ impl GoCardlessConnector {
             mask,
             balance,
             transactions: records,
+            investment_transactions: Vec::new(),
             holdings: None,
         })
     }

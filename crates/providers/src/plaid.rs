@@ -14,7 +14,9 @@
 //! 3. `fetch`: `/accounts/balance/get` (accounts, balances read from the
 //!    bank now, the Item's bank), then
 //!    `/transactions/sync` page after page (a change between pages restarts
-//!    the listing), and `/investments/holdings/get` for investment accounts.
+//!    the listing), and `/investments/holdings/get` and
+//!    `/investments/transactions/get` (24 months, page by page) for
+//!    investment accounts.
 //!
 //! `ITEM_LOGIN_REQUIRED` and the like need the user: re-authentication runs
 //! Link in update mode with the same `access_token`, which stays the Item's.
@@ -40,7 +42,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::model::{AccountKind, InvestmentKind, Provider};
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::*;
 
@@ -50,7 +52,7 @@ pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: "Plaid",
     summary: "Banks and brokerages in the US, Canada, the UK and Europe: connect on Plaid's pages and come back here.",
-    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    reports: Reports::INVESTMENTS,
     connect: Connect {
         fields: &[],
         note: Some("You choose your bank and sign in on Plaid's pages; Plaid brings you back here."),
@@ -423,6 +425,66 @@ struct HoldingsAnswer {
     securities: Vec<Value>,
 }
 
+#[derive(Debug, Deserialize)]
+struct InvestmentTransactionsAnswer {
+    investment_transactions: Vec<Value>,
+    securities: Vec<Value>,
+    total_investment_transactions: usize,
+}
+
+#[derive(Debug, Deserialize)]
+struct PlaidInvestmentTransaction {
+    investment_transaction_id: String,
+    account_id: String,
+    #[serde(default)]
+    security_id: Option<String>,
+    date: NaiveDate,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(with = "arbitrary_precision")]
+    quantity: Decimal,
+    #[serde(with = "arbitrary_precision")]
+    amount: Decimal,
+    #[serde(with = "arbitrary_precision")]
+    price: Decimal,
+    #[serde(default, with = "arbitrary_precision_option")]
+    fees: Option<Decimal>,
+    #[serde(rename = "type")]
+    kind: String,
+    subtype: String,
+    #[serde(default)]
+    iso_currency_code: Option<String>,
+    #[serde(default)]
+    unofficial_currency_code: Option<String>,
+}
+
+/// The kind of a Plaid investment transaction (`type`, `subtype`): a
+/// transfer's direction is its quantity's sign (Plaid: positive when
+/// securities are received).
+fn investment_kind(kind: &str, subtype: &str, quantity: Decimal) -> InvestmentKind {
+    use InvestmentKind::*;
+    match (kind, subtype) {
+        (_, "split" | "stock split") => Split,
+        (_, "tax" | "tax withheld") => Tax,
+        ("buy", _) => Buy,
+        ("sell", _) => Sell,
+        ("fee", _) => Fee,
+        ("cash", "dividend" | "qualified dividend" | "non-qualified dividend") => Dividend,
+        ("cash", "interest" | "interest receivable") => Interest,
+        ("transfer", _) if quantity.is_sign_positive() && !quantity.is_zero() => TransferIn,
+        ("transfer", _) if quantity.is_sign_negative() && !quantity.is_zero() => TransferOut,
+        // Deposits, withdrawals, capital gains, cancellations: their
+        // subtype says which.
+        _ => Other,
+    }
+}
+
+/// How far back investment activity is asked for (Plaid keeps 24 months).
+const INVESTMENT_HISTORY_DAYS: u64 = 730;
+
+/// Investment transactions Plaid lists in one page (its maximum).
+const INVESTMENT_PAGE: usize = 500;
+
 impl PlaidConnector {
     pub fn new(config: PlaidConfig) -> Result<Self, reqwest::Error> {
         let http = ProviderHttp::new("Plaid", config.timeout)?;
@@ -615,18 +677,7 @@ impl PlaidConnector {
                 .entry(holding.account_id.clone())
                 .or_default()
                 .push(SnapshotHolding {
-                    security: Security {
-                        name: security
-                            .name
-                            .clone()
-                            .or(security.ticker_symbol.clone())
-                            .unwrap_or_else(|| "Unnamed security".into()),
-                        currency: currency.clone(),
-                        ticker: security.ticker_symbol.clone(),
-                        figi: None,
-                        cusip: security.cusip.clone(),
-                        isin: security.isin.clone(),
-                    },
+                    security: plaid_security(security, &currency),
                     quantity: holding.quantity,
                     price: holding.institution_price,
                     value: holding.institution_value,
@@ -637,6 +688,97 @@ impl PlaidConnector {
                 });
         }
         Ok(by_account)
+    }
+}
+
+impl PlaidConnector {
+    /// Investment activity by account, for an Item with investment
+    /// accounts: `/investments/transactions/get`, page by page.
+    fn investment_transactions(
+        &self,
+        access_token: &str,
+        today: NaiveDate,
+    ) -> Result<HashMap<String, Vec<SnapshotInvestmentTransaction>>, ConnectorError> {
+        let start = today - chrono::Days::new(INVESTMENT_HISTORY_DAYS);
+        let mut securities: HashMap<String, PlaidSecurity> = HashMap::new();
+        let mut by_account: HashMap<String, Vec<SnapshotInvestmentTransaction>> = HashMap::new();
+        let mut offset = 0;
+        for _ in 0..MAX_PAGES {
+            let answer: InvestmentTransactionsAnswer = match self.call(
+                "investments/transactions/get",
+                &json!({"access_token": access_token, "start_date": start.to_string(),
+                        "end_date": today.to_string(),
+                        "options": {"count": INVESTMENT_PAGE, "offset": offset}}),
+                "the investment transactions",
+            ) {
+                Ok(answer) => answer,
+                // The Item was linked without investments: nothing to read.
+                Err(ConnectorError::Protocol(why))
+                    if why.contains("PRODUCTS_NOT_SUPPORTED")
+                        || why.contains("NO_INVESTMENT_ACCOUNTS")
+                        || why.contains("INVALID_PRODUCT") =>
+                {
+                    return Ok(HashMap::new());
+                }
+                Err(err) => return Err(err),
+            };
+            for raw in &answer.securities {
+                let security: PlaidSecurity = parse(raw, "security")?;
+                securities.insert(security.security_id.clone(), security);
+            }
+            let listed = answer.investment_transactions.len();
+            for raw in answer.investment_transactions {
+                let t: PlaidInvestmentTransaction = parse(&raw, "investment transaction")?;
+                let currency = t
+                    .iso_currency_code
+                    .clone()
+                    .or(t.unofficial_currency_code.clone())
+                    .unwrap_or_default();
+                let security = t.security_id.as_ref().and_then(|id| securities.get(id));
+                by_account.entry(t.account_id.clone()).or_default().push(
+                    SnapshotInvestmentTransaction {
+                        provider_id: t.investment_transaction_id,
+                        date: t.date,
+                        kind: investment_kind(&t.kind, &t.subtype, t.quantity),
+                        subtype: Some(t.subtype),
+                        security: security.map(|s| plaid_security(s, &currency)),
+                        // Plaid writes 0 where a field does not apply.
+                        quantity: Some(t.quantity).filter(|q| !q.is_zero()),
+                        price: Some(t.price).filter(|p| !p.is_zero()),
+                        // Plaid: positive when cash leaves the account.
+                        amount: -t.amount,
+                        fees: t.fees.filter(|f| !f.is_zero()),
+                        currency,
+                        description: t.name,
+                        raw,
+                    }
+                    .with_quantity_signed(),
+                );
+            }
+            offset += listed;
+            if listed == 0 || offset >= answer.total_investment_transactions {
+                return Ok(by_account);
+            }
+        }
+        Err(ConnectorError::Protocol(format!(
+            "Plaid kept paging the investment transactions past {MAX_PAGES} pages"
+        )))
+    }
+}
+
+/// A Plaid security as the one Tributary stores.
+fn plaid_security(security: &PlaidSecurity, currency: &str) -> Security {
+    Security {
+        name: security
+            .name
+            .clone()
+            .or(security.ticker_symbol.clone())
+            .unwrap_or_else(|| "Unnamed security".into()),
+        currency: currency.to_owned(),
+        ticker: security.ticker_symbol.clone(),
+        figi: None,
+        cusip: security.cusip.clone(),
+        isin: security.isin.clone(),
     }
 }
 
@@ -796,14 +938,17 @@ impl crate::connector::Connector for PlaidConnector {
         let accounts: AccountsAnswer =
             self.call("accounts/balance/get", &token, "the accounts and balances")?;
         let transactions = self.transactions(&item.access_token)?;
-        let mut holdings = if accounts
+        let (mut holdings, mut activity) = if accounts
             .accounts
             .iter()
             .any(|a| a.kind() == AccountKind::Brokerage)
         {
-            self.holdings(&item.access_token)?
+            (
+                self.holdings(&item.access_token)?,
+                self.investment_transactions(&item.access_token, context.now.date_naive())?,
+            )
         } else {
-            HashMap::new()
+            (HashMap::new(), HashMap::new())
         };
         let mut by_account: HashMap<String, Vec<SnapshotTransaction>> = HashMap::new();
         for t in transactions {
@@ -834,6 +979,7 @@ impl crate::connector::Connector for PlaidConnector {
                     mask: a.mask.clone(),
                     balance,
                     transactions: by_account.remove(&a.account_id).unwrap_or_default(),
+                    investment_transactions: activity.remove(&a.account_id).unwrap_or_default(),
                     holdings: (a.kind() == AccountKind::Brokerage)
                         .then(|| holdings.remove(&a.account_id).unwrap_or_default()),
                 }

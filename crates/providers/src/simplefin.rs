@@ -688,6 +688,7 @@ pub(crate) fn snapshot_from(
                 as_of: balance_date,
             }),
             transactions,
+            investment_transactions: Vec::new(),
             holdings: (kind == AccountKind::Brokerage || !holdings.is_empty()).then_some(holdings),
         });
     }

@@ -17,7 +17,8 @@
 //! 3. `fetch`: the accounts, each at its own brokerage (one SnapTrade user
 //!    may connect several), with its balance, its positions
 //!    (`/positions/all`: decimal strings) as holdings, and its activities
-//!    (page by page) as transactions.
+//!    (page by page) as transactions; buys, sells, income, fees, transfers
+//!    and splits among them also as investment activity.
 //!
 //! A disabled brokerage connection still answers with its last cached data:
 //! `disabled` on the authorization is the sign that the user must reconnect
@@ -44,7 +45,7 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::model::{AccountKind, InvestmentKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::snapshot::*;
 
@@ -54,7 +55,7 @@ pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: "SnapTrade",
     summary: "Brokerage accounts and their holdings: connect your brokerage in SnapTrade's portal and come back here.",
-    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    reports: Reports::INVESTMENTS,
     connect: Connect {
         fields: &[],
         note: Some("You choose your brokerage and sign in in SnapTrade's portal; SnapTrade brings you back here."),
@@ -570,11 +571,13 @@ fn holding(raw: &Value, account_currency: &str) -> Result<SnapshotHolding, Conne
     })
 }
 
-fn transaction(
+/// An activity as the cash transaction it is (every one, a split at zero)
+/// and, where it is investment activity, as that too.
+fn activity(
     raw: &Value,
     account_currency: &str,
     now: DateTime<Utc>,
-) -> Result<SnapshotTransaction, ConnectorError> {
+) -> Result<(SnapshotTransaction, Option<SnapshotInvestmentTransaction>), ConnectorError> {
     let a: Activity = serde_json::from_value(raw.clone()).map_err(|err| {
         ConnectorError::Protocol(format!(
             "SnapTrade sent an activity that does not read: {err}"
@@ -586,21 +589,46 @@ fn transaction(
         .and_then(|s| s["symbol"].as_str())
         .map(str::to_owned);
     let kind = a.kind.clone().unwrap_or_default();
-    Ok(SnapshotTransaction {
+    let date = a
+        .trade_date
+        .or(a.settlement_date)
+        .map_or(now.date_naive(), |d| d.date_naive());
+    // Positive is cash gained, negative cash spent; an activity that
+    // moves no cash (a split) is kept, at zero.
+    let amount = a.amount.unwrap_or_default();
+    let currency = a
+        .currency
+        .map(|c| c.code)
+        .unwrap_or_else(|| account_currency.to_owned());
+    let units = decimal_text(&raw["units"], "an activity's units")?;
+    let investment = investment_kind(&kind, units.or(Some(amount)))
+        .map(|investment_kind| -> Result<_, ConnectorError> {
+            let symbol = a.symbol.as_ref().filter(|s| s.is_object());
+            Ok(SnapshotInvestmentTransaction {
+                provider_id: a.id.clone(),
+                date,
+                kind: investment_kind,
+                subtype: Some(kind.clone()),
+                security: symbol.map(|s| security(s, &currency)),
+                // SnapTrade writes 0 where a field does not apply.
+                quantity: units.filter(|u| !u.is_zero()),
+                price: decimal_text(&raw["price"], "an activity's price")?.filter(|p| !p.is_zero()),
+                amount,
+                fees: decimal_text(&raw["fee"], "an activity's fee")?.filter(|f| !f.is_zero()),
+                currency: currency.clone(),
+                description: a.description.clone().filter(|d| !d.is_empty()),
+                raw: raw.clone(),
+            }
+            .with_quantity_signed())
+        })
+        .transpose()?;
+    let transaction = SnapshotTransaction {
         provider_id: a.id,
         pending_provider_id: None,
         is_pending: false,
-        date: a
-            .trade_date
-            .or(a.settlement_date)
-            .map_or(now.date_naive(), |d| d.date_naive()),
-        // Positive is cash gained, negative cash spent; an activity that
-        // moves no cash (a split) is kept, at zero.
-        amount: a.amount.unwrap_or_default(),
-        currency: a
-            .currency
-            .map(|c| c.code)
-            .unwrap_or_else(|| account_currency.to_owned()),
+        date,
+        amount,
+        currency,
         merchant: ticker,
         description: Some(
             [Some(kind), a.description]
@@ -612,7 +640,46 @@ fn transaction(
         )
         .filter(|t| !t.is_empty()),
         hints: Default::default(),
+    };
+    Ok((transaction, investment))
+}
+
+/// The investment kind of a SnapTrade activity `type`; `None` for the cash
+/// movements (`CONTRIBUTION`, `WITHDRAWAL`), which stay cash transactions
+/// only. A transfer's direction is its units' sign (else its amount's).
+fn investment_kind(kind: &str, signed: Option<Decimal>) -> Option<InvestmentKind> {
+    use InvestmentKind::*;
+    Some(match kind {
+        "CONTRIBUTION" | "WITHDRAWAL" => return None,
+        "BUY" | "REI" => Buy,
+        "SELL" => Sell,
+        "DIVIDEND" | "STOCK_DIVIDEND" => Dividend,
+        "INTEREST" => Interest,
+        "FEE" => Fee,
+        "TAX" => Tax,
+        "SPLIT" => Split,
+        "TRANSFER" => match signed {
+            Some(n) if n.is_sign_positive() && !n.is_zero() => TransferIn,
+            Some(n) if n.is_sign_negative() && !n.is_zero() => TransferOut,
+            _ => Other,
+        },
+        _ => Other,
     })
+}
+
+/// The security an activity's `symbol` names.
+fn security(symbol: &Value, currency: &str) -> Security {
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    Security {
+        name: text(&symbol["description"])
+            .or(text(&symbol["symbol"]))
+            .unwrap_or_else(|| "Unnamed security".into()),
+        currency: text(&symbol["currency"]["code"]).unwrap_or_else(|| currency.to_owned()),
+        ticker: text(&symbol["symbol"]),
+        figi: text(&symbol["figi_code"]),
+        cusip: None,
+        isin: None,
+    }
 }
 
 /// Where the portal sends the user back.
@@ -780,11 +847,13 @@ impl crate::connector::Connector for SnapTradeConnector {
                 .iter()
                 .map(|raw| holding(raw, &currency))
                 .collect::<Result<Vec<_>, _>>()?;
-            let transactions = self
-                .activities(&user, &account.id, from, to)?
-                .iter()
-                .map(|raw| transaction(raw, &currency, now))
-                .collect::<Result<Vec<_>, _>>()?;
+            let mut transactions = Vec::new();
+            let mut investment_transactions = Vec::new();
+            for raw in self.activities(&user, &account.id, from, to)? {
+                let (transaction, investment) = activity(&raw, &currency, now)?;
+                transactions.push(transaction);
+                investment_transactions.extend(investment);
+            }
             let institution = authorizations
                 .get(&account.brokerage_authorization)
                 .map(Authorization::institution)
@@ -828,6 +897,7 @@ impl crate::connector::Connector for SnapTradeConnector {
                     as_of: now,
                 }),
                 transactions,
+                investment_transactions,
                 holdings: Some(holdings),
             });
         }

@@ -456,14 +456,18 @@ impl SyncEngine {
             } => (connection, credentials),
             Prepared::Done(outcome) => return Ok(outcome),
         };
-        match self.fetch(job, &connection, credentials.as_deref()) {
-            Ok(snapshot) if !holdings_expected(connection.provider, &snapshot) => {
-                let error = ConnectorError::Misconfigured(format!(
-                    "provider {} reported holdings but is not described as reporting them",
-                    connection.provider
-                ));
-                self.record_provider_failure(job, error)
-            }
+        let fetched = self
+            .fetch(job, &connection, credentials.as_deref())
+            .and_then(
+                |snapshot| match unexpected(connection.provider, &snapshot) {
+                    Some(unexpected) => Err(ConnectorError::Misconfigured(format!(
+                        "provider {} reported {unexpected} but is not described as reporting them",
+                        connection.provider
+                    ))),
+                    None => Ok(snapshot),
+                },
+            );
+        match fetched {
             Ok(snapshot) => self.record_snapshot(job, &snapshot),
             Err(error) => self.record_provider_failure(job, error),
         }
@@ -786,12 +790,23 @@ impl SyncEngine {
     }
 }
 
-/// Whether `snapshot` holds holdings only if `provider` reports them (its
-/// description says so): a connector that sends what it says it never
-/// does is a bug to see, not data to store.
-fn holdings_expected(provider: Provider, snapshot: &ProviderSnapshot) -> bool {
-    crate::catalog::reports_holdings(provider)
-        || snapshot.accounts.iter().all(|a| a.holdings.is_none())
+/// What `snapshot` holds that `provider` is not described as reporting
+/// (holdings, investment activity), if anything: a connector that sends
+/// what it says it never does is a bug to see, not data to store.
+fn unexpected(provider: Provider, snapshot: &ProviderSnapshot) -> Option<&'static str> {
+    let accounts = &snapshot.accounts;
+    if !crate::catalog::reports_holdings(provider) && accounts.iter().any(|a| a.holdings.is_some())
+    {
+        Some("holdings")
+    } else if !crate::catalog::reports_investment_activity(provider)
+        && accounts
+            .iter()
+            .any(|a| !a.investment_transactions.is_empty())
+    {
+        Some("investment activity")
+    } else {
+        None
+    }
 }
 
 /// The job that answers a request to sync `connection` now.

@@ -8,6 +8,7 @@ pub mod connection;
 pub mod db;
 pub mod error;
 pub mod freshness;
+pub mod investments;
 pub mod schema;
 mod write_turns;
 
@@ -58,6 +59,8 @@ mod enrichment_tests;
 mod feed_tests;
 #[cfg(test)]
 mod freshness_tests;
+#[cfg(test)]
+mod investments_tests;
 #[cfg(test)]
 mod provider_limits_tests;
 #[cfg(test)]

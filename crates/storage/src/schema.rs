@@ -216,6 +216,28 @@ diesel::table! {
 }
 
 diesel::table! {
+    investment_transactions (id) {
+        id -> BigInt,
+        account_id -> BigInt,
+        provider_id -> Text,
+        traded_on -> Date,
+        kind -> Text,
+        subtype -> Nullable<Text>,
+        security_id -> Nullable<BigInt>,
+        quantity -> Nullable<Text>,
+        price -> Nullable<Text>,
+        amount -> Text,
+        fees -> Nullable<Text>,
+        currency -> Text,
+        description -> Nullable<Text>,
+        raw -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        change_seq -> BigInt,
+    }
+}
+
+diesel::table! {
     sync_jobs (id) {
         id -> BigInt,
         connection_id -> BigInt,
@@ -557,6 +579,8 @@ diesel::joinable!(transactions -> accounts (account_id));
 diesel::joinable!(balances -> accounts (account_id));
 diesel::joinable!(holdings -> accounts (account_id));
 diesel::joinable!(holdings -> securities (security_id));
+diesel::joinable!(investment_transactions -> accounts (account_id));
+diesel::joinable!(investment_transactions -> securities (security_id));
 diesel::joinable!(sync_jobs -> connections (connection_id));
 diesel::joinable!(provider_admissions -> sync_jobs (job_id));
 diesel::joinable!(mcp_grants -> apps (app_id));
@@ -598,6 +622,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     balances,
     securities,
     holdings,
+    investment_transactions,
     sync_jobs,
     provider_admissions,
 );

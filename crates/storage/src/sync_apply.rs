@@ -544,6 +544,17 @@ fn apply_account(
         }
         summary.holdings_replaced += positions.len();
     }
+    if !account.investment_transactions.is_empty() {
+        let written = crate::investments::write(
+            conn,
+            account_id,
+            &account.investment_transactions,
+            seq,
+            now,
+        )?;
+        summary.investment_transactions_added += written.added;
+        summary.investment_transactions_updated += written.updated;
+    }
     Ok(account_id)
 }
 

@@ -720,6 +720,7 @@ pub fn empty_account(
             mask: Some("0042".into()),
             balance: None,
             transactions: Vec::new(),
+            investment_transactions: Vec::new(),
             holdings: None,
         }],
         notices: Vec::new(),

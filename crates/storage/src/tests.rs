@@ -65,6 +65,7 @@ pub(crate) fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> Snaps
             as_of: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
         }),
         transactions,
+        investment_transactions: Vec::new(),
         holdings: None,
     }
 }

@@ -416,6 +416,7 @@ fn statement(
         closing_booked: find(&["CLBD"]).map(|b| b.1),
         balance,
         holdings: None,
+        investment_transactions: Vec::new(),
         servicer,
         notes,
         currency_assumed: Vec::new(),

@@ -1202,6 +1202,7 @@ fn statements(
                 closing_booked: None,
                 balance: None,
                 holdings: None,
+                investment_transactions: Vec::new(),
                 servicer: None,
                 notes,
                 currency_assumed,

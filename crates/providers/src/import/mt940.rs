@@ -580,6 +580,7 @@ fn statement(fields: &[Field], _number: usize) -> Result<Statement, ReadError> {
             as_of: day.and_time(chrono::NaiveTime::MIN).and_utc(),
         }),
         holdings: None,
+        investment_transactions: Vec::new(),
         servicer: None,
         notes,
         currency_assumed: Vec::new(),

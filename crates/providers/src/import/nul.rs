@@ -7,7 +7,7 @@
 //! could, and both backends keep the same.
 
 use super::statement::Statement;
-use tributary_domain::snapshot::SnapshotTransaction;
+use tributary_domain::snapshot::{Security, SnapshotTransaction};
 
 /// `statement` without NUL in any of its texts, with a note when there
 /// were some.
@@ -36,9 +36,7 @@ pub(crate) fn strip_statement(statement: &mut Statement) -> usize {
     strip(&mut statement.currency);
     statement.account_name.iter_mut().for_each(&mut strip);
     statement.servicer.iter_mut().for_each(&mut strip);
-    for holding in statement.holdings.iter_mut().flatten() {
-        strip(&mut holding.currency);
-        let security = &mut holding.security;
+    let strip_security = |security: &mut Security, strip: &mut dyn FnMut(&mut String)| {
         strip(&mut security.name);
         strip(&mut security.currency);
         for identifier in [
@@ -47,9 +45,23 @@ pub(crate) fn strip_statement(statement: &mut Statement) -> usize {
             &mut security.cusip,
             &mut security.isin,
         ] {
-            identifier.iter_mut().for_each(&mut strip);
+            identifier.iter_mut().for_each(&mut *strip);
         }
+    };
+    for holding in statement.holdings.iter_mut().flatten() {
+        strip(&mut holding.currency);
+        strip_security(&mut holding.security, &mut strip);
         strip_json(&mut holding.raw, &mut strip);
+    }
+    for activity in &mut statement.investment_transactions {
+        strip(&mut activity.provider_id);
+        strip(&mut activity.currency);
+        activity.subtype.iter_mut().for_each(&mut strip);
+        activity.description.iter_mut().for_each(&mut strip);
+        if let Some(security) = &mut activity.security {
+            strip_security(security, &mut strip);
+        }
+        strip_json(&mut activity.raw, &mut strip);
     }
     removed
         + statement

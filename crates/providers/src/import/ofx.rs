@@ -15,6 +15,7 @@
 //! memory; `tributary import` stores a file from disk pass by pass in flat
 //! memory (docs/imports.md).
 
+mod activity;
 mod entries;
 mod text;
 
@@ -29,7 +30,9 @@ pub use text::Source;
 use text::{Charset, Text, TextError, Token};
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::{Decimal, parse_decimal};
-use tributary_domain::snapshot::{Security, SnapshotBalance, SnapshotHolding, SnapshotTransaction};
+use tributary_domain::snapshot::{
+    Security, SnapshotBalance, SnapshotHolding, SnapshotInvestmentTransaction, SnapshotTransaction,
+};
 
 fn unescape(text: &str) -> String {
     quick_xml::escape::unescape_with(text, quick_xml::escape::resolve_html5_entity)
@@ -779,6 +782,7 @@ fn cash_statement(
             closing_booked: balance.as_ref().map(|b| b.current),
             balance,
             holdings: None,
+            investment_transactions: Vec::new(),
             servicer: None,
             notes,
             currency_assumed: Vec::new(),
@@ -847,6 +851,8 @@ fn investment_statement(
     let mut notes = survey.finish(&place);
     let mut identities = Vec::new();
     let mut trade_records = Vec::new();
+    // Investment activity, by the position of its trade's cash record.
+    let mut activities = Vec::new();
     for (n, trade) in trades.iter().enumerate() {
         let at = place.then(format_args!("trade {}", n + 1));
         let inner = all(trade, "INVTRAN");
@@ -892,6 +898,13 @@ fn investment_statement(
         .flatten()
         .collect::<Vec<_>>()
         .join(" ");
+        // The trade as investment activity too; unreadable details leave
+        // the activity out, not the cash record.
+        match activity::read(trade, &at, securities, &currency) {
+            Ok(Some(activity)) => activities.push((trade_records.len(), activity)),
+            Ok(None) => {}
+            Err(err) => notes.push(err.left_out("the trade's investment details")),
+        }
         let fitid = invtran.text_at("FITID").map(str::to_owned);
         identities.push(EntryIdentity {
             reference: fitid,
@@ -917,6 +930,13 @@ fn investment_statement(
     {
         record.provider_id = id;
     }
+    let investment_transactions: Vec<_> = activities
+        .into_iter()
+        .map(|(record, activity)| SnapshotInvestmentTransaction {
+            provider_id: trade_records[record].provider_id.clone(),
+            ..activity
+        })
+        .collect();
     let records = trade_records;
 
     let mut holdings = Vec::new();
@@ -1005,6 +1025,7 @@ fn investment_statement(
             closing_booked: None,
             balance,
             holdings: Some(holdings),
+            investment_transactions,
             servicer: None,
             notes,
             currency_assumed: Vec::new(),
@@ -1017,6 +1038,27 @@ fn investment_statement(
     })
 }
 
+/// The security a `SECID` names: from the file's security list (whose
+/// currency may be empty), else as bare as the id makes it, in `currency`.
+fn security_of(
+    secid: &Element,
+    securities: &HashMap<String, Security>,
+    currency: &str,
+) -> Security {
+    let id = secid.text_at("UNIQUEID").unwrap_or_default();
+    securities.get(id).cloned().unwrap_or_else(|| {
+        let kind = secid.text_at("UNIQUEIDTYPE");
+        Security {
+            name: id.to_owned(),
+            currency: currency.to_owned(),
+            ticker: None,
+            figi: None,
+            cusip: (kind == Some("CUSIP")).then(|| id.to_owned()),
+            isin: (kind == Some("ISIN")).then(|| id.to_owned()),
+        }
+    })
+}
+
 /// One `INVPOS` as a holding of its security.
 fn holding(
     pos: &Element,
@@ -1024,17 +1066,11 @@ fn holding(
     securities: &HashMap<String, Security>,
     currency: &str,
 ) -> Result<SnapshotHolding, ReadError> {
-    let id = pos
-        .text_at("SECID/UNIQUEID")
+    let secid = pos
+        .child("SECID")
+        .filter(|secid| secid.text_at("UNIQUEID").is_some())
         .ok_or_else(|| at.at(Reason::Missing("SECID")))?;
-    let security = securities.get(id).cloned().unwrap_or_else(|| Security {
-        name: id.to_owned(),
-        currency: currency.to_owned(),
-        ticker: None,
-        figi: None,
-        cusip: (pos.text_at("SECID/UNIQUEIDTYPE") == Some("CUSIP")).then(|| id.to_owned()),
-        isin: (pos.text_at("SECID/UNIQUEIDTYPE") == Some("ISIN")).then(|| id.to_owned()),
-    });
+    let security = security_of(secid, securities, currency);
     let quantity = amount(pos.text_at("UNITS").unwrap_or("0"), at)?;
     let price = amount(pos.text_at("UNITPRICE").unwrap_or("0"), at)?;
     let value = match pos.text_at("MKTVAL") {

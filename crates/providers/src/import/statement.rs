@@ -21,6 +21,8 @@ pub struct Statement {
     /// The balance the statement ends on, as a snapshot at its date.
     pub balance: Option<SnapshotBalance>,
     pub holdings: Option<Vec<SnapshotHolding>>,
+    /// Investment activity (OFX `INVTRANLIST` trades, income, transfers).
+    pub investment_transactions: Vec<SnapshotInvestmentTransaction>,
     /// The bank that keeps the account (name or BIC), where the file says.
     pub servicer: Option<String>,
     /// What the reader had to decide or found wrong (a date taken from the
@@ -111,7 +113,10 @@ impl Statement {
 
     /// Whether it states no transaction, balance or holding.
     pub fn is_empty(&self) -> bool {
-        self.transactions.is_empty() && self.balance.is_none() && self.holdings.is_none()
+        self.transactions.is_empty()
+            && self.balance.is_none()
+            && self.holdings.is_none()
+            && self.investment_transactions.is_empty()
     }
 
     /// The statement as a snapshot of the `file` connection.
@@ -146,6 +151,7 @@ impl Statement {
                 balance: self.balance,
                 transactions: self.transactions,
                 holdings: self.holdings,
+                investment_transactions: self.investment_transactions,
             }],
             notices: Vec::new(),
             pending_match: Some(tributary_domain::reconcile::PendingMatchRule::default()),

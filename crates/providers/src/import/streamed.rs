@@ -227,6 +227,7 @@ fn write_transactions(
         transactions: Vec::new(),
         balance: None,
         holdings: None,
+        investment_transactions: Vec::new(),
         ..header.clone()
     }
     .into_snapshot();

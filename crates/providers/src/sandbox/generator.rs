@@ -494,6 +494,11 @@ pub(super) fn generate(
                 }),
                 transactions: transactions.remove(&acct).unwrap_or_default(),
                 balance_history: history.remove(&acct).unwrap_or_default(),
+                investment_transactions: if acct == Acct::Brokerage {
+                    super::activity::activity(&profile.quantities, epoch, today)
+                } else {
+                    Vec::new()
+                },
                 holdings: (acct == Acct::Brokerage)
                     .then(|| holdings.iter().map(|(h, _)| h.clone()).collect()),
             }

@@ -5,6 +5,7 @@
 //! the user's e-mail and the sandbox username), the date, and the time of the
 //! previous sync; see docs/sandbox.md. Special usernames trigger failures.
 
+mod activity;
 mod generator;
 mod securities;
 pub mod texts;
@@ -25,7 +26,7 @@ pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: INSTITUTION_NAME,
     summary: "A test bank with realistic accounts and transactions. Username user_good, any password.",
-    reports: Reports::ACCOUNTS_AND_HOLDINGS,
+    reports: Reports::INVESTMENTS,
     connect: Connect {
         fields: &[
             Field {

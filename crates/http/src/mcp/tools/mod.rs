@@ -12,6 +12,7 @@ mod balances;
 mod changes;
 mod holdings;
 mod insights;
+mod investments;
 mod shared;
 mod transactions;
 
@@ -21,11 +22,12 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use shared::{Answer, Spec};
 
-const CATALOGUE: [Spec; 7] = [
+const CATALOGUE: [Spec; 8] = [
     accounts::SPEC,
     transactions::SPEC,
     balances::SPEC,
     holdings::SPEC,
+    investments::SPEC,
     insights::SPENDING,
     insights::RECURRING,
     changes::SPEC,
@@ -67,6 +69,7 @@ pub(crate) async fn call(
         transactions::NAME => with(arguments, |a| transactions::run(asker, a)).await,
         balances::NAME => with(arguments, |a| balances::run(asker, a)).await,
         holdings::NAME => with(arguments, |a| holdings::run(asker, a)).await,
+        investments::NAME => with(arguments, |a| investments::run(asker, a)).await,
         insights::SPENDING_NAME => with(arguments, |a| insights::spending(asker, a)).await,
         insights::RECURRING_NAME => with(arguments, |a| insights::recurring(asker, a)).await,
         changes::NAME => with(arguments, |a| changes::run(asker, a)).await,
