@@ -3,8 +3,9 @@
 //! bridge connected by pasting a setup token, a GoCardless bank found by
 //! country and linked on the bank's own page, an Enable Banking bank whose
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
-//! pages, a brokerage connected in SnapTrade's portal, and Akahu with a
-//! personal app's tokens. SQLite and PostgreSQL.
+//! pages, a brokerage connected in SnapTrade's portal, Akahu with a
+//! personal app's tokens, and Up with a personal access token. SQLite and
+//! PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -19,6 +20,7 @@ use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_req
 use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
+use tributary_e2e::up::UpFake;
 use tributary_http::server::Parts;
 use tributary_outbound::PrivateAllowance;
 use tributary_providers::payments::StripeProcessor;
@@ -473,6 +475,43 @@ async fn an_akahu_personal_app_connects_with_its_tokens() {
         assert!(
             !dump(server.database.db()).contains(PERSONAL_USER_TOKEN),
             "the user token is sealed"
+        );
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn up_connects_with_a_personal_access_token_checked_at_once() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = UpFake::start().await;
+        let connector = fake.connector(Duration::from_secs(10));
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "aussie@example.com").await;
+        banks.assert_shows("Up");
+        let form = browser.get("/connect/banks/up").await;
+        form.assert_shows("Personal Access Token");
+        // A token Up does not accept: said at once, nothing connected.
+        let wrong = browser
+            .submit(&form, "/connect/banks/up", &[("token", "up:yeah:wrong")])
+            .await;
+        assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
+        wrong.assert_shows("did not accept these details");
+        let progress = browser
+            .submit(
+                &form,
+                "/connect/banks/up",
+                &[("token", tributary_e2e::up::TOKEN)],
+            )
+            .await;
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+        progress.assert_shows("Spending");
+        assert!(
+            !dump(server.database.db()).contains(tributary_e2e::up::TOKEN),
+            "the token is sealed"
         );
         server.stop().await;
     }

@@ -3,7 +3,7 @@
 //!
 //! Each document is read top to bottom in a world of its own (a fresh SQLite
 //! file, a working directory with the statement files it names, local fakes
-//! of SimpleFIN and GoCardless): `sh` blocks are run line by line, `curl`
+//! of SimpleFIN, GoCardless and the other providers): `sh` blocks are run line by line, `curl`
 //! through the real curl against real servers on real ports, `tributary`
 //! through the real binary. What a document shows after a command — a
 //! comment line right below it, or a `text` block right after its `sh`
@@ -43,6 +43,7 @@ use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
+use tributary_e2e::up::{self, UpFake};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
 use tributary_providers::sandbox::{self, SandboxConnector};
@@ -66,6 +67,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let plaid = PlaidFake::start().await;
     let snaptrade = SnapTradeFake::start().await;
     let akahu = AkahuFake::start().await;
+    let up = UpFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -89,7 +91,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid, &snaptrade, &akahu),
+            (&enablebanking, &plaid, &snaptrade, &akahu, &up),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -263,11 +265,12 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu): (
+        (enablebanking, plaid, snaptrade, akahu, up): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
             &AkahuFake,
+            &UpFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -324,6 +327,8 @@ impl<'a> World<'a> {
             ),
             // And its Akahu requests to that one.
             ("TRIBUTARY_AKAHU_URL", format!("{}/v1", akahu.server.uri())),
+            // And its Up requests to that one.
+            ("TRIBUTARY_UP_URL", format!("{}/api/v1", up.server.uri())),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -643,6 +648,8 @@ impl<'a> World<'a> {
             Some(self.bridge.setup_token())
         } else if line.contains("--user-token -") {
             Some(akahu::PERSONAL_USER_TOKEN.to_owned())
+        } else if line.contains("--token -") {
+            Some(up::TOKEN.to_owned())
         } else {
             None
         };

@@ -113,7 +113,8 @@ mod tests {
             [
                 crate::sandbox::PROVIDER,
                 crate::simplefin::PROVIDER,
-                crate::akahu::PROVIDER
+                crate::akahu::PROVIDER,
+                crate::up::PROVIDER
             ]
         );
     }

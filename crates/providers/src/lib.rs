@@ -33,6 +33,7 @@ connectors! {
     plaid,
     snaptrade,
     akahu,
+    up,
 }
 
 pub use connector::{

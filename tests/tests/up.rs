@@ -1,0 +1,224 @@
+//! Up against its local fake (`tributary_e2e::up`), on SQLite and
+//! PostgreSQL: a wrong token refused at once, the first sync (every page),
+//! a second that changes nothing, a held purchase that settles under its
+//! id without a duplicate, the fault matrix with nothing stored lost (Up's
+//! `Retry-After` kept), a next-page link off Up's API not followed, and a
+//! revoked token needing the user, repaired with a new token keeping the
+//! accounts and their data.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use chrono::Utc;
+use std::sync::Arc;
+use std::time::Duration;
+use tributary_domain::access::Viewer;
+use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
+use tributary_e2e::providers::{
+    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+};
+use tributary_e2e::up::{Fault, NEW_TOKEN, TOKEN, UpFake};
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_providers::{ConnectRequest, Connector, ConnectorError};
+use tributary_storage::read;
+use tributary_storage::testing::{TestDatabase, dump};
+use tributary_storage::{Database, connections, users};
+
+fn with_token(token: &str) -> ConnectRequest {
+    ConnectRequest {
+        settings: serde_json::json!({}),
+        secret: Some(token.to_owned()),
+    }
+}
+
+#[actix_web::test]
+async fn a_token_syncs_settles_a_held_purchase_and_meets_every_fault() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = UpFake::start().await;
+        let patient = fake.connector(Duration::from_secs(30));
+        let impatient = fake.connector(Duration::from_secs(1));
+        let db = database.db().clone();
+        let fake_for_thread = fake.clone();
+        actix_web::rt::task::spawn_blocking(move || {
+            scenario(&db, &fake_for_thread, patient, impatient);
+        })
+        .await
+        .unwrap();
+    }
+}
+
+fn scenario(
+    db: &Database,
+    fake: &UpFake,
+    patient: Arc<dyn Connector>,
+    impatient: Arc<dyn Connector>,
+) {
+    let clock = Arc::new(ManualClock::new(Utc::now()));
+    let keyring = test_keyring();
+    let engine = engine_with(db, clock.clone(), &keyring, patient);
+    let impatient = engine_with(db, clock.clone(), &keyring, impatient);
+    let user = users::create_personal_user(
+        &mut db.conn().unwrap(),
+        "aussie@example.com",
+        clock.now().naive_utc(),
+    )
+    .unwrap()
+    .id;
+    let up = tributary_providers::up::PROVIDER;
+
+    // A wrong token is refused before anything is stored.
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, up, &with_token("up:yeah:wrong"))
+    else {
+        panic!("a wrong token connects nothing")
+    };
+    assert!(why.contains("personal access token"), "{why}");
+    assert!(
+        read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
+            .unwrap()
+            .is_empty()
+    );
+    let connection = engine.connect(user, up, &with_token(TOKEN)).unwrap().id;
+    assert!(!dump(db).contains(TOKEN), "the token is sealed");
+    let sync = |engine: &SyncEngine| {
+        engine
+            .sync_now(connection, SyncJobKind::OnDemand, "test")
+            .unwrap()
+    };
+
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the first sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 2);
+    let first = transaction_lines(db, user);
+    assert_eq!(
+        first,
+        [
+            "Spending -11.95 true Some(\"Spotify\") Some(\"Spotify SYDNEY AU\")",
+            "Spending -42.50 false Some(\"Woolworths\") Some(\"Woolworths SYDNEY AU\")",
+            "Spending 3200.00 false Some(\"Salary Acme Pty Ltd\") Some(\"Salary Acme Pty Ltd SYDNEY AU\")",
+            "🏖️ Holiday 500.00 false Some(\"Transfer from Spending\") Some(\"Transfer from Spending SYDNEY AU\")",
+        ],
+        "every page of every account, exact amounts"
+    );
+    let accounts = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user)).unwrap();
+    let kinds: Vec<(&str, AccountKind, &str)> = accounts
+        .iter()
+        .map(|a| (a.name.as_str(), a.kind, a.currency.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("Spending", AccountKind::Checking, "AUD"),
+            ("🏖️ Holiday", AccountKind::Savings, "AUD"),
+        ]
+    );
+    let spending = accounts[0].id;
+    let balance = read::latest_balance(&mut db.conn().unwrap(), spending)
+        .unwrap()
+        .unwrap();
+    assert_eq!(balance.amount.to_string(), "2645.55");
+
+    // Nothing changed: nothing changes.
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the second sync failed")
+    };
+    assert_eq!(
+        (
+            summary.transactions_added,
+            summary.transactions_updated,
+            summary.transactions_removed
+        ),
+        (0, 0, 0)
+    );
+
+    // The held charge settles under its id: the same row, posted.
+    fake.settle_the_held();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the third sync failed")
+    };
+    assert_eq!(
+        (summary.transactions_added, summary.transactions_updated),
+        (0, 1),
+        "{summary:?}"
+    );
+    let settled = transaction_lines(db, user);
+    assert_eq!(settled.len(), first.len(), "no duplicate");
+    assert!(settled.contains(
+        &"Spending -11.95 false Some(\"Spotify\") Some(\"Spotify SYDNEY AU\")".to_owned()
+    ));
+
+    let case = |fault, impatient, transient, status| FaultCase {
+        fault,
+        impatient,
+        transient,
+        status,
+    };
+    run_fault_matrix(
+        Matrix {
+            db,
+            user,
+            connection,
+            engine: &engine,
+            impatient: &impatient,
+        },
+        &[
+            case(Fault::Slow, true, true, ConnectionStatus::Error),
+            case(Fault::ServerError, false, true, ConnectionStatus::Error),
+            case(Fault::RateLimited, false, true, ConnectionStatus::Error),
+            case(Fault::Malformed, false, false, ConnectionStatus::Error),
+            case(
+                Fault::ForeignNextLink,
+                false,
+                false,
+                ConnectionStatus::Error,
+            ),
+        ],
+        |fault| fake.set_fault(fault),
+        || clock.advance(chrono::Duration::hours(1)),
+        |fault, error, retry_at| match fault {
+            // Not before Up's Retry-After (20 minutes).
+            Fault::RateLimited => {
+                let earliest = clock.now().naive_utc() + chrono::Duration::minutes(20);
+                assert!(retry_at.unwrap() >= earliest, "{retry_at:?}");
+            }
+            Fault::ForeignNextLink => {
+                assert!(error.to_string().contains("not on its API"), "{error}")
+            }
+            _ => {}
+        },
+    );
+
+    // The person revokes the token: the user is needed, the data stays.
+    fake.revoke();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::ProviderFailed {
+        error: ConnectorError::ReauthRequired(why),
+        ..
+    } = sync(&engine)
+    else {
+        panic!("a revoked token needs the user")
+    };
+    assert!(why.contains("make a new one"), "{why}");
+    assert_eq!(transaction_lines(db, user), settled);
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(record.status, ConnectionStatus::ReauthRequired);
+    // A new token repairs the connection: the same accounts, the same data.
+    fake.issue_new_token();
+    engine
+        .reconnect(connection, &with_token(NEW_TOKEN))
+        .unwrap();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the sync after the new token failed")
+    };
+    assert_eq!(summary.accounts_created, 0);
+    assert_eq!(transaction_lines(db, user), settled);
+    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
+    assert_eq!(record.status, ConnectionStatus::Active);
+    assert!(!dump(db).contains(NEW_TOKEN), "the new token is sealed");
+}
