@@ -45,7 +45,7 @@ pub fn investment_lines(db: &Database, user: UserId) -> Vec<String> {
         .expect("the accounts")
         .iter()
         .flat_map(|a| {
-            tributary_storage::investments::list(conn, a.id, (None, None))
+            tributary_storage::investments::list(conn, a.id, (None, None), None)
                 .expect("the investment transactions")
                 .into_iter()
                 .map(|t| {

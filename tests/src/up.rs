@@ -2,7 +2,7 @@
 //! `up-banking/api` `v1/openapi.json` describes it), for tests only: every
 //! call must carry a token the fake knows (`Authorization: Bearer`, else
 //! 401 with Up's `errors` document). It serves a spending account and a
-//! saver, transactions newest first two a page along `links.next` (an
+//! saver, transactions newest first one a page along `links.next` (an
 //! absolute address carrying an opaque `page[after]`), honours
 //! `filter[since]`, and lets the test settle a held purchase under its id,
 //! revoke the token, make a new one, and switch faults on.
@@ -94,6 +94,22 @@ fn transaction(id: &str, account: &str, status: &str, value: &str, days: i64, te
     })
 }
 
+/// The salary, paid at 07:00 on 15 January in Sydney: 14 January in UTC.
+fn salary(account: &str) -> Value {
+    let mut salary = transaction(
+        "tx-1",
+        account,
+        "SETTLED",
+        "3200.00",
+        9,
+        "Salary Acme Pty Ltd",
+    );
+    let at = json!("2026-01-15T07:00:00+11:00");
+    salary["attributes"]["createdAt"] = at.clone();
+    salary["attributes"]["settledAt"] = at;
+    salary
+}
+
 impl UpFake {
     pub async fn start() -> Self {
         let spending = "acc-spending";
@@ -121,17 +137,7 @@ impl UpFake {
                             "Transfer from Spending",
                         ),
                     ),
-                    (
-                        spending.into(),
-                        transaction(
-                            "tx-1",
-                            spending,
-                            "SETTLED",
-                            "3200.00",
-                            9,
-                            "Salary Acme Pty Ltd",
-                        ),
-                    ),
+                    (spending.into(), salary(spending)),
                 ],
                 fault: None,
                 served: 0,
@@ -268,7 +274,8 @@ impl UpFake {
         }))
     }
 
-    /// The account's transactions newest first, two a page; `filter[since]`
+    /// The account's transactions newest first, one a page (so that a
+    /// later sync's window of two still has a next page); `filter[since]`
     /// keeps those created then or later.
     fn transactions(&self, request: &Request) -> ResponseTemplate {
         let account = request
@@ -314,16 +321,16 @@ impl UpFake {
             .and_then(|c| c.strip_prefix("cursor-"))
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
-        let page: Vec<&Value> = all.iter().skip(after).take(2).copied().collect();
-        let next = (after + 2 < all.len()).then(|| {
+        let page: Vec<&Value> = all.iter().skip(after).take(1).copied().collect();
+        let next = (after + 1 < all.len()).then(|| {
             let mut next =
                 url::Url::parse(&format!("{}{}", self.server.uri(), request.url.path())).unwrap();
             if state.fault == Some(Fault::ForeignNextLink) {
                 next = url::Url::parse("http://127.0.0.2:9/elsewhere").unwrap();
             }
             next.query_pairs_mut()
-                .append_pair("page[size]", "2")
-                .append_pair("page[after]", &format!("cursor-{}", after + 2));
+                .append_pair("page[size]", "1")
+                .append_pair("page[after]", &format!("cursor-{}", after + 1));
             if let Some(since) = query.get("filter[since]") {
                 next.query_pairs_mut().append_pair("filter[since]", since);
             }

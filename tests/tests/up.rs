@@ -116,6 +116,20 @@ fn scenario(
         ]
     );
     let spending = accounts[0].id;
+    // Paid at 07:00 on 15 January in Sydney (14 January in UTC): the
+    // local day.
+    let salary = read::list_transactions(
+        &mut db.conn().unwrap(),
+        spending,
+        &Default::default(),
+        None,
+        None,
+    )
+    .unwrap()
+    .into_iter()
+    .find(|t| t.amount.to_string() == "3200.00")
+    .unwrap();
+    assert_eq!(salary.date.to_string(), "2026-01-15");
     let balance = read::latest_balance(&mut db.conn().unwrap(), spending)
         .unwrap()
         .unwrap();

@@ -127,16 +127,15 @@ pub struct SnapshotInvestmentTransaction {
 }
 
 impl SnapshotInvestmentTransaction {
-    /// The quantity signed by the kind where the kind fixes the direction
-    /// (a sell takes units away, however the source writes its count);
-    /// as the source gave it otherwise.
+    /// The quantity signed where the source wrote a count without a sign
+    /// for a kind that takes units away (some write a sale's units as a
+    /// positive count, others negative). A count the source did sign is
+    /// kept as it is: a negative buy is a reversal the source meant.
     pub fn with_quantity_signed(mut self) -> Self {
-        if let (Some(quantity), Some(adds)) = (self.quantity, self.kind.adds_units()) {
-            self.quantity = Some(if adds {
-                quantity.abs()
-            } else {
-                -quantity.abs()
-            });
+        if let (Some(quantity), Some(false)) = (self.quantity, self.kind.adds_units())
+            && quantity.is_sign_positive()
+        {
+            self.quantity = Some(-quantity);
         }
         self
     }

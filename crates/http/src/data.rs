@@ -699,7 +699,7 @@ async fn list_investment_transactions<C: Credential>(
     });
     let (account_id, dates) = auth::checked(&state, &credential, asked).await?;
     let activity = auth::as_viewer(&state, credential, move |conn, viewer| {
-        investment_transactions_of(conn, &viewer, account_id, dates)
+        investment_transactions_of(conn, &viewer, account_id, dates, None)
     })
     .await?;
     Ok(
@@ -710,13 +710,15 @@ async fn list_investment_transactions<C: Credential>(
     )
 }
 
-/// The investment activity of an account `viewer` sees, between `dates`:
-/// 501 `INVESTMENTS_NOT_SUPPORTED` where its source reports none.
+/// The investment activity of an account `viewer` sees, between `dates`
+/// (the newest `limit` of it where one is given): 501
+/// `INVESTMENTS_NOT_SUPPORTED` where its source reports none.
 pub(crate) fn investment_transactions_of(
     conn: &mut AnyConnection,
     viewer: &Viewer,
     account_id: AccountId,
     dates: (Option<NaiveDate>, Option<NaiveDate>),
+    limit: Option<i64>,
 ) -> Result<Vec<InvestmentTransactionView>, ApiError> {
     let account = visible_account(conn, viewer, account_id)?;
     if !tributary_providers::catalog::reports_investment_activity(account.provider) {
@@ -730,7 +732,7 @@ pub(crate) fn investment_transactions_of(
             ),
         ));
     }
-    Ok(investments::list(conn, account_id, dates)?)
+    Ok(investments::list(conn, account_id, dates, limit)?)
 }
 
 /// The holdings of an account `viewer` sees, with the account: 501

@@ -465,7 +465,7 @@ fn investment_kind(kind: &str, subtype: &str, quantity: Decimal) -> InvestmentKi
     use InvestmentKind::*;
     match (kind, subtype) {
         (_, "split" | "stock split") => Split,
-        (_, "tax" | "tax withheld") => Tax,
+        (_, "tax" | "tax withheld" | "non-resident tax") => Tax,
         ("buy", _) => Buy,
         ("sell", _) => Sell,
         ("fee", _) => Fee,
@@ -729,12 +729,14 @@ impl PlaidConnector {
             let listed = answer.investment_transactions.len();
             for raw in answer.investment_transactions {
                 let t: PlaidInvestmentTransaction = parse(&raw, "investment transaction")?;
+                let security = t.security_id.as_ref().and_then(|id| securities.get(id));
                 let currency = t
                     .iso_currency_code
                     .clone()
                     .or(t.unofficial_currency_code.clone())
+                    .or(security.and_then(|s| s.iso_currency_code.clone()))
+                    .or(security.and_then(|s| s.unofficial_currency_code.clone()))
                     .unwrap_or_default();
-                let security = t.security_id.as_ref().and_then(|id| securities.get(id));
                 by_account.entry(t.account_id.clone()).or_default().push(
                     SnapshotInvestmentTransaction {
                         provider_id: t.investment_transaction_id,

@@ -26,7 +26,7 @@ use crate::description::{
     SettingError, SetupError, Variable, constructor,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, FixedOffset};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -73,8 +73,11 @@ pub const DESCRIPTION: Description = Description {
 pub const DEFAULT_BASE_URL: &str = "https://api.up.com.au/api/v1";
 /// Records a page asks for (Up's maximum page size, as its users report it).
 const PAGE_SIZE: &str = "100";
-/// Later syncs read from this long before the last one.
-const OVERLAP_DAYS: i64 = 14;
+/// Later syncs read from this long before the last one. Up filters by
+/// when a transaction was made, and a card hold (a hotel, a car) can stay
+/// held for weeks: a shorter window would lose sight of it, and a sync
+/// would take it for gone.
+const OVERLAP_DAYS: i64 = 35;
 /// A listing ends here even if Up keeps paging.
 const MAX_PAGES: usize = 10_000;
 
@@ -197,10 +200,12 @@ struct TransactionAttributes {
     #[serde(default)]
     message: Option<String>,
     amount: Money,
+    /// With Up's own offset (Australian time): a transaction's date is
+    /// the day it was there, not in UTC.
     #[serde(rename = "settledAt", default)]
-    settled_at: Option<DateTime<Utc>>,
+    settled_at: Option<DateTime<FixedOffset>>,
     #[serde(rename = "createdAt")]
-    created_at: DateTime<Utc>,
+    created_at: DateTime<FixedOffset>,
 }
 
 fn kind(account_type: &str) -> AccountKind {
@@ -248,6 +253,7 @@ impl UpConnector {
     ) -> Result<Vec<T>, ConnectorError> {
         let mut records = Vec::new();
         let mut page: Page<T> = self.get(token, &format!("{}/{path}", self.root()), &query, what)?;
+        let mut followed = std::collections::HashSet::new();
         for _ in 0..MAX_PAGES {
             records.append(&mut page.data);
             let Some(next) = page.links.next else {
@@ -258,6 +264,11 @@ impl UpConnector {
             if !same_origin(&next, self.root()) {
                 return Err(ConnectorError::Protocol(format!(
                     "Up's next page of {what} is not on its API ({next})"
+                )));
+            }
+            if !followed.insert(next.clone()) {
+                return Err(ConnectorError::Protocol(format!(
+                    "Up gave the same next page of {what} twice"
                 )));
             }
             page = self.get(token, &next, &[], what)?;

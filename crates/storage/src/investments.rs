@@ -69,7 +69,8 @@ impl Values {
 /// Writes `records` of `account_id` as change `seq` at `now`: new provider
 /// ids inserted, changed ones updated, the rest left alone. Two records of
 /// one write with the same provider id are the same record seen twice: the
-/// later one counts.
+/// first counts, as for transactions (`reconcile`), so a provider's cash
+/// row and its activity come from the same copy.
 pub(crate) fn write(
     conn: &mut AnyConnection,
     account_id: AccountId,
@@ -79,8 +80,9 @@ pub(crate) fn write(
 ) -> StorageResult<Written> {
     let mut written = Written::default();
     let mut securities: HashMap<String, SecurityId> = HashMap::new();
-    // Rows this write made or changed, by provider id: a repeat updates them.
     let mut rows: HashMap<String, (i64, Values)> = HashMap::new();
+    // Provider ids this write has taken: a repeat is left out.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for chunk in records.chunks(IDS_PER_QUERY) {
         let ids: Vec<&str> = chunk.iter().map(|r| r.provider_id.as_str()).collect();
         let stored: Vec<(i64, String, Values)> = investment_transactions::table
@@ -96,6 +98,9 @@ pub(crate) fn write(
             rows.entry(provider_id).or_insert((id, values));
         }
         for record in chunk {
+            if !seen.insert(record.provider_id.as_str()) {
+                continue;
+            }
             let security_id = match &record.security {
                 Some(security) => Some(security_id(conn, &mut securities, security)?),
                 None => None,
@@ -103,8 +108,7 @@ pub(crate) fn write(
             let values = Values::new(record, security_id);
             match rows.get(&record.provider_id) {
                 Some((_, same)) if *same == values => {}
-                Some((id, _)) => {
-                    let id = *id;
+                Some(&(id, _)) => {
                     diesel::update(investment_transactions::table.find(id))
                         .set((
                             &values,
@@ -113,10 +117,9 @@ pub(crate) fn write(
                         ))
                         .execute(conn)?;
                     written.updated += 1;
-                    rows.insert(record.provider_id.clone(), (id, values));
                 }
                 None => {
-                    let id = diesel::insert_into(investment_transactions::table)
+                    diesel::insert_into(investment_transactions::table)
                         .values((
                             &values,
                             investment_transactions::account_id.eq(account_id.get()),
@@ -125,10 +128,8 @@ pub(crate) fn write(
                             investment_transactions::updated_at.eq(now),
                             investment_transactions::change_seq.eq(seq.get()),
                         ))
-                        .returning(investment_transactions::id)
-                        .get_result::<i64>(conn)?;
+                        .execute(conn)?;
                     written.added += 1;
-                    rows.insert(record.provider_id.clone(), (id, values));
                 }
             }
         }
@@ -181,12 +182,31 @@ type SecurityRow = (
     Option<String>,
 );
 
+/// How many records of `account_id` lie from `from` to `to`.
+pub fn count(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    (from, to): (Option<NaiveDate>, Option<NaiveDate>),
+) -> StorageResult<i64> {
+    let mut query = investment_transactions::table
+        .filter(investment_transactions::account_id.eq(account_id.get()))
+        .into_boxed();
+    if let Some(from) = from {
+        query = query.filter(investment_transactions::traded_on.ge(from));
+    }
+    if let Some(to) = to {
+        query = query.filter(investment_transactions::traded_on.le(to));
+    }
+    Ok(query.count().get_result(conn)?)
+}
+
 /// The activity of `account_id` from `from` to `to` (inclusive, each
-/// optional), newest first.
+/// optional), newest first; the newest `limit` of it where one is given.
 pub fn list(
     conn: &mut AnyConnection,
     account_id: AccountId,
     (from, to): (Option<NaiveDate>, Option<NaiveDate>),
+    limit: Option<i64>,
 ) -> StorageResult<Vec<InvestmentTransactionView>> {
     let mut query = investment_transactions::table
         .left_join(securities::table)
@@ -197,6 +217,9 @@ pub fn list(
     }
     if let Some(to) = to {
         query = query.filter(investment_transactions::traded_on.le(to));
+    }
+    if let Some(limit) = limit {
+        query = query.limit(limit);
     }
     let rows: Vec<(i64, String, Values, Option<SecurityRow>)> = query
         .order((

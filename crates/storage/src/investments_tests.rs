@@ -106,7 +106,7 @@ fn activity_is_kept_once_per_id_updated_in_place_and_read_newest_first() {
             (2, 0)
         );
         let account_id = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
-        let stored = list(conn, account_id, (None, None)).unwrap();
+        let stored = list(conn, account_id, (None, None), None).unwrap();
         assert_eq!(
             summary_of(&stored),
             [
@@ -134,7 +134,7 @@ fn activity_is_kept_once_per_id_updated_in_place_and_read_newest_first() {
             ),
             (0, 0)
         );
-        assert_eq!(list(conn, account_id, (None, None)).unwrap(), stored);
+        assert_eq!(list(conn, account_id, (None, None), None).unwrap(), stored);
 
         // A corrected record is updated under its id (same row id); one not
         // seen again stays; a new one is added.
@@ -155,7 +155,7 @@ fn activity_is_kept_once_per_id_updated_in_place_and_read_newest_first() {
             ),
             (1, 1)
         );
-        let after = list(conn, account_id, (None, None)).unwrap();
+        let after = list(conn, account_id, (None, None), None).unwrap();
         assert_eq!(
             summary_of(&after),
             [
@@ -167,7 +167,7 @@ fn activity_is_kept_once_per_id_updated_in_place_and_read_newest_first() {
         assert_eq!(after[2].id, stored[1].id, "updated in place");
 
         // Between dates, inclusive.
-        let between = list(conn, account_id, (Some(date(4)), Some(date(9)))).unwrap();
+        let between = list(conn, account_id, (Some(date(4)), Some(date(9))), None).unwrap();
         assert_eq!(
             between
                 .iter()
@@ -176,15 +176,26 @@ fn activity_is_kept_once_per_id_updated_in_place_and_read_newest_first() {
             ["t2", "f1"]
         );
         assert!(
-            list(conn, account_id, (Some(date(10)), None))
+            list(conn, account_id, (Some(date(10)), None), None)
                 .unwrap()
                 .is_empty()
         );
+        // The newest where a limit is given; the count counts them all.
+        let newest = list(conn, account_id, (None, None), Some(2)).unwrap();
+        assert_eq!(
+            newest
+                .iter()
+                .map(|v| v.provider_id.as_str())
+                .collect::<Vec<_>>(),
+            ["t2", "f1"]
+        );
+        let mut count = |from| crate::investments::count(conn, account_id, (from, None)).unwrap();
+        assert_eq!((count(None), count(Some(date(4)))), (3, 2));
     });
 }
 
 #[test]
-fn one_id_twice_in_one_sync_is_one_record_and_the_later_counts() {
+fn one_id_twice_in_one_sync_is_one_record_and_the_first_counts() {
     on_every_backend(|db| {
         let conn = &mut *db.conn().unwrap();
         let (user, connection) =
@@ -204,12 +215,12 @@ fn one_id_twice_in_one_sync_is_one_record_and_the_later_counts() {
                 done.investment_transactions_added,
                 done.investment_transactions_updated
             ),
-            (1, 1)
+            (1, 0)
         );
         let account_id = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
         assert_eq!(
-            summary_of(&list(conn, account_id, (None, None)).unwrap()),
-            [("t1".into(), "-2168.95".into(), Some("12".into()))]
+            summary_of(&list(conn, account_id, (None, None), None).unwrap()),
+            [("t1".into(), "-1807.45".into(), Some("10".into()))]
         );
     });
 }

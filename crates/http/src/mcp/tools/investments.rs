@@ -70,7 +70,7 @@ struct InvestmentAnswer {
 pub(super) async fn run(asker: &Asker, query: InvestmentsQuery) -> Result<Answer, Failure> {
     let only = account_argument(query.account_id)?;
     let dates = date_range(query.from, query.to)?;
-    let mut records = asker
+    let records = asker
         .read(move |conn, viewer| {
             let ids = match only {
                 Some(id) => vec![id],
@@ -82,15 +82,25 @@ pub(super) async fn run(asker: &Asker, query: InvestmentsQuery) -> Result<Answer
                     .map(|a| a.id)
                     .collect(),
             };
+            // The newest MAX_RECORDS of each account are all the newest
+            // MAX_RECORDS of them all can be; the rest is only counted.
             let mut records = Vec::new();
+            let mut total = 0;
             for id in ids {
-                records.extend(investment_transactions_of(conn, viewer, id, dates)?);
+                records.extend(investment_transactions_of(
+                    conn,
+                    viewer,
+                    id,
+                    dates,
+                    Some(MAX_RECORDS as i64),
+                )?);
+                total += tributary_storage::investments::count(conn, id, dates)? as usize;
             }
-            Ok(records)
+            Ok((records, total))
         })
         .await?;
+    let (mut records, total) = records;
     records.sort_by_key(|r| std::cmp::Reverse((r.date, r.id)));
-    let total = records.len();
     records.truncate(MAX_RECORDS);
     let answers: Vec<InvestmentAnswer> = records
         .into_iter()

@@ -96,9 +96,11 @@ pub(super) fn read(
             fees = Some(fees.unwrap_or(Decimal::ZERO) + fee);
         }
     }
+    // With CURRENCY the aggregate's amounts are in that currency; with
+    // ORIGCURRENCY they were converted to the statement's, which CURSYM
+    // only names the origin of (OFX 2.1.1 §5.2): `raw` keeps it.
     let currency = body
         .text_at("CURRENCY/CURSYM")
-        .or_else(|| body.text_at("ORIGCURRENCY/CURSYM"))
         .unwrap_or(currency)
         .to_owned();
     Ok(Some(
