@@ -217,6 +217,7 @@ pub fn imported_account(
             transactions,
             holdings: None,
             investment_transactions: Vec::new(),
+            liability: None,
         }],
         notices: Vec::new(),
         pending_match: None,

@@ -209,6 +209,10 @@ impl PlaidFake {
                 Box::new(|fake, request| fake.data(request, Self::holdings)),
             ),
             (
+                "/liabilities/get",
+                Box::new(|fake, request| fake.data(request, Self::liabilities)),
+            ),
+            (
                 "/investments/transactions/get",
                 Box::new(|fake, request| fake.data(request, Self::investment_transactions)),
             ),
@@ -483,6 +487,22 @@ impl PlaidFake {
 
     fn holdings(&self, _: &Request) -> ResponseTemplate {
         ResponseTemplate::new(200).set_body_raw(HOLDINGS, "application/json")
+    }
+
+    /// The card's terms, in the shape of Plaid's OpenAPI example (no
+    /// mortgage or student loan on this Item).
+    fn liabilities(&self, _: &Request) -> ResponseTemplate {
+        ResponseTemplate::new(200).set_body_raw(
+            r#"{"accounts": [], "item": {}, "request_id": "fake",
+                "liabilities": {"credit": [
+                  {"account_id": "acc-card", "aprs": [{"apr_percentage": 15.24, "apr_type": "balance_transfer_apr",
+                    "balance_subject_to_apr": 1562.32, "interest_charge_amount": 130.22}],
+                   "is_overdue": false, "last_payment_amount": 168.25, "last_payment_date": "2026-10-01",
+                   "last_statement_issue_date": "2026-10-28", "last_statement_balance": 410.00,
+                   "minimum_payment_amount": 20, "next_payment_due_date": "2026-11-25"}],
+                 "mortgage": null, "student": null}}"#,
+            "application/json",
+        )
     }
 
     /// `INVESTMENT_TRANSACTIONS` from the request's `options.offset`, two

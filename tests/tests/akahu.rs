@@ -130,6 +130,12 @@ fn scenario(
         ],
         "each account at its own bank"
     );
+    // The card's limit (Akahu's `balance.limit`); the checking account owes nothing.
+    let limits: Vec<Option<String>> = accounts
+        .iter()
+        .map(|a| a.liability.credit_limit.map(|l| l.to_string()))
+        .collect();
+    assert_eq!(limits, [None, Some("2000".to_owned())]);
 
     // Within the hour: no refresh asked; nothing changed.
     clock.advance(chrono::Duration::minutes(20));

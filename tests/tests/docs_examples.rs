@@ -10,7 +10,8 @@
 //! block — is compared with what the command printed:
 //!
 //! - JSON (`# {"user": {…}}`, or the short form `{"accounts":[{id,name}]}`)
-//!   must have exactly the keys shown, at every level shown; literal values
+//!   must have exactly the keys shown (a `key?` may be left out), at every
+//!   level shown; literal values
 //!   must be equal, `…` matches any rest, and ids shown (`usr_vggg…`,
 //!   `tat_…`) stand for the real ones in the lines that follow;
 //! - a status after a command (`# 204`) must be the status answered;
@@ -1065,9 +1066,15 @@ fn is_id(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '…')
 }
 
+/// `key?` of a shape: a key the answer may leave out (its name, else `None`).
+fn optional(key: &str) -> Option<&str> {
+    key.strip_suffix('?')
+}
+
 /// What a document shows of a JSON answer: JSON, or its short form where an
-/// object may list bare keys (`{id,name}`) and a value may be a bare word
-/// (`n`, `…`) that matches anything.
+/// object may list bare keys (`{id,name}`, `liability?` for one an answer
+/// may leave out) and a value may be a bare word (`n`, `…`) that matches
+/// anything.
 #[derive(Debug, Clone, PartialEq)]
 enum Shape {
     Object(Vec<(String, Option<Shape>)>),
@@ -1149,10 +1156,16 @@ impl Shape {
         let place = if at.is_empty() { "the answer" } else { at };
         match (self, actual) {
             (Shape::Object(members), Value::Object(fields)) => {
-                let shown: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+                let shown: Vec<&str> = members
+                    .iter()
+                    .map(|(k, _)| optional(k).unwrap_or(k))
+                    .collect();
                 let answered: Vec<&str> = fields.keys().map(String::as_str).collect();
-                let missing: Vec<&&str> =
-                    shown.iter().filter(|k| !fields.contains_key(**k)).collect();
+                let missing: Vec<&str> = members
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .filter(|k| optional(k).is_none() && !fields.contains_key(*k))
+                    .collect();
                 let extra: Vec<&&str> = answered.iter().filter(|k| !shown.contains(k)).collect();
                 if !missing.is_empty() || !extra.is_empty() {
                     return Err(format!(
@@ -1160,8 +1173,9 @@ impl Shape {
                     ));
                 }
                 for (key, value) in members {
-                    if let Some(value) = value {
-                        value.check(&fields[key], &format!("{at}.{key}"), bindings)?;
+                    let key = optional(key).unwrap_or(key);
+                    if let (Some(value), Some(field)) = (value, fields.get(key)) {
+                        value.check(field, &format!("{at}.{key}"), bindings)?;
                     }
                 }
                 Ok(())
@@ -1327,6 +1341,19 @@ fn the_comparisons_refuse_what_the_document_does_not_show() {
         serde_json::json!({"user": {"user_id": "usr_Real1", "limits": {"max_accounts": 5}}, "notes": ["n"], "items": []}),
     ] {
         assert!(shape.check(&bad, "", &mut Vec::new()).is_err(), "{bad}");
+    }
+    // `key?`: there or not, but no other key, and the others still required.
+    let optional = Shape::parse(r#"{"accounts":[{id,liability?}]}"#).unwrap();
+    let with_and_without = serde_json::json!({"accounts": [{"id": 1}, {"id": 2, "liability": {}}]});
+    assert_eq!(
+        optional.check(&with_and_without, "", &mut Vec::new()),
+        Ok(())
+    );
+    for bad in [
+        serde_json::json!({"accounts": [{"id": 1, "other": 2}]}),
+        serde_json::json!({"accounts": [{"liability": {}}]}),
+    ] {
+        assert!(optional.check(&bad, "", &mut Vec::new()).is_err(), "{bad}");
     }
     let shown = vec![
         "client_id:     app_…".to_owned(),

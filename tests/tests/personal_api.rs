@@ -78,20 +78,14 @@ async fn accounts_match_the_wire_format() {
             server.world.alice_sandbox_accounts.len() + 1
         );
         for account in accounts {
-            assert_eq!(
-                keys(account),
-                [
-                    "currency",
-                    "id",
-                    "institution_logo",
-                    "institution_name",
-                    "mask",
-                    "name",
-                    "provider",
-                    "status",
-                    "type"
-                ]
-            );
+            // `liability` is there for a card or loan whose provider
+            // states its terms, and only then.
+            let mut expected = vec!["currency", "id", "institution_logo", "institution_name"];
+            if account["type"] == "credit_card" {
+                expected.push("liability");
+            }
+            expected.extend(["mask", "name", "provider", "status", "type"]);
+            assert_eq!(keys(account), expected, "{account}");
             assert!(account["id"].is_i64());
             assert!(account["name"].is_string() && account["institution_name"].is_string());
             assert!(is_string_or_null(&account["institution_logo"]));
@@ -103,6 +97,36 @@ async fn accounts_match_the_wire_format() {
             .find(|a| a["id"] == server.world.alice_imported.get())
             .unwrap();
         assert_eq!(imported["institution_logo"], "https://logos.example/cu.png");
+        // The sandbox card's terms: its limit, last month's statement and
+        // the 2 % minimum (at least 25.00), due on the 5th.
+        let card = accounts
+            .iter()
+            .find(|a| a["type"] == "credit_card")
+            .unwrap();
+        let terms = &card["liability"];
+        assert_eq!(
+            keys(terms),
+            [
+                "creditLimit",
+                "lastStatementBalance",
+                "minimumPayment",
+                "nextPaymentDueDate"
+            ]
+        );
+        assert_eq!(terms["creditLimit"].to_string(), "15000.00");
+        let statement: f64 = terms["lastStatementBalance"].as_f64().unwrap();
+        let minimum: f64 = terms["minimumPayment"].as_f64().unwrap();
+        assert!(
+            statement > 0.0 && minimum > 0.0 && minimum <= statement,
+            "{terms}"
+        );
+        assert!(
+            terms["nextPaymentDueDate"]
+                .as_str()
+                .unwrap()
+                .ends_with("-05"),
+            "{terms}"
+        );
         assert_eq!(imported["currency"], "EUR");
         let ids: Vec<i64> = accounts.iter().map(|a| a["id"].as_i64().unwrap()).collect();
         assert!(
@@ -1569,6 +1593,7 @@ async fn merchant_is_null_only_for_records_without_any_text_for_every_provider()
                     ],
                     holdings: None,
                     investment_transactions: Vec::new(),
+                    liability: None,
                 }],
                 notices: Vec::new(),
                 pending_match: None,

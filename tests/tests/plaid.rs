@@ -354,6 +354,33 @@ async fn holdings_read_through_the_personal_api_match_plaids_records_exactly() {
             activity["investmentTransactions"][0]["subtype"],
             "contribution"
         );
+
+        // The card's terms: its limit from the balances, the rest from
+        // /liabilities/get; accounts that owe nothing have none.
+        let accounts: Value = reqwest::Client::new()
+            .get(server.url("/api/v1/accounts"))
+            .header("x-api-key", &server.world.alice_key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let named = |name: &str| {
+            accounts["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        let card = named("Plaid Credit Card");
+        assert_eq!(
+            card["liability"].to_string(),
+            r#"{"creditLimit":2000,"lastStatementBalance":410.00,"minimumPayment":20,"nextPaymentDueDate":"2026-11-25"}"#
+        );
+        assert!(named("Plaid 401k").get("liability").is_none());
         server.stop().await;
     }
 }

@@ -56,6 +56,24 @@ pub struct SnapshotAccount {
     /// provider id: a record seen again replaces what it said, and none is
     /// removed for not being seen (providers and files show a window).
     pub investment_transactions: Vec<SnapshotInvestmentTransaction>,
+    /// What a card or loan account owes and when, where the provider says;
+    /// `None` keeps what is stored (a provider that says nothing of it this
+    /// time has not taken it back).
+    pub liability: Option<SnapshotLiability>,
+}
+
+/// A card's or loan's terms as its provider states them (docs/api-reference.md,
+/// "Liabilities"): each part optional, amounts positive.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SnapshotLiability {
+    /// How much a card may owe.
+    pub credit_limit: Option<Decimal>,
+    /// The least the next payment may be.
+    pub minimum_payment: Option<Decimal>,
+    /// When the next payment is due.
+    pub next_payment_due: Option<NaiveDate>,
+    /// What the last statement said was owed.
+    pub last_statement_balance: Option<Decimal>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

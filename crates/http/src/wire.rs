@@ -76,6 +76,42 @@ pub struct Account {
     /// Extension: last digits of the account number.
     #[schema(examples("8103"))]
     pub mask: Option<String>,
+    /// Extension: a card's or loan's terms, where its provider states
+    /// them; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub liability: Option<Liability>,
+}
+
+/// A card's or loan's terms as its provider states them: each part null
+/// where it says nothing of it; amounts positive.
+#[derive(Serialize, ToSchema)]
+pub struct Liability {
+    /// How much a card may owe.
+    #[serde(
+        rename = "creditLimit",
+        serialize_with = "decimal_json::serialize_option"
+    )]
+    #[schema(rename = "creditLimit", schema_with = nullable_decimal_schema, required = true)]
+    pub credit_limit: Option<Decimal>,
+    /// The least the next payment may be.
+    #[serde(
+        rename = "minimumPayment",
+        serialize_with = "decimal_json::serialize_option"
+    )]
+    #[schema(rename = "minimumPayment", schema_with = nullable_decimal_schema, required = true)]
+    pub minimum_payment: Option<Decimal>,
+    /// When the next payment is due, `YYYY-MM-DD`.
+    #[serde(rename = "nextPaymentDueDate")]
+    #[schema(rename = "nextPaymentDueDate", value_type = Option<String>, format = Date, required = true)]
+    pub next_payment_due: Option<NaiveDate>,
+    /// What the last statement said was owed.
+    #[serde(
+        rename = "lastStatementBalance",
+        serialize_with = "decimal_json::serialize_option"
+    )]
+    #[schema(rename = "lastStatementBalance", schema_with = nullable_decimal_schema, required = true)]
+    pub last_statement_balance: Option<Decimal>,
 }
 
 impl From<AccountView> for Account {
@@ -90,6 +126,12 @@ impl From<AccountView> for Account {
             status: view.status.as_str(),
             kind: view.kind.as_str(),
             mask: view.mask,
+            liability: view.liability.is_stated().then_some(Liability {
+                credit_limit: view.liability.credit_limit,
+                minimum_payment: view.liability.minimum_payment,
+                next_payment_due: view.liability.next_payment_due,
+                last_statement_balance: view.liability.last_statement_balance,
+            }),
         }
     }
 }

@@ -275,6 +275,9 @@ struct Balance {
     current: Decimal,
     #[serde(default, with = "arbitrary_precision_option")]
     available: Option<Decimal>,
+    /// A card's or loan's limit.
+    #[serde(default, with = "arbitrary_precision_option")]
+    limit: Option<Decimal>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -707,6 +710,12 @@ impl crate::connector::Connector for AkahuConnector {
                     }),
                     transactions,
                     investment_transactions: Vec::new(),
+                    liability: a.balance.as_ref().and_then(|b| b.limit).map(|limit| {
+                        SnapshotLiability {
+                            credit_limit: Some(limit),
+                            ..SnapshotLiability::default()
+                        }
+                    }),
                     holdings: None,
                 }
             })

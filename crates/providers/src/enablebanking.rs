@@ -649,6 +649,7 @@ impl EnableBankingConnector {
             )?,
             transactions,
             investment_transactions: Vec::new(),
+            liability: None,
             holdings: None,
         })
     }

@@ -816,6 +816,7 @@ impl GoCardlessConnector {
             balance,
             transactions: records,
             investment_transactions: Vec::new(),
+            liability: None,
             holdings: None,
         })
     }

@@ -269,6 +269,9 @@ struct Balances {
     available: Option<Decimal>,
     #[serde(default, with = "arbitrary_precision_option")]
     current: Option<Decimal>,
+    /// A credit account's limit.
+    #[serde(default, with = "arbitrary_precision_option")]
+    limit: Option<Decimal>,
     #[serde(default)]
     iso_currency_code: Option<String>,
     #[serde(default)]
@@ -423,6 +426,39 @@ struct PlaidHolding {
 struct HoldingsAnswer {
     holdings: Vec<Value>,
     securities: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LiabilitiesAnswer {
+    liabilities: Liabilities,
+}
+
+/// `/liabilities/get`'s three lists (each may be null).
+#[derive(Debug, Default, Deserialize)]
+struct Liabilities {
+    #[serde(default)]
+    credit: Option<Vec<PlaidLiability>>,
+    #[serde(default)]
+    mortgage: Option<Vec<PlaidLiability>>,
+    #[serde(default)]
+    student: Option<Vec<PlaidLiability>>,
+}
+
+/// What a card's, a mortgage's or a student loan's record says of the
+/// next payment (their common fields).
+#[derive(Debug, Deserialize)]
+struct PlaidLiability {
+    #[serde(default)]
+    account_id: Option<String>,
+    #[serde(default, with = "arbitrary_precision_option")]
+    minimum_payment_amount: Option<Decimal>,
+    /// A mortgage's next payment (it has no minimum).
+    #[serde(default, with = "arbitrary_precision_option")]
+    next_monthly_payment: Option<Decimal>,
+    #[serde(default)]
+    next_payment_due_date: Option<NaiveDate>,
+    #[serde(default, with = "arbitrary_precision_option")]
+    last_statement_balance: Option<Decimal>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -642,11 +678,7 @@ impl PlaidConnector {
         ) {
             Ok(answer) => answer,
             // The Item was linked without investments: nothing to read.
-            Err(ConnectorError::Protocol(why))
-                if why.contains("PRODUCTS_NOT_SUPPORTED")
-                    || why.contains("NO_INVESTMENT_ACCOUNTS")
-                    || why.contains("INVALID_PRODUCT") =>
-            {
+            Err(ConnectorError::Protocol(why)) if not_linked_for(&why) => {
                 return Ok(HashMap::new());
             }
             Err(err) => return Err(err),
@@ -692,6 +724,48 @@ impl PlaidConnector {
 }
 
 impl PlaidConnector {
+    /// The terms of the Item's cards and loans by account
+    /// (`/liabilities/get`); none where the Item was linked without
+    /// liabilities.
+    fn liabilities(
+        &self,
+        access_token: &str,
+    ) -> Result<HashMap<String, SnapshotLiability>, ConnectorError> {
+        let answer: LiabilitiesAnswer = match self.call(
+            "liabilities/get",
+            &json!({"access_token": access_token}),
+            "the liabilities",
+        ) {
+            Ok(answer) => answer,
+            Err(ConnectorError::Protocol(why)) if not_linked_for(&why) => {
+                return Ok(HashMap::new());
+            }
+            Err(err) => return Err(err),
+        };
+        let Liabilities {
+            credit,
+            mortgage,
+            student,
+        } = answer.liabilities;
+        Ok([credit, mortgage, student]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|l| {
+                let account = l.account_id?;
+                Some((
+                    account,
+                    SnapshotLiability {
+                        credit_limit: None,
+                        minimum_payment: l.minimum_payment_amount.or(l.next_monthly_payment),
+                        next_payment_due: l.next_payment_due_date,
+                        last_statement_balance: l.last_statement_balance,
+                    },
+                ))
+            })
+            .collect())
+    }
+
     /// Investment activity by account, for an Item with investment
     /// accounts: `/investments/transactions/get`, page by page.
     fn investment_transactions(
@@ -713,11 +787,7 @@ impl PlaidConnector {
             ) {
                 Ok(answer) => answer,
                 // The Item was linked without investments: nothing to read.
-                Err(ConnectorError::Protocol(why))
-                    if why.contains("PRODUCTS_NOT_SUPPORTED")
-                        || why.contains("NO_INVESTMENT_ACCOUNTS")
-                        || why.contains("INVALID_PRODUCT") =>
-                {
+                Err(ConnectorError::Protocol(why)) if not_linked_for(&why) => {
                     return Ok(HashMap::new());
                 }
                 Err(err) => return Err(err),
@@ -766,6 +836,19 @@ impl PlaidConnector {
             "Plaid kept paging the investment transactions past {MAX_PAGES} pages"
         )))
     }
+}
+
+/// Whether Plaid refused a product's call because the Item was linked
+/// without it (or has no account it covers): nothing to read, no error.
+fn not_linked_for(why: &str) -> bool {
+    [
+        "PRODUCTS_NOT_SUPPORTED",
+        "NO_INVESTMENT_ACCOUNTS",
+        "NO_LIABILITY_ACCOUNTS",
+        "INVALID_PRODUCT",
+    ]
+    .iter()
+    .any(|code| why.contains(code))
 }
 
 /// A Plaid security as the one Tributary stores.
@@ -952,6 +1035,15 @@ impl crate::connector::Connector for PlaidConnector {
         } else {
             (HashMap::new(), HashMap::new())
         };
+        let mut liabilities = if accounts
+            .accounts
+            .iter()
+            .any(|a| a.kind().is_liability())
+        {
+            self.liabilities(&item.access_token)?
+        } else {
+            HashMap::new()
+        };
         let mut by_account: HashMap<String, Vec<SnapshotTransaction>> = HashMap::new();
         for t in transactions {
             by_account
@@ -982,6 +1074,10 @@ impl crate::connector::Connector for PlaidConnector {
                     balance,
                     transactions: by_account.remove(&a.account_id).unwrap_or_default(),
                     investment_transactions: activity.remove(&a.account_id).unwrap_or_default(),
+                    liability: a.kind().is_liability().then(|| SnapshotLiability {
+                        credit_limit: a.balances.limit,
+                        ..liabilities.remove(&a.account_id).unwrap_or_default()
+                    }),
                     holdings: (a.kind() == AccountKind::Brokerage)
                         .then(|| holdings.remove(&a.account_id).unwrap_or_default()),
                 }

@@ -689,6 +689,7 @@ pub(crate) fn snapshot_from(
             }),
             transactions,
             investment_transactions: Vec::new(),
+            liability: None,
             holdings: (kind == AccountKind::Brokerage || !holdings.is_empty()).then_some(holdings),
         });
     }

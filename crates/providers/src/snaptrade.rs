@@ -898,6 +898,7 @@ impl crate::connector::Connector for SnapTradeConnector {
                 }),
                 transactions,
                 investment_transactions,
+                liability: None,
                 holdings: Some(holdings),
             });
         }

@@ -396,6 +396,7 @@ impl crate::connector::Connector for UpConnector {
                     .map(transaction)
                     .collect::<Result<_, _>>()?,
                 investment_transactions: Vec::new(),
+                liability: None,
                 holdings: None,
             });
         }

@@ -62,6 +62,8 @@ mod freshness_tests;
 #[cfg(test)]
 mod investments_tests;
 #[cfg(test)]
+mod liabilities_tests;
+#[cfg(test)]
 mod provider_limits_tests;
 #[cfg(test)]
 mod retention_tests;

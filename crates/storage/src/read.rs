@@ -38,6 +38,27 @@ pub struct AccountView {
     pub institution_name: String,
     pub institution_logo: Option<String>,
     pub transactions: TransactionTally,
+    pub liability: AccountLiability,
+}
+
+/// A card's or loan's terms as its provider last stated them; every part
+/// `None` for an account that owes nothing, or whose provider says nothing.
+#[derive(Debug, Clone, PartialEq, Default, Queryable)]
+pub struct AccountLiability {
+    #[diesel(deserialize_as = OptionalDecimalText)]
+    pub credit_limit: Option<Decimal>,
+    #[diesel(deserialize_as = OptionalDecimalText)]
+    pub minimum_payment: Option<Decimal>,
+    pub next_payment_due: Option<NaiveDate>,
+    #[diesel(deserialize_as = OptionalDecimalText)]
+    pub last_statement_balance: Option<Decimal>,
+}
+
+impl AccountLiability {
+    /// Whether the provider stated any of it.
+    pub fn is_stated(&self) -> bool {
+        *self != AccountLiability::default()
+    }
 }
 
 /// What an account's transactions amount to, kept by the database in the
@@ -81,6 +102,12 @@ type AccountColumns = (
         accounts::pending_transactions,
         accounts::transactions_version,
     ),
+    (
+        accounts::credit_limit,
+        accounts::minimum_payment,
+        accounts::next_payment_due,
+        accounts::last_statement_balance,
+    ),
 );
 
 const ACCOUNT_COLUMNS: AccountColumns = (
@@ -98,6 +125,12 @@ const ACCOUNT_COLUMNS: AccountColumns = (
         accounts::posted_transactions,
         accounts::pending_transactions,
         accounts::transactions_version,
+    ),
+    (
+        accounts::credit_limit,
+        accounts::minimum_payment,
+        accounts::next_payment_due,
+        accounts::last_statement_balance,
     ),
 );
 

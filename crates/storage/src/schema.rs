@@ -142,6 +142,10 @@ diesel::table! {
         pending_transactions -> BigInt,
         transactions_version -> BigInt,
         institution_id -> Nullable<BigInt>,
+        credit_limit -> Nullable<Text>,
+        minimum_payment -> Nullable<Text>,
+        next_payment_due -> Nullable<Date>,
+        last_statement_balance -> Nullable<Text>,
     }
 }
 

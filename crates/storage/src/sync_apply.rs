@@ -15,9 +15,11 @@ use tributary_domain::access::Viewer;
 use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
 use tributary_domain::enrich::rules::Rules;
 use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
+use tributary_domain::money::Decimal;
 use tributary_domain::reconcile::{StoredTransaction, SyncSummary, reconcile};
 use tributary_domain::snapshot::{
-    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotInstitution, SnapshotTransaction,
+    ProviderSnapshot, SnapshotAccount, SnapshotBalance, SnapshotInstitution, SnapshotLiability,
+    SnapshotTransaction,
 };
 use tributary_domain::status::AccountLimitExceeded;
 use tributary_domain::webhook_event::WebhookEvent;
@@ -544,6 +546,9 @@ fn apply_account(
         }
         summary.holdings_replaced += positions.len();
     }
+    if let Some(liability) = &account.liability {
+        record_liability(conn, account_id, liability)?;
+    }
     if !account.investment_transactions.is_empty() {
         let written = crate::investments::write(
             conn,
@@ -556,6 +561,47 @@ fn apply_account(
         summary.investment_transactions_updated += written.updated;
     }
     Ok(account_id)
+}
+
+/// Keeps what the provider states of a card's or loan's terms, writing the
+/// account's row only when they changed.
+fn record_liability(
+    conn: &mut AnyConnection,
+    account_id: AccountId,
+    liability: &SnapshotLiability,
+) -> StorageResult<()> {
+    let text = |amount: Option<Decimal>| amount.map(|a| a.to_string());
+    let values = (
+        text(liability.credit_limit),
+        text(liability.minimum_payment),
+        liability.next_payment_due,
+        text(liability.last_statement_balance),
+    );
+    let stored: (
+        Option<String>,
+        Option<String>,
+        Option<chrono::NaiveDate>,
+        Option<String>,
+    ) = accounts::table
+        .find(account_id.get())
+        .select((
+            accounts::credit_limit,
+            accounts::minimum_payment,
+            accounts::next_payment_due,
+            accounts::last_statement_balance,
+        ))
+        .first(conn)?;
+    if stored != values {
+        diesel::update(accounts::table.find(account_id.get()))
+            .set((
+                accounts::credit_limit.eq(values.0),
+                accounts::minimum_payment.eq(values.1),
+                accounts::next_payment_due.eq(values.2),
+                accounts::last_statement_balance.eq(values.3),
+            ))
+            .execute(conn)?;
+    }
+    Ok(())
 }
 
 /// How many ids one `IN (…)` lists: well under both backends' limits on

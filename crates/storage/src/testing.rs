@@ -721,6 +721,7 @@ pub fn empty_account(
             balance: None,
             transactions: Vec::new(),
             investment_transactions: Vec::new(),
+            liability: None,
             holdings: None,
         }],
         notices: Vec::new(),

@@ -66,6 +66,7 @@ pub(crate) fn account(id: &str, transactions: Vec<SnapshotTransaction>) -> Snaps
         }),
         transactions,
         investment_transactions: Vec::new(),
+        liability: None,
         holdings: None,
     }
 }

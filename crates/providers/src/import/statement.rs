@@ -152,6 +152,7 @@ impl Statement {
                 transactions: self.transactions,
                 holdings: self.holdings,
                 investment_transactions: self.investment_transactions,
+                liability: None,
             }],
             notices: Vec::new(),
             pending_match: Some(tributary_domain::reconcile::PendingMatchRule::default()),

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use tributary_domain::model::AccountKind;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::{
-    SnapshotAccount, SnapshotBalance, SnapshotHolding, SnapshotTransaction,
+    SnapshotAccount, SnapshotBalance, SnapshotHolding, SnapshotLiability, SnapshotTransaction,
 };
 
 /// Balances accumulate from here, so they agree from one day to the next.
@@ -499,11 +499,41 @@ pub(super) fn generate(
                 } else {
                     Vec::new()
                 },
+                liability: (acct == Acct::Card)
+                    .then(|| card_liability(&card_spend_by_month, today)),
                 holdings: (acct == Acct::Brokerage)
                     .then(|| holdings.iter().map(|(h, _)| h.clone()).collect()),
             }
         })
         .collect()
+}
+
+/// The card's terms: its limit, and the statement the autopay settles in
+/// full on the 5th (last month's spend), with a minimum payment of 2 % of
+/// it, at least 25.00 (or all of a smaller statement).
+fn card_liability(
+    card_spend_by_month: &HashMap<(i32, u32), i64>,
+    today: NaiveDate,
+) -> SnapshotLiability {
+    let this_month = |date: NaiveDate| date.with_day(5);
+    let due = if today.day() <= 5 {
+        this_month(today)
+    } else {
+        today
+            .checked_add_months(Months::new(1))
+            .and_then(this_month)
+    };
+    let statement_month = due.and_then(|d| d.checked_sub_months(Months::new(1)));
+    let statement_cents = statement_month
+        .and_then(|m| card_spend_by_month.get(&(m.year(), m.month())))
+        .map_or(0, |spent| -spent);
+    let minimum_cents = statement_cents.min((statement_cents * 2 / 100).max(2_500));
+    SnapshotLiability {
+        credit_limit: Some(money(CARD_LIMIT_CENTS)),
+        minimum_payment: Some(money(minimum_cents)),
+        next_payment_due: due,
+        last_statement_balance: Some(money(statement_cents)),
+    }
 }
 
 /// The days the sandbox states a past balance for: every Sunday and the
