@@ -71,13 +71,23 @@ pub(crate) fn upsert_institution(
     .map(InstitutionId::new)
 }
 
-/// Inserts or refreshes a security by its identity key; returns its id.
+/// The stored key of `owner`'s own row for `security`. Each user has their
+/// own securities (migration 000033): a security's name, ticker and codes
+/// are what that user's sources stated, never another user's.
+pub(crate) fn owned_identity_key(owner: UserId, security: &Security) -> String {
+    format!("user:{owner}:{}", security.identity_key())
+}
+
+/// Inserts or refreshes `owner`'s security by its identity key; returns its
+/// id.
 pub(crate) fn upsert_security(
     conn: &mut AnyConnection,
+    owner: UserId,
     security: &Security,
 ) -> QueryResult<SecurityId> {
     let row = (
-        securities::identity_key.eq(security.identity_key()),
+        securities::identity_key.eq(owned_identity_key(owner, security)),
+        securities::user_id.eq(owner.get()),
         securities::name.eq(&security.name),
         securities::currency.eq(&security.currency),
         securities::ticker.eq(&security.ticker),

@@ -480,6 +480,31 @@ impl Database {
         .map_err(|err| StorageError::Migration(err.to_string()))
     }
 
+    /// Undoes every applied migration from `version` on, newest first:
+    /// a test of what a migration does to data written before it.
+    #[cfg(test)]
+    pub(crate) fn revert_migrations_from(&self, version: &str) -> StorageResult<()> {
+        let mut conn = self.conn()?;
+        loop {
+            let latest = match &mut *conn {
+                AnyConnection::Sqlite(c) => c.applied_migrations(),
+                AnyConnection::Postgresql(c) => c.applied_migrations(),
+            }
+            .map_err(|err| StorageError::Migration(err.to_string()))?
+            .into_iter()
+            .map(|v| v.to_string())
+            .max();
+            if latest.as_deref().is_none_or(|latest| latest < version) {
+                return Ok(());
+            }
+            match &mut *conn {
+                AnyConnection::Sqlite(c) => c.revert_last_migration(SQLITE_MIGRATIONS),
+                AnyConnection::Postgresql(c) => c.revert_last_migration(POSTGRES_MIGRATIONS),
+            }
+            .map_err(|err| StorageError::Migration(err.to_string()))?;
+        }
+    }
+
     /// Readiness: a round trip to the database.
     pub fn ping(&self) -> StorageResult<()> {
         self.conn()?.batch_execute("SELECT 1")?;

@@ -8,13 +8,14 @@
 //! statement files show a window of the account's history, not all of it.
 
 use crate::backend;
+use crate::read::{SECURITY_COLUMNS, SecurityColumns};
 use crate::schema::{investment_transactions, securities};
 use crate::{AnyConnection, StorageError, StorageResult};
 use chrono::{NaiveDate, NaiveDateTime};
 use diesel::prelude::*;
 use std::collections::HashMap;
 use tributary_domain::changes::ChangeSeq;
-use tributary_domain::ids::{AccountId, SecurityId};
+use tributary_domain::ids::{AccountId, SecurityId, UserId};
 use tributary_domain::model::InvestmentKind;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::{Security, SnapshotInvestmentTransaction};
@@ -70,10 +71,11 @@ impl Values {
 /// ids inserted, changed ones updated, the rest left alone. Two records of
 /// one write with the same provider id are the same record seen twice: the
 /// first counts, as for transactions (`reconcile`), so a provider's cash
-/// row and its activity come from the same copy.
+/// row and its activity come from the same copy. Securities are the
+/// account owner's own rows.
 pub(crate) fn write(
     conn: &mut AnyConnection,
-    account_id: AccountId,
+    (owner, account_id): (UserId, AccountId),
     records: &[SnapshotInvestmentTransaction],
     seq: ChangeSeq,
     now: NaiveDateTime,
@@ -102,7 +104,7 @@ pub(crate) fn write(
                 continue;
             }
             let security_id = match &record.security {
-                Some(security) => Some(security_id(conn, &mut securities, security)?),
+                Some(security) => Some(security_id(conn, owner, &mut securities, security)?),
                 None => None,
             };
             let values = Values::new(record, security_id);
@@ -140,6 +142,7 @@ pub(crate) fn write(
 /// The stored id of `security`, upserted once per write.
 fn security_id(
     conn: &mut AnyConnection,
+    owner: UserId,
     known: &mut HashMap<String, SecurityId>,
     security: &Security,
 ) -> StorageResult<SecurityId> {
@@ -147,7 +150,7 @@ fn security_id(
     if let Some(id) = known.get(&key) {
         return Ok(*id);
     }
-    let id = backend::upsert_security(conn, security)?;
+    let id = backend::upsert_security(conn, owner, security)?;
     known.insert(key, id);
     Ok(id)
 }
@@ -172,15 +175,6 @@ pub struct InvestmentTransactionView {
     pub description: Option<String>,
     pub raw: serde_json::Value,
 }
-
-type SecurityRow = (
-    String,
-    String,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
 
 /// How many records of `account_id` lie from `from` to `to`.
 pub fn count(
@@ -221,7 +215,7 @@ pub fn list(
     if let Some(limit) = limit {
         query = query.limit(limit);
     }
-    let rows: Vec<(i64, String, Values, Option<SecurityRow>)> = query
+    let rows: Vec<(i64, String, Values, Option<SecurityColumns>)> = query
         .order((
             investment_transactions::traded_on.desc(),
             investment_transactions::id.desc(),
@@ -230,15 +224,7 @@ pub fn list(
             investment_transactions::id,
             investment_transactions::provider_id,
             Values::as_select(),
-            (
-                securities::name,
-                securities::currency,
-                securities::ticker,
-                securities::figi,
-                securities::cusip,
-                securities::isin,
-            )
-                .nullable(),
+            SECURITY_COLUMNS.nullable(),
         ))
         .load(conn)?;
     rows.into_iter()
@@ -252,7 +238,7 @@ fn view(
     account_id: AccountId,
     (id, provider_id): (i64, String),
     values: Values,
-    security: Option<SecurityRow>,
+    security: Option<SecurityColumns>,
 ) -> StorageResult<InvestmentTransactionView> {
     let corrupt = |what: &str| {
         StorageError::Corrupt(format!(
@@ -279,14 +265,7 @@ fn view(
         fees: optional(&values.fees, "fees")?,
         raw: serde_json::from_str(&values.raw)
             .map_err(|err| corrupt(&format!("raw is not JSON: {err}")))?,
-        security: security.map(|(name, currency, ticker, figi, cusip, isin)| Security {
-            name,
-            currency,
-            ticker,
-            figi,
-            cusip,
-            isin,
-        }),
+        security: security.map(Security::from),
         subtype: values.subtype,
         currency: values.currency,
         description: values.description,

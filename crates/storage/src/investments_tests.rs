@@ -9,10 +9,13 @@ use crate::sync_apply::apply_snapshot;
 use crate::testing::on_every_backend;
 use crate::tests::{account, date, now, snapshot, user_with_connection};
 use chrono::Duration;
+use diesel::prelude::*;
 use tributary_domain::access::Viewer;
 use tributary_domain::model::{AccountKind, InvestmentKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
-use tributary_domain::snapshot::{Security, SnapshotAccount, SnapshotInvestmentTransaction};
+use tributary_domain::snapshot::{
+    Security, SnapshotAccount, SnapshotHolding, SnapshotInvestmentTransaction,
+};
 
 fn dec(text: &str) -> Decimal {
     parse_decimal(text).unwrap()
@@ -223,4 +226,146 @@ fn one_id_twice_in_one_sync_is_one_record_and_the_first_counts() {
             [("t1".into(), "-1807.45".into(), Some("10".into()))]
         );
     });
+}
+
+/// A security's description is what the owner's own sources said: a second
+/// user's file naming the same ISIN otherwise renames the first user's
+/// holdings. Each user's rows go with the user.
+#[test]
+fn a_security_named_by_one_user_is_not_renamed_for_another() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let holding = |security: Security| SnapshotHolding {
+            security,
+            quantity: dec("10"),
+            price: dec("180.25"),
+            value: dec("1802.50"),
+            value_in_account_currency: None,
+            cost_basis: None,
+            currency: "USD".into(),
+            raw: serde_json::json!({}),
+        };
+        let (first, first_connection) =
+            user_with_connection(conn, "first@example.com", Provider::new("sandbox"));
+        let (second, second_connection) =
+            user_with_connection(conn, "second@example.com", Provider::new("sandbox"));
+        let first_account = SnapshotAccount {
+            holdings: Some(vec![holding(apple())]),
+            ..brokerage(vec![buy("t1", 3, "10", "-1807.45")])
+        };
+        apply_snapshot(
+            conn,
+            first_connection,
+            &snapshot(vec![first_account]),
+            now(),
+        )
+        .unwrap();
+        let renamed = Security {
+            name: "Notes only the second user may read".into(),
+            ticker: Some("MINE".into()),
+            ..apple()
+        };
+        let mut second_buy = buy("t9", 4, "1", "-180.25");
+        second_buy.security = Some(renamed.clone());
+        let second_account = SnapshotAccount {
+            holdings: Some(vec![holding(renamed.clone())]),
+            ..brokerage(vec![second_buy])
+        };
+        apply_snapshot(
+            conn,
+            second_connection,
+            &snapshot(vec![second_account]),
+            now(),
+        )
+        .unwrap();
+
+        let seen_by = |conn: &mut crate::AnyConnection, user| {
+            let account = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+            let held = read::list_holdings(conn, account).unwrap();
+            let traded = list(conn, account, (None, None), None).unwrap();
+            (
+                held[0].security.clone(),
+                traded[0].security.clone().unwrap(),
+            )
+        };
+        assert_eq!(seen_by(conn, first), (apple(), apple()));
+        assert_eq!(seen_by(conn, second), (renamed.clone(), renamed));
+
+        crate::apps::delete_user(conn, second).unwrap();
+        assert_eq!(seen_by(conn, first), (apple(), apple()));
+        let left: i64 = crate::schema::securities::table
+            .count()
+            .get_result(conn)
+            .unwrap();
+        assert_eq!(left, 1, "the second user's security went with them");
+    });
+}
+
+/// Migration 000033 on data written before it: one shared row per security
+/// becomes one row per user whose holdings or activity use it, every
+/// reference follows, and undoing it folds them back.
+#[test]
+fn securities_shared_before_migration_33_become_each_users_own() {
+    const PER_USER: &str = "20261220000033";
+    on_every_backend(|db| {
+        let (first, second) = {
+            let conn = &mut *db.conn().unwrap();
+            let (first, first_connection) =
+                user_with_connection(conn, "first@example.com", Provider::new("sandbox"));
+            let (second, second_connection) =
+                user_with_connection(conn, "second@example.com", Provider::new("sandbox"));
+            for connection in [first_connection, second_connection] {
+                let activity = vec![buy("t1", 3, "10", "-1807.45"), fee("f1", 5)];
+                apply_snapshot(
+                    conn,
+                    connection,
+                    &snapshot(vec![brokerage(activity)]),
+                    now(),
+                )
+                .unwrap();
+            }
+            (first, second)
+        };
+        let keys = |db: &crate::Database| -> Vec<String> {
+            let conn = &mut *db.conn().unwrap();
+            diesel::sql_query("SELECT identity_key AS key FROM securities ORDER BY identity_key")
+                .load::<Key>(conn)
+                .unwrap()
+                .into_iter()
+                .map(|k| k.key)
+                .collect()
+        };
+        let isin = "isin:US0378331005";
+        assert_eq!(
+            keys(db),
+            [
+                format!("user:{first}:{isin}"),
+                format!("user:{second}:{isin}")
+            ]
+        );
+
+        db.revert_migrations_from(PER_USER).unwrap();
+        assert_eq!(keys(db), [isin.to_owned()], "one shared row before 000033");
+
+        db.migrate().unwrap();
+        assert_eq!(
+            keys(db),
+            [
+                format!("user:{first}:{isin}"),
+                format!("user:{second}:{isin}")
+            ]
+        );
+        let conn = &mut *db.conn().unwrap();
+        for user in [first, second] {
+            let account = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
+            let stored = list(conn, account, (None, None), None).unwrap();
+            assert_eq!(stored[1].security.as_ref(), Some(&apple()));
+        }
+    });
+}
+
+#[derive(QueryableByName)]
+struct Key {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    key: String,
 }

@@ -679,15 +679,50 @@ pub struct HoldingView {
     pub as_of: NaiveDateTime,
 }
 
+/// The columns of a security's stored description, as holdings and
+/// investment activity read it (`.nullable()` beside a left join).
+pub(crate) const SECURITY_COLUMNS: (
+    securities::name,
+    securities::currency,
+    securities::ticker,
+    securities::figi,
+    securities::cusip,
+    securities::isin,
+) = (
+    securities::name,
+    securities::currency,
+    securities::ticker,
+    securities::figi,
+    securities::cusip,
+    securities::isin,
+);
+
+/// A security's stored description, read from [`SECURITY_COLUMNS`].
+#[derive(Queryable)]
+pub(crate) struct SecurityColumns {
+    name: String,
+    currency: String,
+    ticker: Option<String>,
+    figi: Option<String>,
+    cusip: Option<String>,
+    isin: Option<String>,
+}
+
+impl From<SecurityColumns> for Security {
+    fn from(row: SecurityColumns) -> Security {
+        Security {
+            name: row.name,
+            currency: row.currency,
+            ticker: row.ticker,
+            figi: row.figi,
+            cusip: row.cusip,
+            isin: row.isin,
+        }
+    }
+}
+
 type HoldingRow = (
-    (
-        String,
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    ),
+    SecurityColumns,
     (
         String,
         String,
@@ -710,14 +745,7 @@ pub fn list_holdings(
         .filter(holdings::account_id.eq(account_id.get()))
         .order((securities::name, holdings::id))
         .select((
-            (
-                securities::name,
-                securities::currency,
-                securities::ticker,
-                securities::figi,
-                securities::cusip,
-                securities::isin,
-            ),
+            SECURITY_COLUMNS,
             (
                 holdings::quantity,
                 holdings::price,
@@ -733,7 +761,7 @@ pub fn list_holdings(
     rows.into_iter()
         .map(
             |(
-                (name, sec_currency, ticker, figi, cusip, isin),
+                security,
                 (
                     quantity,
                     price,
@@ -746,14 +774,7 @@ pub fn list_holdings(
                 ),
             )| {
                 Ok(HoldingView {
-                    security: Security {
-                        name,
-                        currency: sec_currency,
-                        ticker,
-                        figi,
-                        cusip,
-                        isin,
-                    },
+                    security: security.into(),
                     quantity: parse_decimal(&quantity)?,
                     price: parse_decimal(&price)?,
                     value: parse_decimal(&value)?,

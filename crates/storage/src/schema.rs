@@ -199,6 +199,7 @@ diesel::table! {
         figi -> Nullable<Text>,
         cusip -> Nullable<Text>,
         isin -> Nullable<Text>,
+        user_id -> Nullable<BigInt>,
     }
 }
 

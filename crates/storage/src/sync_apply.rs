@@ -526,7 +526,8 @@ fn apply_account(
         diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id.get())))
             .execute(conn)?;
         for position in positions {
-            let security_id = backend::upsert_security(conn, &position.security)?;
+            let security_id =
+                backend::upsert_security(conn, connection.user_id, &position.security)?;
             diesel::insert_into(holdings::table)
                 .values((
                     holdings::account_id.eq(account_id.get()),
@@ -552,7 +553,7 @@ fn apply_account(
     if !account.investment_transactions.is_empty() {
         let written = crate::investments::write(
             conn,
-            account_id,
+            (connection.user_id, account_id),
             &account.investment_transactions,
             seq,
             now,
