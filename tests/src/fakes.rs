@@ -219,6 +219,35 @@ impl<F: Send + Sync + 'static> Respond for Answer<F> {
     }
 }
 
+/// Mounts each `GET` route (a path pattern and its answer) of `fake` on
+/// `server`.
+pub async fn mount_gets<F: Clone + Send + Sync + 'static>(
+    server: &MockServer,
+    fake: &F,
+    routes: Vec<(&str, Box<Route<F>>)>,
+) {
+    for (route, answer) in routes {
+        Mock::given(method("GET"))
+            .and(path_regex(route))
+            .respond_with(Answer {
+                fake: fake.clone(),
+                answer: Arc::from(answer),
+            })
+            .mount(server)
+            .await;
+    }
+}
+
+/// The token of a request's `Authorization: Bearer` header.
+pub fn bearer_token(request: &Request) -> Option<String> {
+    request
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned)
+}
+
 /// What a user's browser does at a provider's page `link` (a bank's, an
 /// aggregator's sign-in or portal, on a local fake): where it is sent back.
 pub async fn sent_back_from(link: &str) -> String {

@@ -20,6 +20,7 @@ pub mod providers;
 pub mod python;
 pub mod simplefin;
 pub mod snaptrade;
+pub mod starling;
 pub mod up;
 pub mod webhooks;
 

@@ -32,8 +32,6 @@ pub fn engine_with(
     SyncEngine::new(db.clone(), registry, clock).with_sealer(keyring.clone())
 }
 
-/// Every transaction of the user, pending ones too, as sorted lines:
-/// `account amount pending merchant description`.
 /// Every investment transaction of `user`'s accounts as "TYPE TICKER
 /// QUANTITY PRICE AMOUNT" (None where absent), sorted.
 pub fn investment_lines(db: &Database, user: UserId) -> Vec<String> {
@@ -67,6 +65,8 @@ pub fn investment_lines(db: &Database, user: UserId) -> Vec<String> {
     lines
 }
 
+/// Every transaction of the user, pending ones too, as sorted lines:
+/// `account amount pending merchant description`.
 pub fn transaction_lines(db: &Database, user: UserId) -> Vec<String> {
     let conn = &mut *db.conn().expect("a connection");
     let all = TransactionFilter {
@@ -91,6 +91,26 @@ pub fn transaction_lines(db: &Database, user: UserId) -> Vec<String> {
         .collect();
     lines.sort();
     lines
+}
+
+/// Runs `scenario` on SQLite and on PostgreSQL, each time against a fresh
+/// fake from `start`, on a blocking thread (the connectors' HTTP clients
+/// block, and must not run on the test's async runtime).
+pub async fn on_every_backend_against<F, Started>(
+    start: impl Fn() -> Started,
+    scenario: fn(&Database, &F),
+) where
+    F: Send + 'static,
+    Started: std::future::Future<Output = F>,
+{
+    for database in tributary_storage::testing::TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = start().await;
+        let db = database.db().clone();
+        actix_web::rt::task::spawn_blocking(move || scenario(&db, &fake))
+            .await
+            .expect("the scenario");
+    }
 }
 
 /// One row of a connector's fault matrix: the fault, whether the
@@ -235,4 +255,92 @@ pub async fn holdings_through_the_personal_api(
         .expect("an answer");
     assert_eq!(answer.status(), reqwest::StatusCode::OK);
     (found, answer.json().await.expect("JSON"))
+}
+
+/// What a person gives to connect a bank with their own token.
+pub fn token_request(token: &str) -> tributary_providers::ConnectRequest {
+    tributary_providers::ConnectRequest {
+        settings: serde_json::json!({}),
+        secret: Some(token.to_owned()),
+    }
+}
+
+/// Connects `provider` for `user` with a personal access token: `wrong`
+/// is refused before anything is stored, `good` connects and is sealed.
+pub fn connect_with_a_token(
+    engine: &SyncEngine,
+    (db, user): (&Database, UserId),
+    provider: tributary_domain::model::Provider,
+    (wrong, good): (&str, &str),
+) -> ConnectionId {
+    let Err(tributary_providers::sync::SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, provider, &token_request(wrong))
+    else {
+        panic!("a wrong token connects nothing")
+    };
+    assert!(why.contains("personal access token"), "{why}");
+    let conn = &mut *db.conn().expect("a connection");
+    assert!(
+        read::list_accounts(conn, &Viewer::whole_user(user))
+            .expect("the accounts")
+            .is_empty()
+    );
+    let connection = engine
+        .connect(user, provider, &token_request(good))
+        .expect("the token connects")
+        .id;
+    assert!(
+        !tributary_storage::testing::dump(db).contains(good),
+        "the token is sealed"
+    );
+    connection
+}
+
+/// The person revokes the token (`revoke`): the next sync needs them and
+/// loses nothing; a new token (`issue`, then `new_token`) repairs the
+/// connection with the same accounts and data, sealed. `before` runs
+/// before each sync (a later hour, say).
+pub fn a_revoked_token_is_replaced(
+    at: Matrix<'_>,
+    (revoke, issue): (impl Fn(), impl Fn()),
+    new_token: &str,
+    before: impl Fn(),
+) {
+    let sync = || {
+        before();
+        at.engine
+            .sync_now(at.connection, SyncJobKind::OnDemand, "test")
+            .expect("a sync runs")
+    };
+    let stored = transaction_lines(at.db, at.user);
+    let status = || {
+        connections::get_connection(&mut at.db.conn().expect("a connection"), at.connection)
+            .expect("the connection")
+            .status
+    };
+    revoke();
+    let SyncOutcome::ProviderFailed {
+        error: ConnectorError::ReauthRequired(why),
+        ..
+    } = sync()
+    else {
+        panic!("a revoked token needs the user")
+    };
+    assert!(why.contains("make a new one"), "{why}");
+    assert_eq!(transaction_lines(at.db, at.user), stored);
+    assert_eq!(status(), ConnectionStatus::ReauthRequired);
+    issue();
+    at.engine
+        .reconnect(at.connection, &token_request(new_token))
+        .expect("the new token reconnects");
+    let SyncOutcome::Synced { summary, .. } = sync() else {
+        panic!("the sync after the new token failed")
+    };
+    assert_eq!(summary.accounts_created, 0);
+    assert_eq!(transaction_lines(at.db, at.user), stored);
+    assert_eq!(status(), ConnectionStatus::Active);
+    assert!(
+        !tributary_storage::testing::dump(at.db).contains(new_token),
+        "the new token is sealed"
+    );
 }

@@ -7,14 +7,14 @@
 //! `filter[since]`, and lets the test settle a held purchase under its id,
 //! revoke the token, make a new one, and switch faults on.
 
-use crate::fakes::{Answer, Route};
+use crate::fakes::{Route, bearer_token, mount_gets};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tributary_providers::Connector;
 use tributary_providers::up::{UpConfig, UpConnector};
-use wiremock::matchers::{method, path, path_regex};
+use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 /// A personal access token as the Up app shows one.
@@ -197,16 +197,7 @@ impl UpFake {
                 Box::new(|f, r| f.as_owner(r, Self::transactions)),
             ),
         ];
-        for (route, answer) in routes {
-            Mock::given(method("GET"))
-                .and(path_regex(route))
-                .respond_with(Answer {
-                    fake: self.clone(),
-                    answer: Arc::from(answer),
-                })
-                .mount(&self.server)
-                .await;
-        }
+        mount_gets(&self.server, self, routes).await;
         Mock::given(path("/elsewhere"))
             .respond_with(ResponseTemplate::new(200))
             .mount(&self.server)
@@ -218,12 +209,7 @@ impl UpFake {
         request: &Request,
         answer: fn(&Self, &Request) -> ResponseTemplate,
     ) -> ResponseTemplate {
-        let token = request
-            .headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned);
+        let token = bearer_token(request);
         let fault = {
             let mut state = self.state.lock().unwrap();
             if !token.is_some_and(|t| state.tokens.contains(&t)) {

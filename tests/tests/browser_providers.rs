@@ -4,8 +4,8 @@
 //! country and linked on the bank's own page, an Enable Banking bank whose
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
 //! pages, a brokerage connected in SnapTrade's portal, Akahu with a
-//! personal app's tokens, and Up with a personal access token. SQLite and
-//! PostgreSQL.
+//! personal app's tokens, and Up and Starling with a personal access
+//! token. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -20,6 +20,7 @@ use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_req
 use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
+use tributary_e2e::starling::StarlingFake;
 use tributary_e2e::up::UpFake;
 use tributary_http::server::Parts;
 use tributary_outbound::PrivateAllowance;
@@ -485,34 +486,74 @@ async fn up_connects_with_a_personal_access_token_checked_at_once() {
     for database in TestDatabase::all() {
         eprintln!("-- on {:?}", database.backend());
         let fake = UpFake::start().await;
-        let connector = fake.connector(Duration::from_secs(10));
-        let (server, outbox) =
-            start_platform_with_pages_and(database, vec![connector], |parts| parts);
-        let browser = Browser::new(&server);
-        let banks = sign_in(&browser, &outbox, &server.app_a, "aussie@example.com").await;
-        banks.assert_shows("Up");
-        let form = browser.get("/connect/banks/up").await;
-        form.assert_shows("Personal Access Token");
-        // A token Up does not accept: said at once, nothing connected.
-        let wrong = browser
-            .submit(&form, "/connect/banks/up", &[("token", "up:yeah:wrong")])
-            .await;
-        assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
-        wrong.assert_shows("did not accept these details");
-        let progress = browser
-            .submit(
-                &form,
-                "/connect/banks/up",
-                &[("token", tributary_e2e::up::TOKEN)],
-            )
-            .await;
-        let progress = browser.until_synced(progress).await;
-        assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
-        progress.assert_shows("Spending");
-        assert!(
-            !dump(server.database.db()).contains(tributary_e2e::up::TOKEN),
-            "the token is sealed"
-        );
-        server.stop().await;
+        let bank = TokenBank {
+            name: "Up",
+            id: "up",
+            label: "Personal Access Token",
+            token: tributary_e2e::up::TOKEN,
+            wrong: "up:yeah:wrong",
+            an_account: "Spending",
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
     }
+}
+
+#[actix_web::test]
+async fn starling_connects_with_a_personal_access_token_checked_at_once() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = StarlingFake::start().await;
+        let bank = TokenBank {
+            name: "Starling Bank",
+            id: "starling",
+            label: "Personal access token",
+            token: tributary_e2e::starling::TOKEN,
+            wrong: "not-a-token",
+            an_account: "Personal",
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
+    }
+}
+
+/// A bank connected with the person's own token, and what its fake serves.
+struct TokenBank {
+    name: &'static str,
+    id: &'static str,
+    label: &'static str,
+    token: &'static str,
+    wrong: &'static str,
+    an_account: &'static str,
+}
+
+/// The bank is offered; a token it refuses is said at once and connects
+/// nothing; its token connects two accounts and is sealed.
+async fn connects_with_a_token(
+    database: TestDatabase,
+    connector: std::sync::Arc<dyn tributary_providers::Connector>,
+    bank: TokenBank,
+) {
+    let (server, outbox) = start_platform_with_pages_and(database, vec![connector], |parts| parts);
+    let browser = Browser::new(&server);
+    let banks = sign_in(&browser, &outbox, &server.app_a, "person@example.com").await;
+    banks.assert_shows(bank.name);
+    let form_path = format!("/connect/banks/{}", bank.id);
+    let form = browser.get(&form_path).await;
+    form.assert_shows(bank.label);
+    // A token the bank does not accept: said at once, nothing connected.
+    let wrong = browser
+        .submit(&form, &form_path, &[("token", bank.wrong)])
+        .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
+    wrong.assert_shows("did not accept these details");
+    let progress = browser
+        .submit(&form, &form_path, &[("token", bank.token)])
+        .await;
+    let progress = browser.until_synced(progress).await;
+    assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+    progress.assert_shows(bank.an_account);
+    assert!(
+        !dump(server.database.db()).contains(bank.token),
+        "the token is sealed"
+    );
+    server.stop().await;
 }

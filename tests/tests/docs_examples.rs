@@ -44,6 +44,7 @@ use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
+use tributary_e2e::starling::{self, StarlingFake};
 use tributary_e2e::up::{self, UpFake};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
@@ -69,6 +70,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let snaptrade = SnapTradeFake::start().await;
     let akahu = AkahuFake::start().await;
     let up = UpFake::start().await;
+    let starling = StarlingFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -92,7 +94,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid, &snaptrade, &akahu, &up),
+            (&enablebanking, &plaid, &snaptrade, &akahu, &up, &starling),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -266,12 +268,13 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up): (
+        (enablebanking, plaid, snaptrade, akahu, up, starling): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
             &AkahuFake,
             &UpFake,
+            &StarlingFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -330,6 +333,8 @@ impl<'a> World<'a> {
             ("TRIBUTARY_AKAHU_URL", format!("{}/v1", akahu.server.uri())),
             // And its Up requests to that one.
             ("TRIBUTARY_UP_URL", format!("{}/api/v1", up.server.uri())),
+            // And its Starling requests to that one.
+            ("TRIBUTARY_STARLING_URL", starling.server.uri()),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -649,6 +654,8 @@ impl<'a> World<'a> {
             Some(self.bridge.setup_token())
         } else if line.contains("--user-token -") {
             Some(akahu::PERSONAL_USER_TOKEN.to_owned())
+        } else if line.contains("connect starling") && line.contains("--token -") {
+            Some(starling::TOKEN.to_owned())
         } else if line.contains("--token -") {
             Some(up::TOKEN.to_owned())
         } else {

@@ -16,45 +16,22 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+    FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token, engine_with,
+    on_every_backend_against, run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_e2e::up::{Fault, NEW_TOKEN, TOKEN, UpFake};
-use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
-use tributary_providers::{ConnectRequest, Connector, ConnectorError};
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_storage::read;
-use tributary_storage::testing::{TestDatabase, dump};
-use tributary_storage::{Database, connections, users};
-
-fn with_token(token: &str) -> ConnectRequest {
-    ConnectRequest {
-        settings: serde_json::json!({}),
-        secret: Some(token.to_owned()),
-    }
-}
+use tributary_storage::{Database, users};
 
 #[actix_web::test]
 async fn a_token_syncs_settles_a_held_purchase_and_meets_every_fault() {
-    for database in TestDatabase::all() {
-        eprintln!("-- on {:?}", database.backend());
-        let fake = UpFake::start().await;
-        let patient = fake.connector(Duration::from_secs(30));
-        let impatient = fake.connector(Duration::from_secs(1));
-        let db = database.db().clone();
-        let fake_for_thread = fake.clone();
-        actix_web::rt::task::spawn_blocking(move || {
-            scenario(&db, &fake_for_thread, patient, impatient);
-        })
-        .await
-        .unwrap();
-    }
+    on_every_backend_against(UpFake::start, scenario).await;
 }
 
-fn scenario(
-    db: &Database,
-    fake: &UpFake,
-    patient: Arc<dyn Connector>,
-    impatient: Arc<dyn Connector>,
-) {
+fn scenario(db: &Database, fake: &UpFake) {
+    let patient = fake.connector(Duration::from_secs(30));
+    let impatient = fake.connector(Duration::from_secs(1));
     let clock = Arc::new(ManualClock::new(Utc::now()));
     let keyring = test_keyring();
     let engine = engine_with(db, clock.clone(), &keyring, patient);
@@ -68,20 +45,7 @@ fn scenario(
     .id;
     let up = tributary_providers::up::PROVIDER;
 
-    // A wrong token is refused before anything is stored.
-    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
-        engine.connect(user, up, &with_token("up:yeah:wrong"))
-    else {
-        panic!("a wrong token connects nothing")
-    };
-    assert!(why.contains("personal access token"), "{why}");
-    assert!(
-        read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
-            .unwrap()
-            .is_empty()
-    );
-    let connection = engine.connect(user, up, &with_token(TOKEN)).unwrap().id;
-    assert!(!dump(db).contains(TOKEN), "the token is sealed");
+    let connection = connect_with_a_token(&engine, (db, user), up, ("up:yeah:wrong", TOKEN));
     let sync = |engine: &SyncEngine| {
         engine
             .sync_now(connection, SyncJobKind::OnDemand, "test")
@@ -207,32 +171,18 @@ fn scenario(
         },
     );
 
-    // The person revokes the token: the user is needed, the data stays.
-    fake.revoke();
-    clock.advance(chrono::Duration::hours(1));
-    let SyncOutcome::ProviderFailed {
-        error: ConnectorError::ReauthRequired(why),
-        ..
-    } = sync(&engine)
-    else {
-        panic!("a revoked token needs the user")
-    };
-    assert!(why.contains("make a new one"), "{why}");
-    assert_eq!(transaction_lines(db, user), settled);
-    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
-    assert_eq!(record.status, ConnectionStatus::ReauthRequired);
-    // A new token repairs the connection: the same accounts, the same data.
-    fake.issue_new_token();
-    engine
-        .reconnect(connection, &with_token(NEW_TOKEN))
-        .unwrap();
-    clock.advance(chrono::Duration::hours(1));
-    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
-        panic!("the sync after the new token failed")
-    };
-    assert_eq!(summary.accounts_created, 0);
-    assert_eq!(transaction_lines(db, user), settled);
-    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
-    assert_eq!(record.status, ConnectionStatus::Active);
-    assert!(!dump(db).contains(NEW_TOKEN), "the new token is sealed");
+    // The person revokes the token: the user is needed, the data stays;
+    // a new token repairs the connection.
+    a_revoked_token_is_replaced(
+        Matrix {
+            db,
+            user,
+            connection,
+            engine: &engine,
+            impatient: &impatient,
+        },
+        (|| fake.revoke(), || fake.issue_new_token()),
+        NEW_TOKEN,
+        || clock.advance(chrono::Duration::hours(1)),
+    );
 }

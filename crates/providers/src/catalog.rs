@@ -114,7 +114,8 @@ mod tests {
                 crate::sandbox::PROVIDER,
                 crate::simplefin::PROVIDER,
                 crate::akahu::PROVIDER,
-                crate::up::PROVIDER
+                crate::up::PROVIDER,
+                crate::starling::PROVIDER
             ]
         );
     }

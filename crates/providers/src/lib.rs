@@ -7,6 +7,7 @@ pub mod connector;
 pub mod description;
 pub mod import;
 pub mod payments;
+mod personal_token;
 mod provider_http;
 mod psd2;
 pub mod registry;
@@ -34,6 +35,7 @@ connectors! {
     snaptrade,
     akahu,
     up,
+    starling,
 }
 
 pub use connector::{

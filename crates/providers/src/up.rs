@@ -17,19 +17,18 @@
 //! for money out; an account's `balance` is its available balance (held
 //! amounts taken off), the one balance Up gives.
 
-use crate::connector::PROVIDER_TIMEOUT;
 use crate::connector::{
     ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
 };
 use crate::description::{
-    Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
-    SettingError, SetupError, Variable, constructor,
+    Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
+    Variable,
 };
+use crate::personal_token::{self, TokenBankConfig};
 use crate::provider_http::{ProviderHttp, Refusal};
 use chrono::{DateTime, FixedOffset};
 use serde::Deserialize;
-use serde_json::{Value, json};
-use std::time::Duration;
+use serde_json::Value;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::pending_match::PendingMatchRule;
@@ -43,18 +42,10 @@ pub const DESCRIPTION: Description = Description {
     summary: "Up (Australia): paste the personal access token you make in the Up app; no aggregator in between.",
     reports: Reports::ACCOUNTS,
     connect: Connect {
-        fields: &[Field {
-            name: "token",
-            flag: Some("token"),
-            label: "Personal access token (up:yeah:…)",
-            help: "Your Up personal access token (\"-\" reads it from standard input, keeping it out of the shell history).",
-            input: Input::Secret {
-                autocomplete: "off",
-            },
-            required: true,
-            default: None,
-            remembered_as: None,
-        }],
+        fields: &[personal_token::token_field(
+            "Personal access token (up:yeah:…)",
+            "Your Up personal access token (\"-\" reads it from standard input, keeping it out of the shell history).",
+        )],
         note: Some("Make one in the Up app (Data sharing, Personal Access Token) or at api.up.com.au. It is checked at once and kept sealed; making a new one at Up ends the old one, so connect again with the new one."),
         hands_off: false,
         picks_institution: false,
@@ -83,33 +74,18 @@ const MAX_PAGES: usize = 10_000;
 
 /// Always offered: a person's own token needs no configuration.
 fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
-    let config = UpConfig {
-        base_url: env
-            .get("TRIBUTARY_UP_URL")
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
-        timeout: PROVIDER_TIMEOUT,
-    };
-    Ok(constructor(move || {
-        UpConnector::new(config.clone()).map_err(|err| SetupError::new("Up", err))
-    }))
+    Ok(personal_token::configure(
+        env,
+        ("TRIBUTARY_UP_URL", DEFAULT_BASE_URL),
+        ("Up", UpConnector::new),
+    ))
 }
 
-fn request_from(answers: &crate::description::Answers<'_>) -> Result<ConnectRequest, &'static str> {
-    let token = answers.get("token").trim();
-    if token.is_empty() {
-        return Err("Paste your Up personal access token.");
-    }
-    Ok(ConnectRequest {
-        settings: json!({}),
-        secret: Some(token.to_owned()),
-    })
+fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
+    personal_token::request_from(answers, "Paste your Up personal access token.")
 }
 
-#[derive(Debug, Clone)]
-pub struct UpConfig {
-    pub base_url: String,
-    pub timeout: Duration,
-}
+pub type UpConfig = TokenBankConfig;
 
 #[derive(Debug)]
 pub struct UpConnector {
@@ -325,34 +301,20 @@ impl crate::connector::Connector for UpConnector {
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        let token = request
-            .secret
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ConnectorError::InvalidCredentials("connecting Up needs your personal access token".into())
-            })?;
-        let _: Value = self
-            .get(token, &format!("{}/util/ping", self.root()), &[], "the token check")
-            .map_err(|err| match err {
-                ConnectorError::ReauthRequired(_) => ConnectorError::InvalidCredentials(
-                    "Up does not accept this personal access token: check it, or make a new one in the Up app".into(),
-                ),
-                other => other,
-            })?;
-        Ok(Prepared {
-            institution: institution(),
-            settings: json!({}),
-            credentials: Some(token.to_owned()),
-            consent: None,
-        })
+        personal_token::prepare(
+            personal_token::given(request, "Up")?,
+            |token| {
+                let _: Value =
+                    self.get(token, &format!("{}/util/ping", self.root()), &[], "the token check")?;
+                Ok(())
+            },
+            "Up does not accept this personal access token: check it, or make a new one in the Up app",
+            institution(),
+        )
     }
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
-        let token = context.credentials.ok_or_else(|| {
-            ConnectorError::ReauthRequired("no personal access token is kept: connect again".into())
-        })?;
+        let token = personal_token::kept(context)?;
         let accounts: Vec<Account> = self.all(
             token,
             "accounts",
