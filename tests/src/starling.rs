@@ -21,6 +21,13 @@ use wiremock::{MockServer, Request, ResponseTemplate};
 pub const TOKEN: &str = "eyJhbGciOiJQUzI1NiIsInppcCI6IkdaSVAifQ.starling-fake-token";
 /// The token made after the first was revoked.
 pub const NEW_TOKEN: &str = "eyJhbGciOiJQUzI1NiIsInppcCI6IkdaSVAifQ.starling-new-token";
+/// A token made with the account scope only: it may list accounts, not
+/// read their balances or feeds.
+pub const ACCOUNTS_ONLY_TOKEN: &str =
+    "eyJhbGciOiJQUzI1NiIsInppcCI6IkdaSVAifQ.starling-accounts-only";
+/// A payment Starling has been retrying for seven weeks: pending, and
+/// unchanged for longer than a later sync's usual window.
+pub const OLD_RETRY_UID: &str = "f0000000-0000-4000-8000-000000000009";
 
 pub const PERSONAL: &str = "9b3d5e6a-1b1e-4c0e-9d7a-1f2a3b4c5d6e";
 pub const PERSONAL_CATEGORY: &str = "c1d2e3f4-0000-4000-8000-00000000aaaa";
@@ -50,6 +57,8 @@ struct State {
     /// Every feed item: (account uid, item).
     items: Vec<(String, Value)>,
     fault: Option<Fault>,
+    /// Every `changesSince` asked for, in order.
+    changes_since: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -176,6 +185,53 @@ impl StarlingFake {
                 "Landlord",
                 "RENT DEC",
             )),
+            personal(item(
+                OLD_RETRY_UID,
+                gbp,
+                ("OUT", 2_000),
+                "RETRYING",
+                &days_ago(49),
+                "Council Tax",
+                "COUNCIL TAX OCT",
+            )),
+            // Refunded later: the payment stays what it was.
+            personal(item(
+                "f0000000-0000-4000-8000-000000000010",
+                gbp,
+                ("OUT", 2_999),
+                "REFUNDED",
+                &days_ago(6),
+                "Shoe Shop",
+                "SHOE SHOP",
+            )),
+            personal(item(
+                "f0000000-0000-4000-8000-000000000011",
+                gbp,
+                ("IN", 2_999),
+                "SETTLED",
+                &days_ago(4),
+                "Shoe Shop",
+                "REFUND SHOE SHOP",
+            )),
+            // A card check for nothing, a standing order cancelled: no money.
+            personal(item(
+                "f0000000-0000-4000-8000-000000000012",
+                gbp,
+                ("OUT", 0),
+                "ACCOUNT_CHECK",
+                &days_ago(3),
+                "Streaming Co",
+                "CARD CHECK",
+            )),
+            personal(item(
+                "f0000000-0000-4000-8000-000000000013",
+                gbp,
+                ("OUT", 5_000),
+                "UPCOMING_CANCELLED",
+                &days_ago(1),
+                "Gym",
+                "GYM DEC",
+            )),
             (
                 EURO.to_owned(),
                 item(
@@ -192,9 +248,10 @@ impl StarlingFake {
         let fake = Self {
             server: Arc::new(MockServer::start().await),
             state: Arc::new(Mutex::new(State {
-                tokens: vec![TOKEN.to_owned()],
+                tokens: vec![TOKEN.to_owned(), ACCOUNTS_ONLY_TOKEN.to_owned()],
                 items,
                 fault: None,
+                changes_since: Vec::new(),
             })),
         };
         fake.mount().await;
@@ -245,7 +302,14 @@ impl StarlingFake {
 
     /// The person revokes the token (every call: 403 `invalid_token`).
     pub fn revoke(&self) {
-        self.state.lock().unwrap().tokens.clear();
+        self.state.lock().unwrap().tokens.retain(|t| t != TOKEN);
+    }
+
+    /// The `changesSince` of the last feed read.
+    pub fn last_changes_since(&self) -> Option<DateTime<Utc>> {
+        let state = self.state.lock().unwrap();
+        let last = state.changes_since.last()?;
+        Some(DateTime::parse_from_rfc3339(last).unwrap().to_utc())
     }
 
     /// The person makes a new token.
@@ -304,13 +368,23 @@ impl StarlingFake {
         }
     }
 
-    fn identity(&self, _: &Request) -> ResponseTemplate {
+    fn identity(&self, request: &Request) -> ResponseTemplate {
+        let scopes = if bearer_token(request).as_deref() == Some(ACCOUNTS_ONLY_TOKEN) {
+            json!(["account:read", "account-list:read"])
+        } else {
+            json!([
+                "account:read",
+                "account-list:read",
+                "balance:read",
+                "transaction:read"
+            ])
+        };
         ResponseTemplate::new(200).set_body_json(json!({
             "accessTokenUid": "1a2b3c4d-0000-4000-8000-000000000001",
             "applicationUserUid": "1a2b3c4d-0000-4000-8000-000000000002",
             "accountHolderUid": "1a2b3c4d-0000-4000-8000-000000000003",
             "expiresAt": null, "expiresInSeconds": null, "authenticated": true,
-            "scopes": ["account:read", "balance:read", "transaction:read"]
+            "scopes": scopes
         }))
     }
 
@@ -341,7 +415,7 @@ impl StarlingFake {
                 -units
             };
             match item["status"].as_str().unwrap() {
-                "SETTLED" => cleared += signed,
+                "SETTLED" | "REFUNDED" => cleared += signed,
                 "PENDING" => pending += signed,
                 _ => {}
             }
@@ -370,7 +444,8 @@ impl StarlingFake {
                 "errors": [{"message": "changesSince must be an ISO-8601 timestamp"}],
                 "success": false}));
         };
-        let state = self.state.lock().unwrap();
+        let mut state = self.state.lock().unwrap();
+        state.changes_since.push(query["changesSince"].clone());
         let mut items: Vec<Value> = state
             .items
             .iter()

@@ -17,10 +17,11 @@ use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
     FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token, engine_with,
-    on_every_backend_against, run_fault_matrix, test_keyring, transaction_lines,
+    on_every_backend_against, run_fault_matrix, test_keyring, token_request, transaction_lines,
 };
-use tributary_e2e::starling::{Fault, NEW_TOKEN, StarlingFake, TOKEN};
-use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_e2e::starling::{ACCOUNTS_ONLY_TOKEN, Fault, NEW_TOKEN, StarlingFake, TOKEN};
+use tributary_providers::ConnectorError;
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_storage::read;
 use tributary_storage::{Database, users};
 
@@ -53,6 +54,13 @@ fn scenario(db: &Database, fake: &StarlingFake) {
     .id;
     let starling = tributary_providers::starling::PROVIDER;
 
+    // A token without the scopes a sync reads with is refused, naming them.
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, starling, &token_request(ACCOUNTS_ONLY_TOKEN))
+    else {
+        panic!("a token without the balance and transaction scopes connects nothing")
+    };
+    assert!(why.contains("balance:read, transaction:read"), "{why}");
     let connection = connect_with_a_token(&engine, (db, user), starling, ("not-a-token", TOKEN));
     let sync = |engine: &SyncEngine| {
         engine
@@ -71,11 +79,15 @@ fn scenario(db: &Database, fake: &StarlingFake) {
             "Euro 100.50 false Some(\"Ada Lovelace\") Some(\"Dinner share\")",
             "Personal -11.99 true Some(\"Spotify\") Some(\"SPOTIFY P1234\")",
             "Personal -150.00 true Some(\"Premier Inn\") Some(\"PREMIER INN HOLD\")",
+            "Personal -20.00 true Some(\"Council Tax\") Some(\"COUNCIL TAX OCT\")",
+            "Personal -29.99 false Some(\"Shoe Shop\") Some(\"SHOE SHOP\")",
             "Personal -3.40 false Some(\"Night Bus Cafe\") Some(\"NIGHT BUS CAFE\")",
             "Personal -42.50 false Some(\"Tesco\") Some(\"TESCO STORES 2041\")",
             "Personal 2500.00 false Some(\"Acme Ltd\") Some(\"SALARY NOV\")",
+            "Personal 29.99 false Some(\"Shoe Shop\") Some(\"REFUND SHOE SHOP\")",
         ],
-        "signed by direction, in pounds and euros; declined and upcoming items left out"
+        "signed by direction, in pounds and euros; a retried payment pending, a refunded one \
+         posted; declined, upcoming, cancelled and card-check items left out"
     );
     let accounts = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user)).unwrap();
     let kinds: Vec<(&str, AccountKind, &str)> = accounts
@@ -113,7 +125,9 @@ fn scenario(db: &Database, fake: &StarlingFake) {
     assert_eq!(balance.available.unwrap().to_string(), "3292.11");
 
     // Nothing changed: nothing changes (the summer item is outside the
-    // window now, and stays).
+    // window now, and stays). The feed is read from 35 days back, or from
+    // the payment retried for seven weeks, pending all along: out of
+    // sight, it would be taken for gone.
     clock.advance(chrono::Duration::hours(1));
     let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
         panic!("the second sync failed")
@@ -127,6 +141,9 @@ fn scenario(db: &Database, fake: &StarlingFake) {
         (0, 0, 0)
     );
     assert_eq!(transaction_lines(db, user), first);
+    let since = fake.last_changes_since().unwrap();
+    assert!(since <= Utc::now() - chrono::Duration::days(49), "{since}");
+    assert!(since > Utc::now() - chrono::Duration::days(60), "{since}");
 
     // The pending payment settles under its uid: the same row, posted; the
     // hotel releases its hold: the pending row goes.

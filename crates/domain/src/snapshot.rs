@@ -170,8 +170,9 @@ pub struct Security {
 }
 
 impl Security {
-    /// The identity under which one security is stored once and shared by
-    /// every holding of it: the strongest identifier the provider gave.
+    /// The identity under which a security is stored once for its owner
+    /// and shared by every holding and activity of theirs naming it: the
+    /// strongest identifier the provider gave.
     pub fn identity_key(&self) -> String {
         if let Some(isin) = &self.isin {
             format!("isin:{isin}")

@@ -21,6 +21,27 @@ pub struct FetchContext<'a> {
     pub credentials: Option<&'a str>,
     /// The end of the previous successful sync, if any.
     pub last_synced_at: Option<DateTime<Utc>>,
+    /// The day of the oldest pending transaction stored for the
+    /// connection: a complete snapshot that does not list it removes it,
+    /// so a connector that reads a window must reach back to it
+    /// ([`FetchContext::reach_back`]).
+    pub oldest_pending: Option<chrono::NaiveDate>,
+}
+
+impl FetchContext<'_> {
+    /// Where a later sync reads from: `overlap_days` before the last one,
+    /// or earlier, a day before the oldest pending transaction stored (a
+    /// window that left it out would take it for gone). `None` on the
+    /// first sync: everything.
+    pub fn reach_back(&self, overlap_days: i64) -> Option<DateTime<Utc>> {
+        let last = self.last_synced_at?;
+        let window = last - chrono::Duration::days(overlap_days);
+        let pending = self
+            .oldest_pending
+            .and_then(|day| day.pred_opt())
+            .map(|day| day.and_time(chrono::NaiveTime::MIN).and_utc());
+        Some(pending.map_or(window, |pending| pending.min(window)))
+    }
 }
 
 // Credentials never reach a log through `{:?}`.
@@ -31,6 +52,7 @@ impl std::fmt::Debug for FetchContext<'_> {
             .field("settings", &self.settings)
             .field("credentials", &self.credentials.map(|_| "<sealed>"))
             .field("last_synced_at", &self.last_synced_at)
+            .field("oldest_pending", &self.oldest_pending)
             .finish()
     }
 }

@@ -4,16 +4,18 @@
 //! sandbox, and its JS SDK's fixtures; docs/providers.md, "Starling").
 //!
 //! - `prepare`: the token is checked at once (`GET /api/v2/identity/token`:
-//!   200, or 401/403 for a token that is wrong, expired, revoked or
-//!   without the scopes a sync needs) and kept sealed.
+//!   401/403 for a token that is wrong, expired or revoked; its `scopes`
+//!   must hold those a sync reads with) and kept sealed.
 //! - `fetch`: `/api/v2/accounts`, then each account's balance and its
 //!   default category's feed (`/api/v2/feed/account/{account}/category/
 //!   {category}?changesSince=…`): every item changed since then, the
-//!   whole history on the first sync.
+//!   whole history on the first sync, and never later than the oldest
+//!   pending item stored (one out of sight would be taken for gone).
 //!
 //! Amounts are unsigned minor units with a `direction` (`IN`, `OUT`): the
 //! sign comes from the direction alone. A `PENDING` item settles under its
-//! own `feedItemUid`, so its row turns posted in place.
+//! own `feedItemUid`, so its row turns posted in place; one released
+//! (`REVERSED`) is no transaction, and its stored pending row goes.
 
 use crate::connector::{
     ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
@@ -29,7 +31,6 @@ use serde::Deserialize;
 use serde_json::Value;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::Decimal;
-use tributary_domain::pending_match::PendingMatchRule;
 use tributary_domain::snapshot::*;
 
 pub const PROVIDER: Provider = Provider::new("starling");
@@ -120,6 +121,41 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
     })
 }
 
+/// The scopes a sync reads with: the accounts, their balances, their feeds.
+const SCOPES: [&str; 3] = ["account:read", "balance:read", "transaction:read"];
+
+/// What `identity/token` says of a token.
+#[derive(Debug, Deserialize)]
+struct Identity {
+    /// Optional in Starling's document: a token it does not list scopes
+    /// for is taken at its word.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+}
+
+impl Identity {
+    /// A token without a scope a sync needs would connect and fail at
+    /// once: it is refused, naming what it lacks.
+    fn can_sync(&self) -> Result<(), ConnectorError> {
+        let Some(scopes) = &self.scopes else {
+            return Ok(());
+        };
+        let missing: Vec<&str> = SCOPES
+            .into_iter()
+            .filter(|needed| !scopes.iter().any(|s| s == needed))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(ConnectorError::InvalidCredentials(format!(
+            "this Starling personal access token lacks the {} scope{}: make one with {} in Starling's developer portal",
+            missing.join(", "),
+            if missing.len() == 1 { "" } else { "s" },
+            SCOPES.join(", ")
+        )))
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Accounts {
     accounts: Vec<Account>,
@@ -161,8 +197,8 @@ impl Money {
 
 /// ISO 4217's minor-unit places for the currencies a Starling account can
 /// hold (sterling, euro, US dollar): a feed item's `amount` is always in
-/// its account's currency (a foreign card payment's own currency is in
-/// `sourceAmount`, kept in `raw` only).
+/// its account's currency (a foreign card payment's own amount,
+/// `sourceAmount`, is not read).
 fn minor_unit_places(currency: &str) -> Option<u32> {
     match currency {
         "GBP" | "EUR" | "USD" => Some(2),
@@ -249,6 +285,11 @@ fn transaction(item: FeedItem) -> Result<Option<SnapshotTransaction>, ConnectorE
         }
     };
     let unsigned = item.amount.amount("a feed item's amount")?;
+    if unsigned.is_sign_negative() {
+        return Err(ConnectorError::Protocol(format!(
+            "Starling sent feed item {id} with a negative amount ({unsigned}); its sign is its direction's"
+        )));
+    }
     let amount = match item.direction.as_str() {
         "IN" => unsigned,
         "OUT" => -unsigned,
@@ -338,8 +379,9 @@ impl crate::connector::Connector for StarlingConnector {
         personal_token::prepare(
             personal_token::given(request, "Starling")?,
             |token| {
-                let _: Value = self.get(token, "identity/token", &[], "the token check")?;
-                Ok(())
+                let identity: Identity =
+                    self.get(token, "identity/token", &[], "the token check")?;
+                identity.can_sync()
             },
             "Starling does not accept this personal access token: check it, or make a new one in Starling's developer portal",
             institution(),
@@ -348,9 +390,8 @@ impl crate::connector::Connector for StarlingConnector {
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let token = personal_token::kept(context)?;
-        let changes_since = match context.last_synced_at {
-            Some(last) => (last - chrono::Duration::days(OVERLAP_DAYS))
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        let changes_since = match context.reach_back(OVERLAP_DAYS) {
+            Some(since) => since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             None => FIRST_CHANGES_SINCE.to_owned(),
         };
         let Accounts { accounts } = self.get(token, "accounts", &[], "the accounts")?;
@@ -403,9 +444,10 @@ impl crate::connector::Connector for StarlingConnector {
             institution: institution(),
             accounts: snapshot_accounts,
             notices: Vec::new(),
-            // A pending item settles under its own uid; should Starling
-            // ever settle it anew, the rule pairs them.
-            pending_match: Some(PendingMatchRule::default()),
+            // A pending item settles under its own uid, and a released one
+            // says so: no rule pairs rows (it could take a released hold
+            // for another payment of a like amount).
+            pending_match: None,
             complete: true,
         })
     }
@@ -450,6 +492,22 @@ mod tests {
     }
 
     #[test]
+    fn a_401_or_a_403_needs_the_person() {
+        for status in [reqwest::StatusCode::UNAUTHORIZED, reqwest::StatusCode::FORBIDDEN] {
+            let refused = Refusal {
+                what: "the accounts",
+                status,
+                headers: &reqwest::header::HeaderMap::new(),
+                body: r#"{"error":"invalid_token","error_description":"Could not validate provided access token"}"#,
+            };
+            let ConnectorError::ReauthRequired(why) = refusal(&refused) else {
+                panic!("{status} needs the person")
+            };
+            assert!(why.contains("Could not validate"), "{why}");
+        }
+    }
+
+    #[test]
     fn a_sign_comes_from_the_direction_and_nothing_else() {
         let item = |direction: &str| -> FeedItem {
             serde_json::from_value(json!({
@@ -465,5 +523,11 @@ mod tests {
             panic!("an unknown direction is refused")
         };
         assert!(why.contains("SIDEWAYS"), "{why}");
+        let mut negative = item("OUT");
+        negative.amount.minor_units = -1234;
+        let Err(ConnectorError::Protocol(why)) = transaction(negative) else {
+            panic!("a signed amount is refused, not flipped")
+        };
+        assert!(why.contains("negative amount"), "{why}");
     }
 }

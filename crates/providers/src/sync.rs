@@ -27,7 +27,7 @@ use tributary_storage::connections::{self, ConnectionRecord, NewConnection};
 use tributary_storage::job_outcomes::{self, DailyQuota, Failure};
 use tributary_storage::provider_limits::{self, Admission};
 use tributary_storage::sync_jobs::{self, ClaimedJob};
-use tributary_storage::{Database, StorageError, sync_apply};
+use tributary_storage::{Database, StorageError, read, sync_apply};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -456,8 +456,9 @@ impl SyncEngine {
             } => (connection, credentials),
             Prepared::Done(outcome) => return Ok(outcome),
         };
+        let oldest_pending = read::oldest_pending(&mut *self.db.conn()?, connection.id)?;
         let fetched = self
-            .fetch(job, &connection, credentials.as_deref())
+            .fetch(job, &connection, (credentials.as_deref(), oldest_pending))
             .and_then(
                 |snapshot| match unexpected(connection.provider, &snapshot) {
                     Some(unexpected) => Err(ConnectorError::Misconfigured(format!(
@@ -601,7 +602,7 @@ impl SyncEngine {
         &self,
         job: &ClaimedJob,
         connection: &ConnectionRecord,
-        credentials: Option<&str>,
+        (credentials, oldest_pending): (Option<&str>, Option<chrono::NaiveDate>),
     ) -> Result<ProviderSnapshot, ConnectorError> {
         match self.registry.get(connection.provider) {
             Some(connector) => self.with_heartbeat(job, || {
@@ -610,6 +611,7 @@ impl SyncEngine {
                     settings: &connection.settings,
                     credentials,
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
+                    oldest_pending,
                 })
             }),
             None => Err(ConnectorError::Misconfigured(format!(

@@ -6,9 +6,10 @@
 //! - `prepare`: the token is checked at once (`GET /util/ping`: 200, or 401
 //!   for a token that is wrong, expired or revoked) and kept sealed.
 //! - `fetch`: `/accounts`, then each account's `/accounts/{id}/transactions`
-//!   (newest first; `filter[since]` 14 days before the last sync, the whole
-//!   history on the first), page by page along `links.next` (only on the
-//!   configured API's own origin).
+//!   (newest first; `filter[since]` 35 days before the last sync, or
+//!   before the oldest held transaction stored, the whole history on the
+//!   first), page by page along `links.next` (only on the configured
+//!   API's own origin).
 //!
 //! A transaction is `HELD` (pending) until it is `SETTLED`, normally under
 //! the same id, so the stored row turns posted in place; on the rare
@@ -324,8 +325,7 @@ impl crate::connector::Connector for UpConnector {
         let mut snapshot_accounts = Vec::new();
         for account in accounts {
             let mut query = vec![("page[size]", PAGE_SIZE.to_owned())];
-            if let Some(last) = context.last_synced_at {
-                let since = last - chrono::Duration::days(OVERLAP_DAYS);
+            if let Some(since) = context.reach_back(OVERLAP_DAYS) {
                 query.push((
                     "filter[since]",
                     since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

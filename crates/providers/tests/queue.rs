@@ -306,6 +306,7 @@ fn a_worker_that_does_not_hold_the_job_stores_nothing() {
                 settings: &settings,
                 credentials: None,
                 last_synced_at: None,
+                oldest_pending: None,
             })
             .unwrap();
         let now = clock.now().naive_utc();

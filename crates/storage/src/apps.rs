@@ -358,8 +358,8 @@ pub fn update_app_user(
 }
 
 /// Erases a user and, through the foreign keys, everything that is theirs:
-/// connections, accounts, transactions, balances, holdings, keys, tokens,
-/// codes, portal sessions and jobs. The sign-in codes sent to their address
+/// connections, accounts, transactions, balances, holdings, securities,
+/// keys, tokens, codes, portal sessions and jobs. The sign-in codes sent to their address
 /// go too: they name no user, only the address, which must not outlive
 /// the user (the address's send limit starts afresh).
 pub fn delete_user(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<bool> {

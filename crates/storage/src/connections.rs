@@ -639,6 +639,37 @@ pub fn delete_connection(
                 .load(conn)?;
             crate::changes::bury_accounts(conn, user_id, seq, &account_ids, now)?;
         }
-        Ok(diesel::delete(theirs).execute(conn)? > 0)
+        let deleted = diesel::delete(theirs).execute(conn)? > 0;
+        if deleted {
+            forget_unused_securities(conn, user_id)?;
+        }
+        Ok(deleted)
     })
+}
+
+/// Deletes `user_id`'s securities no holding or activity of theirs names
+/// any more: what a removed connection's sources said of them goes too.
+fn forget_unused_securities(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<()> {
+    use crate::schema::{holdings, investment_transactions, securities};
+    // Only the user's own rows are read: by account, along their indexes.
+    let theirs = || {
+        accounts::table
+            .filter(accounts::user_id.eq(user_id.get()))
+            .select(accounts::id)
+    };
+    let held = holdings::table
+        .filter(holdings::account_id.eq_any(theirs()))
+        .select(holdings::security_id);
+    let traded = investment_transactions::table
+        .filter(investment_transactions::account_id.eq_any(theirs()))
+        .filter(investment_transactions::security_id.is_not_null())
+        .select(investment_transactions::security_id.assume_not_null());
+    diesel::delete(
+        securities::table
+            .filter(securities::user_id.eq(user_id.get()))
+            .filter(securities::id.ne_all(held))
+            .filter(securities::id.ne_all(traded)),
+    )
+    .execute(conn)?;
+    Ok(())
 }

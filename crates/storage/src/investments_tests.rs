@@ -298,12 +298,20 @@ fn a_security_named_by_one_user_is_not_renamed_for_another() {
             .get_result(conn)
             .unwrap();
         assert_eq!(left, 1, "the second user's security went with them");
+        // A removed connection's securities go with it.
+        crate::connections::delete_connection(conn, first, first_connection, now()).unwrap();
+        let left: i64 = crate::schema::securities::table
+            .count()
+            .get_result(conn)
+            .unwrap();
+        assert_eq!(left, 0, "no holding or activity names it any more");
     });
 }
 
 /// Migration 000033 on data written before it: one shared row per security
-/// becomes one row per user whose holdings or activity use it, every
-/// reference follows, and undoing it folds them back.
+/// becomes one row per user whose holdings or activity use it (a user with
+/// both, and with two accounts, gets one), every reference follows, a row
+/// nobody uses goes, and undoing it folds them back.
 #[test]
 fn securities_shared_before_migration_33_become_each_users_own() {
     const PER_USER: &str = "20261220000033";
@@ -314,52 +322,93 @@ fn securities_shared_before_migration_33_become_each_users_own() {
                 user_with_connection(conn, "first@example.com", Provider::new("sandbox"));
             let (second, second_connection) =
                 user_with_connection(conn, "second@example.com", Provider::new("sandbox"));
-            for connection in [first_connection, second_connection] {
-                let activity = vec![buy("t1", 3, "10", "-1807.45"), fee("f1", 5)];
-                apply_snapshot(
-                    conn,
-                    connection,
-                    &snapshot(vec![brokerage(activity)]),
-                    now(),
-                )
-                .unwrap();
-            }
+            let held = || SnapshotHolding {
+                security: apple(),
+                quantity: dec("10"),
+                price: dec("180.25"),
+                value: dec("1802.50"),
+                value_in_account_currency: None,
+                cost_basis: None,
+                currency: "USD".into(),
+                raw: serde_json::json!({}),
+            };
+            // The first user holds and trades Apple in two accounts.
+            let mut other = SnapshotAccount {
+                holdings: Some(vec![held()]),
+                ..brokerage(vec![buy("t2", 4, "1", "-180.25")])
+            };
+            other.provider_account_id = "B2".into();
+            let accounts = vec![
+                SnapshotAccount {
+                    holdings: Some(vec![held()]),
+                    ..brokerage(vec![buy("t1", 3, "10", "-1807.45"), fee("f1", 5)])
+                },
+                other,
+            ];
+            apply_snapshot(conn, first_connection, &snapshot(accounts), now()).unwrap();
+            // The second only trades it.
+            let activity = vec![buy("t1", 3, "10", "-1807.45")];
+            apply_snapshot(
+                conn,
+                second_connection,
+                &snapshot(vec![brokerage(activity)]),
+                now(),
+            )
+            .unwrap();
             (first, second)
         };
-        let keys = |db: &crate::Database| -> Vec<String> {
+        let query = |db: &crate::Database, sql: &str| -> Vec<String> {
             let conn = &mut *db.conn().unwrap();
-            diesel::sql_query("SELECT identity_key AS key FROM securities ORDER BY identity_key")
+            diesel::sql_query(sql)
                 .load::<Key>(conn)
                 .unwrap()
                 .into_iter()
                 .map(|k| k.key)
                 .collect()
         };
+        let keys = |db| {
+            query(
+                db,
+                "SELECT identity_key AS key FROM securities ORDER BY identity_key",
+            )
+        };
+        // Each holding and activity row with the key of the security it names.
+        let references = |db| {
+            query(
+                db,
+                "SELECT s.identity_key AS key FROM holdings h JOIN securities s ON s.id = h.security_id \
+                 UNION ALL SELECT s.identity_key FROM investment_transactions t \
+                 JOIN securities s ON s.id = t.security_id ORDER BY 1",
+            )
+        };
         let isin = "isin:US0378331005";
-        assert_eq!(
-            keys(db),
-            [
-                format!("user:{first}:{isin}"),
-                format!("user:{second}:{isin}")
-            ]
+        let (mine, theirs) = (
+            format!("user:{first}:{isin}"),
+            format!("user:{second}:{isin}"),
         );
+        assert_eq!(keys(db), [mine.clone(), theirs.clone()]);
+        let per_user = [vec![mine.clone(); 4], vec![theirs.clone()]].concat();
+        assert_eq!(references(db), per_user);
 
         db.revert_migrations_from(PER_USER).unwrap();
         assert_eq!(keys(db), [isin.to_owned()], "one shared row before 000033");
+        assert_eq!(references(db), vec![isin.to_owned(); 5]);
+        // A shared row nobody uses.
+        diesel::sql_query(
+            "INSERT INTO securities (identity_key, name, currency) VALUES ('isin:XS0000000009', 'Unused', 'EUR')",
+        )
+        .execute(&mut *db.conn().unwrap())
+        .unwrap();
 
         db.migrate().unwrap();
-        assert_eq!(
-            keys(db),
-            [
-                format!("user:{first}:{isin}"),
-                format!("user:{second}:{isin}")
-            ]
-        );
+        assert_eq!(keys(db), [mine, theirs], "the unused row is gone");
+        assert_eq!(references(db), per_user);
         let conn = &mut *db.conn().unwrap();
         for user in [first, second] {
-            let account = read::list_accounts(conn, &Viewer::whole_user(user)).unwrap()[0].id;
-            let stored = list(conn, account, (None, None), None).unwrap();
-            assert_eq!(stored[1].security.as_ref(), Some(&apple()));
+            for account in read::list_accounts(conn, &Viewer::whole_user(user)).unwrap() {
+                let stored = list(conn, account.id, (None, None), None).unwrap();
+                assert!(stored.iter().any(|t| t.security.as_ref() == Some(&apple())));
+            }
         }
     });
 }

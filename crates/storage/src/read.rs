@@ -871,3 +871,17 @@ pub fn stored_transaction_ids(
     }
     Ok(found)
 }
+
+/// The day of the oldest pending transaction of `connection`'s accounts
+/// (by the partial index of pending rows): a sync must read back to it.
+pub fn oldest_pending(
+    conn: &mut AnyConnection,
+    connection: ConnectionId,
+) -> StorageResult<Option<NaiveDate>> {
+    Ok(transactions::table
+        .inner_join(accounts::table)
+        .filter(accounts::connection_id.eq(connection.get()))
+        .filter(transactions::is_pending.eq(true))
+        .select(diesel::dsl::min(transactions::booked_on))
+        .first(conn)?)
+}

@@ -1,5 +1,7 @@
 -- Back to one shared row per security: each user's rows fold into the
--- lowest-numbered one of the same security, which loses its owner.
+-- lowest-numbered one of the same security, which loses its owner. (Every
+-- row has an owner after up.sql; the index goes first.)
+DROP INDEX securities_owner;
 UPDATE holdings SET security_id = (
     SELECT MIN(other.id)
     FROM securities mine, securities other

@@ -38,3 +38,6 @@ UPDATE investment_transactions SET security_id = (
 WHERE security_id IS NOT NULL;
 
 DELETE FROM securities WHERE user_id IS NULL;
+
+-- A user's deletion finds their securities by this.
+CREATE INDEX securities_owner ON securities (user_id);

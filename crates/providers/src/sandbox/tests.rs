@@ -20,6 +20,7 @@ fn fetch(
             settings,
             credentials: None,
             last_synced_at: last,
+            oldest_pending: None,
         })
         .expect("sandbox fetch")
 }
@@ -226,6 +227,7 @@ fn failure_usernames_fail_the_documented_way() {
         settings,
         credentials: None,
         last_synced_at: None,
+        oldest_pending: None,
     };
     let reauth = connection_settings("a@example.com", USER_REAUTH_REQUIRED);
     let down = connection_settings("a@example.com", USER_PROVIDER_DOWN);
@@ -259,6 +261,7 @@ fn slow_username_waits_before_answering() {
             settings: &slow,
             credentials: None,
             last_synced_at: None,
+            oldest_pending: None,
         })
         .unwrap();
     assert!(!snapshot.accounts.is_empty());
