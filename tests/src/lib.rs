@@ -11,6 +11,7 @@ pub mod browser;
 pub mod enablebanking;
 pub mod fakes;
 pub mod harness;
+pub mod ibkr;
 pub mod mcp;
 pub mod node;
 pub mod openapi;

@@ -113,6 +113,43 @@ pub async fn on_every_backend_against<F, Started>(
     }
 }
 
+/// A connector's test bench: a manual clock at now, an engine whose
+/// connector waits long (`patient`) and one whose waits short
+/// (`impatient`), sharing a keyring, and a Personal user `email`.
+#[derive(Debug)]
+pub struct Bench {
+    pub clock: Arc<tributary_domain::clock::ManualClock>,
+    pub engine: SyncEngine,
+    pub impatient: SyncEngine,
+    pub user: UserId,
+}
+
+impl Bench {
+    pub fn new(
+        db: &Database,
+        (patient, impatient): (Arc<dyn Connector>, Arc<dyn Connector>),
+        email: &str,
+    ) -> Self {
+        let clock = Arc::new(tributary_domain::clock::ManualClock::new(chrono::Utc::now()));
+        let keyring = test_keyring();
+        let engine = engine_with(db, clock.clone(), &keyring, patient);
+        let impatient = engine_with(db, clock.clone(), &keyring, impatient);
+        let user = tributary_storage::users::create_personal_user(
+            &mut db.conn().expect("a connection"),
+            email,
+            clock.now().naive_utc(),
+        )
+        .expect("the user")
+        .id;
+        Bench {
+            clock,
+            engine,
+            impatient,
+            user,
+        }
+    }
+}
+
 /// One row of a connector's fault matrix: the fault, whether the
 /// impatient engine (a short timeout) meets it, whether the sync is
 /// retried, and the connection's status after.
@@ -266,19 +303,23 @@ pub fn token_request(token: &str) -> tributary_providers::ConnectRequest {
 }
 
 /// Connects `provider` for `user` with a personal access token: `wrong`
-/// is refused before anything is stored, `good` connects and is sealed.
+/// is refused before anything is stored, `good` connects and its secret
+/// is sealed.
 pub fn connect_with_a_token(
     engine: &SyncEngine,
     (db, user): (&Database, UserId),
     provider: tributary_domain::model::Provider,
-    (wrong, good): (&str, &str),
+    (wrong, good): (
+        &tributary_providers::ConnectRequest,
+        &tributary_providers::ConnectRequest,
+    ),
 ) -> ConnectionId {
     let Err(tributary_providers::sync::SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
-        engine.connect(user, provider, &token_request(wrong))
+        engine.connect(user, provider, wrong)
     else {
         panic!("a wrong token connects nothing")
     };
-    assert!(why.contains("personal access token"), "{why}");
+    assert!(why.contains("token"), "{why}");
     let conn = &mut *db.conn().expect("a connection");
     assert!(
         read::list_accounts(conn, &Viewer::whole_user(user))
@@ -286,26 +327,28 @@ pub fn connect_with_a_token(
             .is_empty()
     );
     let connection = engine
-        .connect(user, provider, &token_request(good))
+        .connect(user, provider, good)
         .expect("the token connects")
         .id;
+    let secret = good.secret.as_deref().expect("a token");
     assert!(
-        !tributary_storage::testing::dump(db).contains(good),
+        !tributary_storage::testing::dump(db).contains(secret),
         "the token is sealed"
     );
     connection
 }
 
 /// The person revokes the token (`revoke`): the next sync needs them and
-/// loses nothing; a new token (`issue`, then `new_token`) repairs the
-/// connection with the same accounts and data, sealed. `before` runs
-/// before each sync (a later hour, say).
+/// loses nothing; a new token (`issue`, then connecting again with
+/// `replacement`) repairs the connection with the same accounts and data,
+/// sealed. `before` runs before each sync (a later hour, say).
 pub fn a_revoked_token_is_replaced(
     at: Matrix<'_>,
     (revoke, issue): (impl Fn(), impl Fn()),
-    new_token: &str,
+    replacement: &tributary_providers::ConnectRequest,
     before: impl Fn(),
 ) {
+    let new_token = replacement.secret.as_deref().expect("a new token");
     let sync = || {
         before();
         at.engine
@@ -331,7 +374,7 @@ pub fn a_revoked_token_is_replaced(
     assert_eq!(status(), ConnectionStatus::ReauthRequired);
     issue();
     at.engine
-        .reconnect(at.connection, &token_request(new_token))
+        .reconnect(at.connection, replacement)
         .expect("the new token reconnects");
     let SyncOutcome::Synced { summary, .. } = sync() else {
         panic!("the sync after the new token failed")

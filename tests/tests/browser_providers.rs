@@ -4,8 +4,9 @@
 //! country and linked on the bank's own page, an Enable Banking bank whose
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
 //! pages, a brokerage connected in SnapTrade's portal, Akahu with a
-//! personal app's tokens, and Up and Starling with a personal access
-//! token. SQLite and PostgreSQL.
+//! personal app's tokens, Up and Starling with a personal access token,
+//! and Interactive Brokers with a Flex token and query id. SQLite and
+//! PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -17,6 +18,7 @@ use tributary_e2e::akahu::{AkahuFake, PERSONAL_APP_TOKEN, PERSONAL_USER_TOKEN};
 use tributary_e2e::browser::{Browser, exchange, sign_in};
 use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
+use tributary_e2e::ibkr::IbkrFake;
 use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
@@ -493,6 +495,7 @@ async fn up_connects_with_a_personal_access_token_checked_at_once() {
             token: tributary_e2e::up::TOKEN,
             wrong: "up:yeah:wrong",
             an_account: "Spending",
+            also: &[],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
     }
@@ -510,6 +513,25 @@ async fn starling_connects_with_a_personal_access_token_checked_at_once() {
             token: tributary_e2e::starling::TOKEN,
             wrong: "not-a-token",
             an_account: "Personal",
+            also: &[],
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
+    }
+}
+
+#[actix_web::test]
+async fn interactive_brokers_connects_with_a_flex_token_and_query() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = IbkrFake::start().await;
+        let bank = TokenBank {
+            name: "Interactive Brokers",
+            id: "ibkr",
+            label: "Flex query id",
+            token: tributary_e2e::ibkr::TOKEN,
+            wrong: "285716543219876543210000",
+            an_account: "Main",
+            also: &[("query_id", tributary_e2e::ibkr::QUERY_ID)],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
     }
@@ -523,6 +545,8 @@ struct TokenBank {
     token: &'static str,
     wrong: &'static str,
     an_account: &'static str,
+    /// The form's other fields.
+    also: &'static [(&'static str, &'static str)],
 }
 
 /// The bank is offered; a token it refuses is said at once and connects
@@ -540,14 +564,11 @@ async fn connects_with_a_token(
     let form = browser.get(&form_path).await;
     form.assert_shows(bank.label);
     // A token the bank does not accept: said at once, nothing connected.
-    let wrong = browser
-        .submit(&form, &form_path, &[("token", bank.wrong)])
-        .await;
+    let fields = |token| [&[("token", token)], bank.also].concat();
+    let wrong = browser.submit(&form, &form_path, &fields(bank.wrong)).await;
     assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
     wrong.assert_shows("did not accept these details");
-    let progress = browser
-        .submit(&form, &form_path, &[("token", bank.token)])
-        .await;
+    let progress = browser.submit(&form, &form_path, &fields(bank.token)).await;
     let progress = browser.until_synced(progress).await;
     assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
     progress.assert_shows(bank.an_account);

@@ -42,6 +42,7 @@ use tributary_domain::model::SyncJobKind;
 use tributary_e2e::akahu::{self, AkahuFake};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
+use tributary_e2e::ibkr::{self, IbkrFake};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
 use tributary_e2e::starling::{self, StarlingFake};
@@ -71,6 +72,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let akahu = AkahuFake::start().await;
     let up = UpFake::start().await;
     let starling = StarlingFake::start().await;
+    let ibkr = IbkrFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -94,7 +96,15 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
         let mut world = World::new(
             &bridge,
             &gocardless,
-            (&enablebanking, &plaid, &snaptrade, &akahu, &up, &starling),
+            (
+                &enablebanking,
+                &plaid,
+                &snaptrade,
+                &akahu,
+                &up,
+                &starling,
+                &ibkr,
+            ),
             postgres.as_ref(),
         );
         for piece in pieces(&text) {
@@ -268,13 +278,14 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up, starling): (
+        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
             &AkahuFake,
             &UpFake,
             &StarlingFake,
+            &IbkrFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -335,6 +346,11 @@ impl<'a> World<'a> {
             ("TRIBUTARY_UP_URL", format!("{}/api/v1", up.server.uri())),
             // And its Starling requests to that one.
             ("TRIBUTARY_STARLING_URL", starling.server.uri()),
+            // And its Interactive Brokers requests to that one.
+            (
+                "TRIBUTARY_IBKR_FLEX_URL",
+                format!("{}/AccountManagement/FlexWebService", ibkr.server.uri()),
+            ),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -654,6 +670,8 @@ impl<'a> World<'a> {
             Some(self.bridge.setup_token())
         } else if line.contains("--user-token -") {
             Some(akahu::PERSONAL_USER_TOKEN.to_owned())
+        } else if line.contains("connect ibkr") && line.contains("--token -") {
+            Some(ibkr::TOKEN.to_owned())
         } else if line.contains("connect starling") && line.contains("--token -") {
             Some(starling::TOKEN.to_owned())
         } else if line.contains("--token -") {

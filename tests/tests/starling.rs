@@ -10,20 +10,18 @@
 #![allow(clippy::unwrap_used)]
 
 use chrono::Utc;
-use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::access::Viewer;
-use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token, engine_with,
-    on_every_backend_against, run_fault_matrix, test_keyring, token_request, transaction_lines,
+    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
 };
 use tributary_e2e::starling::{ACCOUNTS_ONLY_TOKEN, Fault, NEW_TOKEN, StarlingFake, TOKEN};
 use tributary_providers::ConnectorError;
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
+use tributary_storage::Database;
 use tributary_storage::read;
-use tributary_storage::{Database, users};
 
 #[actix_web::test]
 async fn a_token_syncs_settles_a_pending_payment_and_meets_every_fault() {
@@ -31,27 +29,19 @@ async fn a_token_syncs_settles_a_pending_payment_and_meets_every_fault() {
 }
 
 fn scenario(db: &Database, fake: &StarlingFake) {
-    let clock = Arc::new(ManualClock::new(Utc::now()));
-    let keyring = test_keyring();
-    let engine = engine_with(
+    let Bench {
+        clock,
+        engine,
+        impatient,
+        user,
+    } = Bench::new(
         db,
-        clock.clone(),
-        &keyring,
-        fake.connector(Duration::from_secs(30)),
-    );
-    let impatient = engine_with(
-        db,
-        clock.clone(),
-        &keyring,
-        fake.connector(Duration::from_secs(1)),
-    );
-    let user = users::create_personal_user(
-        &mut db.conn().unwrap(),
+        (
+            fake.connector(Duration::from_secs(30)),
+            fake.connector(Duration::from_secs(1)),
+        ),
         "londoner@example.com",
-        clock.now().naive_utc(),
-    )
-    .unwrap()
-    .id;
+    );
     let starling = tributary_providers::starling::PROVIDER;
 
     // A token without the scopes a sync reads with is refused, naming them.
@@ -61,7 +51,12 @@ fn scenario(db: &Database, fake: &StarlingFake) {
         panic!("a token without the balance and transaction scopes connects nothing")
     };
     assert!(why.contains("balance:read, transaction:read"), "{why}");
-    let connection = connect_with_a_token(&engine, (db, user), starling, ("not-a-token", TOKEN));
+    let connection = connect_with_a_token(
+        &engine,
+        (db, user),
+        starling,
+        (&token_request("not-a-token"), &token_request(TOKEN)),
+    );
     let sync = |engine: &SyncEngine| {
         engine
             .sync_now(connection, SyncJobKind::OnDemand, "test")
@@ -212,7 +207,7 @@ fn scenario(db: &Database, fake: &StarlingFake) {
             impatient: &impatient,
         },
         (|| fake.revoke(), || fake.issue_new_token()),
-        NEW_TOKEN,
+        &token_request(NEW_TOKEN),
         || clock.advance(chrono::Duration::hours(1)),
     );
 }

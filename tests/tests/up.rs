@@ -17,7 +17,7 @@ use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
     FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token, engine_with,
-    on_every_backend_against, run_fault_matrix, test_keyring, transaction_lines,
+    on_every_backend_against, run_fault_matrix, test_keyring, token_request, transaction_lines,
 };
 use tributary_e2e::up::{Fault, NEW_TOKEN, TOKEN, UpFake};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -45,7 +45,12 @@ fn scenario(db: &Database, fake: &UpFake) {
     .id;
     let up = tributary_providers::up::PROVIDER;
 
-    let connection = connect_with_a_token(&engine, (db, user), up, ("up:yeah:wrong", TOKEN));
+    let connection = connect_with_a_token(
+        &engine,
+        (db, user),
+        up,
+        (&token_request("up:yeah:wrong"), &token_request(TOKEN)),
+    );
     let sync = |engine: &SyncEngine| {
         engine
             .sync_now(connection, SyncJobKind::OnDemand, "test")
@@ -182,7 +187,7 @@ fn scenario(db: &Database, fake: &UpFake) {
             impatient: &impatient,
         },
         (|| fake.revoke(), || fake.issue_new_token()),
-        NEW_TOKEN,
+        &token_request(NEW_TOKEN),
         || clock.advance(chrono::Duration::hours(1)),
     );
 }

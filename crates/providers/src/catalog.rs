@@ -115,7 +115,8 @@ mod tests {
                 crate::simplefin::PROVIDER,
                 crate::akahu::PROVIDER,
                 crate::up::PROVIDER,
-                crate::starling::PROVIDER
+                crate::starling::PROVIDER,
+                crate::ibkr::PROVIDER
             ]
         );
     }

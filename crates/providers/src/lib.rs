@@ -36,6 +36,7 @@ connectors! {
     akahu,
     up,
     starling,
+    ibkr,
 }
 
 pub use connector::{

@@ -18,7 +18,7 @@ pub mod samples;
 mod statement;
 mod store;
 mod streamed;
-mod xml;
+pub(crate) mod xml;
 
 pub use files::{Reading, StatementFile, UnreadableFile, read_files};
 pub use statement::{Statement, file_institution};
