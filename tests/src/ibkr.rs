@@ -87,8 +87,9 @@ impl IbkrFake {
                 "^/AccountManagement/FlexWebService/SendRequest$",
                 Box::new(|f, r| f.checked(r, Self::send_request)),
             ),
+            // Where SendRequest's `Url` says, as IBKR's own answers do.
             (
-                "^/AccountManagement/FlexWebService/GetStatement$",
+                "^/Universal/servlet/FlexStatementService.GetStatement$",
                 Box::new(|f, r| f.checked(r, Self::get_statement)),
             ),
         ];
@@ -176,7 +177,7 @@ impl IbkrFake {
         let reference = format!("{}", 4_000_000_000u64 + state.asked.len() as u64);
         state.asked.insert(reference.clone(), 0);
         response(&format!(
-            "<Status>Success</Status>\n<ReferenceCode>{reference}</ReferenceCode>\n<Url>{}{ROOT}/GetStatement</Url>",
+            "<Status>Success</Status>\n<ReferenceCode>{reference}</ReferenceCode>\n<Url>{}/Universal/servlet/FlexStatementService.GetStatement</Url>",
             self.server.uri()
         ))
     }
@@ -232,6 +233,8 @@ fn statement(later_dividend: bool, slash_date: bool) -> String {
 </OpenPositions>
 <Trades>
 <Order accountId="U1234567" currency="USD" assetCategory="STK" symbol="AAPL" tradeID="" transactionID="" tradeDate="{buy_date}" quantity="10" tradePrice="180.25" proceeds="-1802.5" ibCommission="-1" netCash="-1803.5" buySell="BUY" levelOfDetail="ORDER" />
+<Trade accountId="U1234567" acctAlias="Main" currency="USD" fxRateToBase="1" assetCategory="STK" symbol="AAPL" description="APPLE INC" conid="265598" tradeID="" reportDate="{buy_date}" tradeDate="{buy_date}" quantity="10" tradePrice="180.25" tradeMoney="1802.5" proceeds="-1802.5" taxes="0" ibCommission="-1" ibCommissionCurrency="USD" netCash="-1803.5" buySell="BUY" transactionID="" levelOfDetail="ORDER" />
+<Trade accountId="U1234567" acctAlias="Main" currency="USD" fxRateToBase="1" assetCategory="CASH" symbol="EUR.USD" description="EUR.USD" conid="12087792" tradeID="700000003" reportDate="20261105" tradeDate="20261105" tradeTime="091500" settleDateTarget="20261107" transactionType="ExchTrade" exchange="IDEALFX" quantity="100" tradePrice="1.08" tradeMoney="108" proceeds="-108" taxes="0" ibCommission="-2" ibCommissionCurrency="USD" netCash="-110" buySell="BUY" transactionID="31000000008" ibOrderID="900000003" dateTime="20261105;091500" levelOfDetail="EXECUTION" />
 <Trade accountId="U1234567" acctAlias="Main" currency="USD" fxRateToBase="1" assetCategory="STK" symbol="AAPL" description="APPLE INC" conid="265598" securityID="US0378331005" securityIDType="ISIN" cusip="037833100" isin="US0378331005" figi="BBG000B9XRY4" listingExchange="NASDAQ" tradeID="700000001" reportDate="{buy_date}" tradeDate="{buy_date}" tradeTime="143012" settleDateTarget="20261105" transactionType="ExchTrade" exchange="NASDAQ" quantity="10" tradePrice="180.25" tradeMoney="1802.5" proceeds="-1802.5" taxes="0" ibCommission="-1" ibCommissionCurrency="USD" netCash="-1803.5" closePrice="181" openCloseIndicator="O" cost="1803.5" fifoPnlRealized="0" buySell="BUY" transactionID="31000000001" ibOrderID="900000001" ibExecID="0000e0d5.6542a1b2.01.01" dateTime="{buy_date};143012" levelOfDetail="EXECUTION" />
 <Trade accountId="U1234567" acctAlias="Main" currency="USD" fxRateToBase="1" assetCategory="STK" symbol="AAPL" description="APPLE INC" conid="265598" securityID="US0378331005" securityIDType="ISIN" cusip="037833100" isin="US0378331005" figi="BBG000B9XRY4" listingExchange="NASDAQ" tradeID="700000002" reportDate="20261120" tradeDate="20261120" tradeTime="100501" settleDateTarget="20261124" transactionType="ExchTrade" exchange="NASDAQ" quantity="-2" tradePrice="195" tradeMoney="-390" proceeds="390" taxes="0" ibCommission="-1.02" ibCommissionCurrency="USD" netCash="388.98" closePrice="195.5" openCloseIndicator="C" cost="-360.7" fifoPnlRealized="28.28" buySell="SELL" transactionID="31000000002" ibOrderID="900000002" ibExecID="0000e0d5.6542a1b3.01.01" dateTime="20261120;100501" levelOfDetail="EXECUTION" />
 </Trades>

@@ -55,12 +55,17 @@ fn scenario(db: &Database, fake: &IbkrFake) {
     );
     let ibkr = tributary_providers::ibkr::PROVIDER;
 
-    // A query IBKR does not know is refused at once too.
+    // A query IBKR does not know is refused at once too, in its words.
     let refused = engine.connect(user, ibkr, &flex(TOKEN, "111111"));
     let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) = refused else {
         panic!("a wrong query connects nothing: {refused:?}")
     };
-    assert!(why.contains("query"), "{why}");
+    assert!(why.contains("1014: Query is invalid"), "{why}");
+    let refused = engine.connect(user, ibkr, &flex("285716543219876543210000", QUERY_ID));
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) = refused else {
+        panic!("a wrong token connects nothing: {refused:?}")
+    };
+    assert!(why.contains("1015: Token is invalid"), "{why}");
     let connection = connect_with_a_token(
         &engine,
         (db, user),
@@ -87,14 +92,18 @@ fn scenario(db: &Database, fake: &IbkrFake) {
             "DIVIDEND AAPL None None 2.6",
             "FEE - None None -10",
             "INTEREST - None None 1.45",
+            "OTHER - 100 1.08 -110",
             "SELL AAPL -2 195 388.98",
             "TAX AAPL None None -0.39",
         ],
         "executions, not the order; the detailed dividend, not its summary; no deposit"
     );
     let cash = transaction_lines(db, user);
-    assert_eq!(cash.len(), 8, "{cash:#?}");
+    assert_eq!(cash.len(), 10, "{cash:#?}");
     for line in [
+        // A conversion moves two currencies.
+        "Main -110 false Some(\"EUR.USD\") Some(\"BUY: EUR.USD\")",
+        "Main 100 false Some(\"EUR.USD\") Some(\"EUR.USD conversion\")",
         "Main 5000 false None Some(\"Deposits & Withdrawals: CASH RECEIPTS / ELECTRONIC FUND TRANSFERS\")",
         "Main -1803.5 false Some(\"AAPL\") Some(\"BUY: APPLE INC\")",
         "Interactive Brokers U7654321 250 false None Some(\"Deposits & Withdrawals: CASH RECEIPTS / ELECTRONIC FUND TRANSFERS\")",
@@ -225,7 +234,7 @@ fn scenario(db: &Database, fake: &IbkrFake) {
             }
             Fault::SlashDate => {
                 let error = error.to_string();
-                assert!(error.contains("Trade 1 of account U1234567"), "{error}");
+                assert!(error.contains("Trade 3 of account U1234567"), "{error}");
                 assert!(error.contains("yyyyMMdd"), "{error}");
             }
             _ => {}
@@ -336,7 +345,7 @@ async fn the_statement_reads_as_ibflex_reads_it() {
     assert_eq!(ours, theirs);
     assert_eq!(
         theirs["U1234567"]["activity"].as_array().unwrap().len(),
-        7,
+        8,
         "the comparison saw every record: {theirs}"
     );
 }

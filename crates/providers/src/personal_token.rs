@@ -1,5 +1,5 @@
 //! What the banks a person connects with their own personal access token
-//! share (Up, Starling): no aggregator and nothing for the operator to
+//! share (Up, Starling, Interactive Brokers' Flex token): no aggregator and nothing for the operator to
 //! configure but the API's root; one form field for the token; the token
 //! checked at once, before anything is stored, and kept sealed; a sync
 //! without a kept token needing the person.
@@ -83,7 +83,7 @@ pub(crate) fn given(request: &ConnectRequest, bank: &str) -> Result<String, Conn
 
 /// A token checked by `check` (a call any valid token may make): a token
 /// the bank refuses is the person's wrong input, said at once as
-/// `refused`; the checked token is kept sealed.
+/// `refused` with the bank's own reason; the checked token is kept sealed.
 pub(crate) fn prepare(
     token: String,
     check: impl FnOnce(&str) -> Result<(), ConnectorError>,
@@ -91,7 +91,9 @@ pub(crate) fn prepare(
     institution: SnapshotInstitution,
 ) -> Result<Prepared, ConnectorError> {
     check(&token).map_err(|err| match err {
-        ConnectorError::ReauthRequired(_) => ConnectorError::InvalidCredentials(refused.to_owned()),
+        ConnectorError::ReauthRequired(reason) => {
+            ConnectorError::InvalidCredentials(format!("{refused} ({reason})"))
+        }
         other => other,
     })?;
     Ok(Prepared {

@@ -41,5 +41,3 @@ DELETE FROM securities WHERE user_id IS NULL;
 
 -- A user's deletion finds their securities by this.
 CREATE INDEX securities_owner ON securities (user_id);
--- Every security has its owner now (SQLite cannot add this to a column).
-ALTER TABLE securities ALTER COLUMN user_id SET NOT NULL;

@@ -69,13 +69,14 @@ pub const DESCRIPTION: Description = Description {
 
 pub const DEFAULT_BASE_URL: &str =
     "https://ndcdyn.interactivebrokers.com/AccountManagement/FlexWebService";
-/// How often `GetStatement` is asked while the statement is being made,
-/// and how long apart: IBKR allows one request a second per token.
+/// How often `GetStatement` is asked in all while the statement is being
+/// made, and how long apart: IBKR takes ten requests a minute per token,
+/// and a sync makes at most seven.
 const STATEMENT_TRIES: u32 = 6;
 const STATEMENT_WAIT: Duration = Duration::from_secs(5);
-/// A statement document larger than this is refused (a year of a busy
-/// account is a few megabytes).
-const MAX_STATEMENT_BYTES: usize = 64 * 1024 * 1024;
+/// A statement document larger than this is refused, read no further (a
+/// year of a busy account is a few megabytes).
+const MAX_STATEMENT_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Always offered: a person's own token needs no configuration.
 fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
@@ -146,6 +147,8 @@ fn failure(code: u32) -> Failure {
 /// or why not.
 struct Answer {
     reference: Option<String>,
+    /// Where to ask for the statement.
+    url: Option<String>,
     error: Option<(u32, String)>,
 }
 
@@ -156,6 +159,7 @@ fn answer_of(response: &Element) -> Option<Answer> {
     let text = |name: &str| response.text_at(name).map(str::to_owned);
     Some(Answer {
         reference: text("ReferenceCode"),
+        url: text("Url"),
         error: text("ErrorCode").map(|code| {
             (
                 code.parse().unwrap_or(0),
@@ -171,10 +175,9 @@ impl IbkrConnector {
         Ok(Self { config, http })
     }
 
-    /// `GET {root}/{service}?t=…&q=…&v=3`, parsed.
-    fn get(&self, service: &str, (token, q): (&str, &str), what: &str) -> Result<Element, ConnectorError> {
-        let url = format!("{}/{service}", self.config.base_url.trim_end_matches('/'));
-        let response = self.http.send(
+    /// `GET {url}?t=…&q=…&v=3`, parsed.
+    fn get(&self, url: &str, (token, q): (&str, &str), what: &str) -> Result<Element, ConnectorError> {
+        let mut response = self.http.send(
             self.http
                 .client
                 .get(url)
@@ -194,15 +197,27 @@ impl IbkrConnector {
                 ConnectorError::Protocol(format!("Interactive Brokers answered {what} with {status}"))
             }));
         }
-        let bytes = response.bytes().map_err(|err| ConnectorError::Unavailable {
-            reason: format!("Interactive Brokers' answer to {what} broke off: {}", err.without_url()),
-            retry_after: None,
-        })?;
-        if bytes.len() > MAX_STATEMENT_BYTES {
-            return Err(ConnectorError::Protocol(format!(
+        let too_large = || {
+            ConnectorError::Protocol(format!(
                 "Interactive Brokers answered {what} with more than {} MB",
                 MAX_STATEMENT_BYTES / (1024 * 1024)
-            )));
+            ))
+        };
+        if response.content_length().is_some_and(|n| n > MAX_STATEMENT_BYTES) {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&mut response, MAX_STATEMENT_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(|err| ConnectorError::Unavailable {
+            // An I/O error of the body names no URL.
+            reason: format!("Interactive Brokers' answer to {what} broke off: {err}"),
+            retry_after: None,
+        })?;
+        if bytes.len() as u64 > MAX_STATEMENT_BYTES {
+            return Err(too_large());
         }
         xml::parse(&xml::decode(&bytes)).map_err(|err| {
             ConnectorError::Protocol(format!(
@@ -211,9 +226,44 @@ impl IbkrConnector {
         })
     }
 
-    /// Asks for the query's statement; its reference code.
-    fn send_request(&self, token: &str, query_id: &str) -> Result<String, ConnectorError> {
-        let document = self.get("SendRequest", (token, query_id), "the statement request")?;
+    /// A service's address below the configured root.
+    fn service(&self, name: &str) -> String {
+        format!("{}/{name}", self.config.base_url.trim_end_matches('/'))
+    }
+
+    /// Where IBKR says to ask for the statement: its `Url` when that is on
+    /// IBKR's own service (https, `interactivebrokers.com`) or the
+    /// configured root's origin; else the token is not sent there.
+    fn statement_url(&self, given: Option<&str>) -> Result<String, ConnectorError> {
+        let Some(given) = given else {
+            return Ok(self.service("GetStatement"));
+        };
+        let trusted = url::Url::parse(given).is_ok_and(|url| {
+            let ibkr = url.scheme() == "https"
+                && url.host_str().is_some_and(|host| {
+                    host == "interactivebrokers.com" || host.ends_with(".interactivebrokers.com")
+                });
+            let configured = url::Url::parse(&self.config.base_url)
+                .is_ok_and(|root| root.origin() == url.origin());
+            ibkr || configured
+        });
+        if trusted {
+            Ok(given.to_owned())
+        } else {
+            Err(ConnectorError::Protocol(format!(
+                "Interactive Brokers said to fetch the statement from {given}, which is not its Flex Web Service"
+            )))
+        }
+    }
+
+    /// Asks for the query's statement: its reference code, and where to
+    /// fetch it.
+    fn send_request(&self, token: &str, query_id: &str) -> Result<(String, String), ConnectorError> {
+        let document = self.get(
+            &self.service("SendRequest"),
+            (token, query_id),
+            "the statement request",
+        )?;
         let answer = answer_of(&document).ok_or_else(|| {
             ConnectorError::Protocol(
                 "Interactive Brokers answered the statement request with something other than a FlexStatementResponse".into(),
@@ -222,23 +272,29 @@ impl IbkrConnector {
         if let Some((code, message)) = answer.error {
             return Err(refused(code, &message));
         }
-        answer.reference.ok_or_else(|| {
+        let reference = answer.reference.ok_or_else(|| {
             ConnectorError::Protocol(
                 "Interactive Brokers accepted the statement request but gave no reference code"
                     .into(),
             )
-        })
+        })?;
+        Ok((reference, self.statement_url(answer.url.as_deref())?))
     }
 
-    /// The statement of `reference`, asked again while it is being made.
-    fn statement(&self, token: &str, reference: &str) -> Result<Element, ConnectorError> {
+    /// The statement of `reference` at `url`, asked again while it is
+    /// being made.
+    fn statement(&self, token: &str, (reference, url): (&str, &str)) -> Result<Element, ConnectorError> {
         let mut attempt = 1;
         loop {
-            let document = self.get("GetStatement", (token, reference), "the statement")?;
+            let document = self.get(url, (token, reference), "the statement")?;
             let Some(answer) = answer_of(&document) else {
                 return Ok(document);
             };
-            let (code, message) = answer.error.unwrap_or_default();
+            let Some((code, message)) = answer.error else {
+                return Err(ConnectorError::Protocol(
+                    "Interactive Brokers answered the statement with neither a statement nor an error code".into(),
+                ));
+            };
             match failure(code) {
                 Failure::NotYet if attempt < STATEMENT_TRIES => {
                     std::thread::sleep(self.config.statement_wait);
@@ -291,8 +347,8 @@ impl crate::connector::Connector for IbkrConnector {
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let token = personal_token::kept(context)?;
-        let reference = self.send_request(token, query_id(context.settings)?)?;
-        let document = self.statement(token, &reference)?;
+        let (reference, url) = self.send_request(token, query_id(context.settings)?)?;
+        let document = self.statement(token, (&reference, &url))?;
         Ok(ProviderSnapshot {
             institution: institution(),
             accounts: statement::accounts(&document, context.now)?,

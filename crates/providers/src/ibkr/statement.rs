@@ -139,10 +139,11 @@ impl<'a> Record<'a> {
     }
 
     /// Whether the record is at the level of detail that counts each thing
-    /// once: a section without levels, or `wanted`.
-    fn at_level(&self, wanted: &str) -> bool {
+    /// once (`wanted`); `None` when the query leaves the level out (the
+    /// caller then makes sure nothing repeats).
+    fn at_level(&self, wanted: &str) -> Option<bool> {
         self.text("levelOfDetail")
-            .is_none_or(|level| level.eq_ignore_ascii_case(wanted))
+            .map(|level| level.eq_ignore_ascii_case(wanted))
     }
 
     /// The security the record is about; `None` for one about none (a
@@ -201,27 +202,62 @@ fn account(statement: &Element, now: DateTime<Utc>) -> Result<SnapshotAccount, C
     let information = Record::new(information, 0, id);
     let currency = information.required("currency")?.to_owned();
 
-    let mut holdings = Vec::new();
-    for position in records(statement, ("OpenPositions", "OpenPosition"), id) {
-        if position.at_level("SUMMARY") {
-            holdings.push(holding(&position, &currency)?);
+    // No Open Positions section: the query says nothing of positions, and
+    // what is stored stays. A section, even empty, is the whole of them.
+    let holdings = match statement.child("OpenPositions") {
+        None => None,
+        Some(_) => {
+            let mut holdings = Vec::new();
+            let mut unleveled = std::collections::HashSet::new();
+            for position in records(statement, ("OpenPositions", "OpenPosition"), id) {
+                let counted = match position.at_level("SUMMARY") {
+                    Some(summary) => summary,
+                    // Without levels a position's lots would repeat it.
+                    None => {
+                        let key = position.text("conid").or(position.text("symbol"));
+                        if !unleveled.insert(key) {
+                            return Err(unreadable(format!(
+                                "{} repeats a position and the query has no Level of Detail to tell its lots: add that field to the query's Open Positions, or untick its lots",
+                                position.place
+                            )));
+                        }
+                        true
+                    }
+                };
+                if counted {
+                    holdings.push(holding(&position, &currency)?);
+                }
+            }
+            Some(holdings)
         }
-    }
+    };
+    // Trades and cash transactions without a level are kept by their ids:
+    // a repeat (or a summary without one) fails, naming the record.
     let mut transactions = Vec::new();
     let mut activity = Vec::new();
     for trade in records(statement, ("Trades", "Trade"), id) {
-        if trade.at_level("EXECUTION") {
+        if trade.at_level("EXECUTION").unwrap_or(true) {
             let (cash, traded) = self::trade(&trade)?;
-            transactions.push(cash);
+            transactions.extend(cash);
             activity.push(traded);
         }
     }
     for entry in records(statement, ("CashTransactions", "CashTransaction"), id) {
-        if entry.at_level("DETAIL") {
+        if entry.at_level("DETAIL").unwrap_or(true) {
             let (cash, income) = cash_transaction(&entry)?;
             transactions.push(cash);
             activity.extend(income);
         }
+    }
+    let mut ids = std::collections::HashSet::new();
+    if let Some(repeated) = transactions
+        .iter()
+        .find(|t| !ids.insert(t.provider_id.as_str()))
+    {
+        return Err(unreadable(format!(
+            "account {id} lists {} twice: add Level of Detail to the query's Trades and Cash Transactions",
+            repeated.provider_id
+        )));
     }
     Ok(SnapshotAccount {
         provider_account_id: id.to_owned(),
@@ -235,7 +271,7 @@ fn account(statement: &Element, now: DateTime<Utc>) -> Result<SnapshotAccount, C
         currency,
         balance_history: Vec::new(),
         transactions,
-        holdings: Some(holdings),
+        holdings,
         investment_transactions: activity,
         liability: None,
     })
@@ -309,29 +345,75 @@ fn trade_id(trade: &Record<'_>) -> Result<String, ConnectorError> {
     let id = trade
         .text("transactionID")
         .or_else(|| trade.text("tradeID"))
-        .ok_or_else(|| unreadable(format!("{} has no transactionID or tradeID", trade.place)))?;
+        .ok_or_else(|| {
+            unreadable(format!(
+                "{} has no transactionID or tradeID (a summary row? add Level of Detail to the query's Trades)",
+                trade.place
+            ))
+        })?;
     Ok(format!("trade:{id}"))
 }
 
-/// A trade as the cash it moved and as investment activity.
+/// The second leg of a currency conversion (`EUR.USD`: euros bought or
+/// sold, signed by `quantity`, against the dollars in `netCash`), as the
+/// cash it moved in the pair's first currency.
+fn conversion_leg(
+    trade: &Record<'_>,
+    (provider_id, date, currency): (&str, NaiveDate, &str),
+) -> Result<SnapshotTransaction, ConnectorError> {
+    let symbol = trade.required("symbol")?;
+    let other = match symbol.split_once('.') {
+        Some((first, second)) if second == currency && first.len() == 3 => first,
+        _ => {
+            return Err(unreadable(format!(
+                "{}: the currency conversion `{symbol}` is not <currency>.{currency}",
+                trade.place
+            )));
+        }
+    };
+    Ok(SnapshotTransaction {
+        provider_id: format!("{provider_id}:{other}"),
+        pending_provider_id: None,
+        is_pending: false,
+        date,
+        amount: trade.required_decimal("quantity")?,
+        currency: other.to_owned(),
+        merchant: Some(symbol.to_owned()),
+        description: Some(format!("{symbol} conversion")),
+        hints: Default::default(),
+    })
+}
+
+/// A trade as the cash it moved (two legs for a currency conversion) and
+/// as investment activity.
 fn trade(
     trade: &Record<'_>,
-) -> Result<(SnapshotTransaction, SnapshotInvestmentTransaction), ConnectorError> {
+) -> Result<(Vec<SnapshotTransaction>, SnapshotInvestmentTransaction), ConnectorError> {
     let provider_id = trade_id(trade)?;
     let date = trade.first_date(&["tradeDate", "dateTime"])?;
     let currency = trade.required("currency")?.to_owned();
     let side = trade.text("buySell").unwrap_or_default();
-    let commission = trade.decimal("ibCommission")?;
+    // Commission in the trade's currency (IBKR may charge it in another,
+    // the base currency, which is not this trade's cash).
+    let commission = match trade.text("ibCommissionCurrency") {
+        Some(charged) if charged != currency => None,
+        _ => trade.decimal("ibCommission")?,
+    };
     // What the trade did to cash: net of commission and taxes.
     let amount = match trade.decimal("netCash")? {
         Some(net) => net,
-        None => trade.required_decimal("proceeds")? + commission.unwrap_or_default(),
+        None => {
+            trade.required_decimal("proceeds")?
+                + commission.unwrap_or_default()
+                + trade.decimal("taxes")?.unwrap_or_default()
+        }
     };
-    let kind = match (trade.text("assetCategory"), side) {
+    let is_conversion = trade.text("assetCategory") == Some("CASH");
+    let kind = match side {
         // A currency conversion moves cash, not a holding.
-        (Some("CASH"), _) => InvestmentKind::Other,
-        (_, "BUY") => InvestmentKind::Buy,
-        (_, "SELL") => InvestmentKind::Sell,
+        _ if is_conversion => InvestmentKind::Other,
+        "BUY" => InvestmentKind::Buy,
+        "SELL" => InvestmentKind::Sell,
         // A cancelled execution (`BUY (Ca.)`) and anything else: as written.
         _ => InvestmentKind::Other,
     };
@@ -341,19 +423,24 @@ fn trade(
         date,
         kind,
         subtype: Some(side).filter(|s| !s.is_empty()).map(str::to_owned),
-        security: trade.security(),
+        // A currency pair is no security.
+        security: if is_conversion { None } else { trade.security() },
         // Signed by IBKR: negative for a sale.
         quantity: trade.decimal("quantity")?,
         price: trade.decimal("tradePrice")?,
         amount,
         // IBKR writes commission as a (negative) cash effect; a fee is a
-        // positive cost.
-        fees: commission.filter(|c| !c.is_zero()).map(|c| -c),
+        // positive cost (a rebate is no fee).
+        fees: commission.filter(|c| c.is_sign_negative() && !c.is_zero()).map(|c| -c),
         currency: currency.clone(),
         description: description.clone(),
         raw: trade.raw(),
     };
-    let cash = SnapshotTransaction {
+    let mut cash = Vec::new();
+    if is_conversion {
+        cash.push(conversion_leg(trade, (&provider_id, date, &currency))?);
+    }
+    cash.push(SnapshotTransaction {
         provider_id,
         pending_provider_id: None,
         is_pending: false,
@@ -371,7 +458,7 @@ fn trade(
         )
         .filter(|t| !t.is_empty()),
         hints: Default::default(),
-    };
+    });
     Ok((cash, investment))
 }
 
@@ -432,4 +519,58 @@ fn cash_transaction(
         hints: Default::default(),
     };
     Ok((cash, investment))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(sections: &str) -> Result<Vec<SnapshotAccount>, ConnectorError> {
+        let document = format!(
+            r#"<FlexQueryResponse queryName="q" type="AF"><FlexStatements count="1">
+<FlexStatement accountId="U1" fromDate="20260101" toDate="20261127">
+<AccountInformation accountId="U1" currency="USD" />{sections}</FlexStatement>
+</FlexStatements></FlexQueryResponse>"#
+        );
+        accounts(&crate::import::xml::parse(&document).unwrap(), Utc::now())
+    }
+
+    const POSITION: &str = r#"<OpenPosition currency="USD" symbol="AAPL" conid="265598" position="8" markPrice="190.5" positionValue="1524" />"#;
+
+    #[test]
+    fn a_query_without_open_positions_keeps_what_is_stored() {
+        let accounts = read("").unwrap();
+        assert_eq!(accounts[0].holdings, None);
+        let accounts = read("<OpenPositions />").unwrap();
+        assert_eq!(accounts[0].holdings, Some(Vec::new()), "a section is the whole");
+    }
+
+    #[test]
+    fn a_position_repeated_without_levels_is_refused_not_counted_twice() {
+        let once = read(&format!("<OpenPositions>{POSITION}</OpenPositions>")).unwrap();
+        assert_eq!(once[0].holdings.as_ref().unwrap().len(), 1);
+        let Err(ConnectorError::Protocol(why)) =
+            read(&format!("<OpenPositions>{POSITION}{POSITION}</OpenPositions>"))
+        else {
+            panic!("a lot without a level would count twice")
+        };
+        assert!(why.contains("Level of Detail"), "{why}");
+    }
+
+    #[test]
+    fn a_cash_transaction_repeated_without_levels_is_refused() {
+        let row = r#"<CashTransaction currency="USD" dateTime="20261104" amount="1.45" type="Broker Interest Received" transactionID="31" />"#;
+        assert_eq!(
+            read(&format!("<CashTransactions>{row}</CashTransactions>")).unwrap()[0]
+                .transactions
+                .len(),
+            1
+        );
+        let Err(ConnectorError::Protocol(why)) =
+            read(&format!("<CashTransactions>{row}{row}</CashTransactions>"))
+        else {
+            panic!("a repeat is refused")
+        };
+        assert!(why.contains("cash:31 twice"), "{why}");
+    }
 }
