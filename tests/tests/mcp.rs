@@ -148,6 +148,31 @@ async fn the_inspector_calls_every_tool_and_each_agrees_with_the_rest_api() {
             };
             assert_eq!(ids(&accounts), ids(&rest_accounts));
             assert_eq!(accounts["total"], rest_accounts["total"]);
+            // A card's terms, as REST states them (the sandbox card has them).
+            let mut with_terms = 0;
+            for (account, listed) in accounts["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(rest_accounts["accounts"].as_array().unwrap())
+            {
+                let terms = &listed["liability"];
+                if terms.is_null() {
+                    assert!(account.get("liability").is_none(), "{account}");
+                    continue;
+                }
+                with_terms += 1;
+                assert_eq!(
+                    account["liability"]["credit_limit"],
+                    digits(&terms["creditLimit"]),
+                    "{account}"
+                );
+                assert_eq!(
+                    account["liability"]["next_payment_due"], terms["nextPaymentDueDate"],
+                    "{account}"
+                );
+            }
+            assert!(with_terms > 0, "{rest_accounts}");
             for account in accounts["accounts"].as_array().unwrap() {
                 let id = account["id"].as_i64().unwrap();
                 let balance = rest(&server, key, &format!("/accounts/{id}/balance")).await;

@@ -1,5 +1,6 @@
 //! `list_accounts`: the accounts the credential sees, each with its latest
-//! balance (what `GET /accounts` and `GET /accounts/{id}/balance` answer).
+//! balance and, for a card or loan, its terms (what `GET /accounts` and
+//! `GET /accounts/{id}/balance` answer).
 
 use super::shared::{Answer, Asker, Failure, Spec, exact, listed, output_schema, schema};
 use schemars::JsonSchema;
@@ -45,6 +46,49 @@ struct AccountAnswer {
     status: String,
     /// The newest balance the provider reported; null before the first.
     balance: Option<BalanceAnswer>,
+    /// A card's or loan's terms, where the provider states any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    liability: Option<LiabilityAnswer>,
+}
+
+/// Each part where the provider states it; amounts are exact decimals.
+#[derive(Debug, Serialize, JsonSchema)]
+struct LiabilityAnswer {
+    credit_limit: Option<String>,
+    minimum_payment: Option<String>,
+    /// YYYY-MM-DD.
+    next_payment_due: Option<String>,
+    last_statement_balance: Option<String>,
+}
+
+impl LiabilityAnswer {
+    fn of(terms: &read::AccountLiability) -> Option<Self> {
+        terms.is_stated().then(|| LiabilityAnswer {
+            credit_limit: terms.credit_limit.as_ref().map(exact),
+            minimum_payment: terms.minimum_payment.as_ref().map(exact),
+            next_payment_due: terms.next_payment_due.map(|d| d.to_string()),
+            last_statement_balance: terms.last_statement_balance.as_ref().map(exact),
+        })
+    }
+
+    /// `; limit 5000.00, minimum 25.00 due 2026-12-05`, as far as stated.
+    fn said(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(limit) = &self.credit_limit {
+            parts.push(format!("limit {limit}"));
+        }
+        match (&self.minimum_payment, &self.next_payment_due) {
+            (Some(minimum), Some(due)) => parts.push(format!("minimum {minimum} due {due}")),
+            (Some(minimum), None) => parts.push(format!("minimum {minimum}")),
+            (None, Some(due)) => parts.push(format!("payment due {due}")),
+            (None, None) => {}
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", parts.join(", "))
+        }
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -64,6 +108,7 @@ pub(super) async fn run(asker: &Asker, _: NoArguments) -> Result<Answer, Failure
             let mut answers = Vec::new();
             for account in read::list_accounts(conn, viewer)? {
                 let balance = read::latest_balance(conn, account.id)?;
+                let liability = LiabilityAnswer::of(&account.liability);
                 answers.push(AccountAnswer {
                     id: account.id.get(),
                     name: account.name,
@@ -79,6 +124,7 @@ pub(super) async fn run(asker: &Asker, _: NoArguments) -> Result<Answer, Failure
                         currency: b.currency,
                         as_of: crate::webhooks::time(b.as_of),
                     }),
+                    liability,
                 });
             }
             Ok(answers)
@@ -96,9 +142,15 @@ pub(super) async fn run(asker: &Asker, _: NoArguments) -> Result<Answer, Failure
                         || "no balance yet".to_owned(),
                         |b| format!("balance {} {} as of {}", b.current, b.currency, b.as_of),
                     );
+                    let terms = a.liability.as_ref().map(LiabilityAnswer::said);
                     format!(
-                        "- [{}] {} ({}, {}, {}): {balance}",
-                        a.id, a.name, a.institution, a.kind, a.currency
+                        "- [{}] {} ({}, {}, {}): {balance}{}",
+                        a.id,
+                        a.name,
+                        a.institution,
+                        a.kind,
+                        a.currency,
+                        terms.unwrap_or_default()
                     )
                 }),
                 50
