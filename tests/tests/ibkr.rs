@@ -208,14 +208,15 @@ fn scenario(db: &Database, fake: &IbkrFake) {
         transient,
         status: ConnectionStatus::Error,
     };
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
     run_fault_matrix(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         &[
             case(Fault::Slow, true, true),
             case(Fault::ServerError, false, true),
@@ -244,13 +245,7 @@ fn scenario(db: &Database, fake: &IbkrFake) {
     // The token expires: the person is needed, the data stays; a new token
     // repairs the connection.
     a_revoked_token_is_replaced(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         (|| fake.expire_token(), || fake.issue_new_token()),
         &flex(NEW_TOKEN, QUERY_ID),
         || clock.advance(chrono::Duration::hours(6)),

@@ -172,14 +172,15 @@ fn scenario(db: &Database, fake: &StarlingFake) {
         transient,
         status: ConnectionStatus::Error,
     };
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
     run_fault_matrix(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         &[
             case(Fault::Slow, true, true),
             case(Fault::ServerError, false, true),
@@ -199,13 +200,7 @@ fn scenario(db: &Database, fake: &StarlingFake) {
     // The person revokes the token: the user is needed, the data stays;
     // a new token repairs the connection.
     a_revoked_token_is_replaced(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         (|| fake.revoke(), || fake.issue_new_token()),
         &token_request(NEW_TOKEN),
         || clock.advance(chrono::Duration::hours(1)),

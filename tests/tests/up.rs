@@ -9,20 +9,18 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use chrono::Utc;
-use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::access::Viewer;
-use tributary_domain::clock::{Clock, ManualClock};
+use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token, engine_with,
-    on_every_backend_against, run_fault_matrix, test_keyring, token_request, transaction_lines,
+    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
 };
 use tributary_e2e::up::{Fault, NEW_TOKEN, TOKEN, UpFake};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_storage::Database;
 use tributary_storage::read;
-use tributary_storage::{Database, users};
 
 #[actix_web::test]
 async fn a_token_syncs_settles_a_held_purchase_and_meets_every_fault() {
@@ -30,19 +28,19 @@ async fn a_token_syncs_settles_a_held_purchase_and_meets_every_fault() {
 }
 
 fn scenario(db: &Database, fake: &UpFake) {
-    let patient = fake.connector(Duration::from_secs(30));
-    let impatient = fake.connector(Duration::from_secs(1));
-    let clock = Arc::new(ManualClock::new(Utc::now()));
-    let keyring = test_keyring();
-    let engine = engine_with(db, clock.clone(), &keyring, patient);
-    let impatient = engine_with(db, clock.clone(), &keyring, impatient);
-    let user = users::create_personal_user(
-        &mut db.conn().unwrap(),
+    let Bench {
+        clock,
+        engine,
+        impatient,
+        user,
+    } = Bench::new(
+        db,
+        (
+            fake.connector(Duration::from_secs(30)),
+            fake.connector(Duration::from_secs(1)),
+        ),
         "aussie@example.com",
-        clock.now().naive_utc(),
-    )
-    .unwrap()
-    .id;
+    );
     let up = tributary_providers::up::PROVIDER;
 
     let connection = connect_with_a_token(
@@ -141,14 +139,15 @@ fn scenario(db: &Database, fake: &UpFake) {
         transient,
         status,
     };
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
     run_fault_matrix(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         &[
             case(Fault::Slow, true, true, ConnectionStatus::Error),
             case(Fault::ServerError, false, true, ConnectionStatus::Error),
@@ -179,13 +178,7 @@ fn scenario(db: &Database, fake: &UpFake) {
     // The person revokes the token: the user is needed, the data stays;
     // a new token repairs the connection.
     a_revoked_token_is_replaced(
-        Matrix {
-            db,
-            user,
-            connection,
-            engine: &engine,
-            impatient: &impatient,
-        },
+        at,
         (|| fake.revoke(), || fake.issue_new_token()),
         &token_request(NEW_TOKEN),
         || clock.advance(chrono::Duration::hours(1)),
