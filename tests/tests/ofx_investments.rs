@@ -361,3 +361,134 @@ async fn uploaded_activity_is_served_as_ofxtools_reads_it_and_again_unchanged() 
     })
     .await;
 }
+
+/// Reads `GET /investment_transactions/sync` with `key` from `cursor` to
+/// its end, `count` a page, into `copy` (by id); returns the last cursor
+/// and every change met as (`added`|`modified`|`removed`, id).
+async fn follow_feed(
+    server: &TestServer,
+    key: &str,
+    mut cursor: Option<String>,
+    copy: &mut BTreeMap<String, Value>,
+) -> (String, Vec<(&'static str, String)>) {
+    let mut met = Vec::new();
+    loop {
+        let path = match &cursor {
+            Some(cursor) => format!("/api/v1/investment_transactions/sync?count=2&cursor={cursor}"),
+            None => "/api/v1/investment_transactions/sync?count=2".to_owned(),
+        };
+        let (status, page) = get(server, key, &path).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        for (what, list) in [("added", "added"), ("modified", "modified")] {
+            for record in page[list].as_array().unwrap() {
+                let id = record["id"].as_str().unwrap().to_owned();
+                met.push((what, id.clone()));
+                copy.insert(id, record.clone());
+            }
+        }
+        for removed in page["removed"].as_array().unwrap() {
+            let id = removed["id"].as_str().unwrap().to_owned();
+            met.push(("removed", id.clone()));
+            copy.remove(&id);
+        }
+        cursor = Some(page["next_cursor"].as_str().unwrap().to_owned());
+        if page["has_more"] != true {
+            return (cursor.unwrap(), met);
+        }
+    }
+}
+
+/// Every investment transaction `key` is served by the listings, by id.
+async fn listed(server: &TestServer, key: &str) -> BTreeMap<String, Value> {
+    let mut all = BTreeMap::new();
+    for account in account_ids(server, key).await {
+        let path = format!("/api/v1/accounts/{account}/investment_transactions");
+        let (status, body) = get(server, key, &path).await;
+        if status == StatusCode::NOT_IMPLEMENTED {
+            continue;
+        }
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for record in body["investmentTransactions"].as_array().unwrap() {
+            all.insert(record["id"].as_str().unwrap().to_owned(), record.clone());
+        }
+    }
+    all
+}
+
+#[actix_web::test]
+async fn the_activity_feed_keeps_a_copy_of_what_the_listings_serve() {
+    on_every_backend(|server| async move {
+        let key = server.world.bob_key.clone();
+        let mut copy = BTreeMap::new();
+        let (start, _) = follow_feed(&server, &key, None, &mut copy).await;
+        assert_eq!(copy, listed(&server, &key).await);
+
+        upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
+        let (after_upload, met) = follow_feed(&server, &key, Some(start), &mut copy).await;
+        assert!(
+            !met.is_empty() && met.iter().all(|(what, _)| *what == "added"),
+            "{met:?}"
+        );
+        // Field for field what the listings serve.
+        assert_eq!(copy, listed(&server, &key).await);
+
+        // The same file again: nothing, and the cursor stays.
+        upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
+        let (again, met) = follow_feed(&server, &key, Some(after_upload.clone()), &mut copy).await;
+        assert_eq!((again.as_str(), met.len()), (after_upload.as_str(), 0));
+
+        // A cursor of the transactions' feed, or of another user, is not
+        // one of this feed; something else is not a cursor at all.
+        let (_, transactions) = get(&server, &key, "/api/v1/transactions/sync?count=1").await;
+        let theirs = transactions["next_cursor"].as_str().unwrap();
+        for (who, cursor, code) in [
+            (&key, theirs, "RESYNC_REQUIRED"),
+            (
+                &server.world.alice_key,
+                after_upload.as_str(),
+                "RESYNC_REQUIRED",
+            ),
+            (&key, "not-a-cursor", "INVALID_CURSOR"),
+        ] {
+            let (status, error) = get(
+                &server,
+                who,
+                &format!("/api/v1/investment_transactions/sync?cursor={cursor}"),
+            )
+            .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+            assert_eq!(error["code"], code, "{error}");
+        }
+
+        // The import's connection removed: its activity is removed from
+        // the copy, and the copy is again what is listed.
+        let imported = {
+            let conn = &mut *server.database.db().conn().unwrap();
+            let connection =
+                tributary_storage::connections::list_connections(conn, Some(server.world.bob_user))
+                    .unwrap()
+                    .into_iter()
+                    .find(|c| c.id != server.world.bob_connection)
+                    .unwrap();
+            let now = chrono::Utc::now().naive_utc();
+            tributary_storage::connections::delete_connection(
+                conn,
+                server.world.bob_user,
+                connection.id,
+                now,
+            )
+            .unwrap()
+        };
+        assert!(imported);
+        let before = copy.len();
+        let (_, met) = follow_feed(&server, &key, Some(after_upload), &mut copy).await;
+        assert!(met.iter().all(|(what, _)| *what == "removed"), "{met:?}");
+        assert!(
+            copy.len() < before && met.len() == before - copy.len(),
+            "{met:?}"
+        );
+        assert_eq!(copy, listed(&server, &key).await);
+        server
+    })
+    .await;
+}

@@ -614,3 +614,111 @@ async fn the_operators_window_cap_moves_an_old_start_date_up_and_warns() {
         server.stop().await;
     }
 }
+
+#[actix_web::test]
+async fn investment_activity_rides_in_its_accounts_extra() {
+    on_every_backend(|server| async move {
+        let (_, access_url) = claim(&setup_token(&server, None)).await;
+        let from = server.clock.now().date_naive() - chrono::Days::new(60);
+        let (status, set) = accounts(
+            &access_url,
+            &format!("start-date={}", epoch(&from.to_string())),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{set}");
+        let mut with_activity = 0;
+        for id in &server.world.alice_sandbox_accounts {
+            let listing = Client::new()
+                .get(server.url(&format!(
+                    "/api/v1/accounts/{id}/investment_transactions?from={from}"
+                )))
+                .header("x-api-key", &server.world.alice_key)
+                .send()
+                .await
+                .unwrap();
+            let status = listing.status();
+            let listing: Value = listing.json().await.unwrap();
+            let extra = &account(&set, *id)["extra"];
+            if status == StatusCode::NOT_IMPLEMENTED {
+                assert!(extra.is_null(), "{extra}");
+                continue;
+            }
+            // The same records, in the protocol's terms: `INV-` ids,
+            // oldest first, exact amounts.
+            let mut served: Vec<(String, String, String, String)> =
+                listing["investmentTransactions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| {
+                        (
+                            format!("INV-{}", a["id"].as_str().unwrap()),
+                            a["type"].as_str().unwrap().to_owned(),
+                            a["amount"].to_string(),
+                            a["currency"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect();
+            served.reverse();
+            if served.is_empty() {
+                assert!(extra.is_null(), "{extra}");
+                continue;
+            }
+            with_activity += 1;
+            let carried: Vec<(String, String, String, String)> = extra["investment_transactions"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{extra}"))
+                .iter()
+                .map(|a| {
+                    (
+                        a["id"].as_str().unwrap().to_owned(),
+                        a["type"].as_str().unwrap().to_owned(),
+                        a["amount"]
+                            .as_str()
+                            .unwrap()
+                            .parse::<f64>()
+                            .unwrap()
+                            .to_string(),
+                        a["currency"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            let served: Vec<(String, String, String, String)> = served
+                .into_iter()
+                .map(|(id, kind, amount, currency)| {
+                    (
+                        id,
+                        kind,
+                        amount.parse::<f64>().unwrap().to_string(),
+                        currency,
+                    )
+                })
+                .collect();
+            assert_eq!(carried, served);
+            let posted: Vec<i64> = extra["investment_transactions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["posted"].as_i64().unwrap())
+                .collect();
+            assert!(posted.windows(2).all(|w| w[0] <= w[1]), "{posted:?}");
+        }
+        assert!(
+            with_activity > 0,
+            "the sandbox's brokerage has activity: {set}"
+        );
+
+        // Balances only: no activity either.
+        let (_, balances) = accounts(&access_url, "balances-only=1").await;
+        assert!(
+            balances["accounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|a| a.get("extra").is_none()),
+            "{balances}"
+        );
+        server
+    })
+    .await;
+}

@@ -46,6 +46,27 @@ impl FeedPosition {
     }
 }
 
+/// The feeds one user's change sequence numbers: each has its rows and
+/// its tombstones, and cursors of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feed {
+    /// `GET /transactions/sync`.
+    Transactions,
+    /// `GET /investment_transactions/sync`.
+    InvestmentTransactions,
+}
+
+impl Feed {
+    /// What the cursor's fingerprint starts with (the transactions' is the
+    /// one cursors had before there were two feeds, so theirs still read).
+    fn tag(self) -> &'static str {
+        match self {
+            Feed::Transactions => "feed",
+            Feed::InvestmentTransactions => "investment-feed",
+        }
+    }
+}
+
 /// A reader's cursor: a position, and a fingerprint of who may use it (the
 /// user, the key's account scope, the account asked for). The fingerprint
 /// is no secret (a feed reads only what the credential may see anyway): it
@@ -67,8 +88,19 @@ const CURSOR_VERSION: u8 = 1;
 pub struct MalformedCursor;
 
 impl FeedCursor {
-    /// The fingerprint of `viewer` reading `account` (or every account).
+    /// The fingerprint of `viewer` reading `account` (or every account)
+    /// of the transactions' feed.
     pub fn fingerprint(
+        viewer: &crate::access::Viewer,
+        account: Option<crate::ids::AccountId>,
+    ) -> [u8; FINGERPRINT_BYTES] {
+        Self::fingerprint_of(Feed::Transactions, viewer, account)
+    }
+
+    /// The fingerprint of `viewer` reading `account` (or every account) of
+    /// `feed`: a cursor of one feed is another viewer's in the other.
+    pub fn fingerprint_of(
+        feed: Feed,
         viewer: &crate::access::Viewer,
         account: Option<crate::ids::AccountId>,
     ) -> [u8; FINGERPRINT_BYTES] {
@@ -81,7 +113,8 @@ impl FeedCursor {
             .collect();
         scope.sort_unstable();
         let text = format!(
-            "feed|{}|{}|{:?}|{:?}",
+            "{}|{}|{}|{:?}|{:?}",
+            feed.tag(),
             viewer.user_id,
             viewer.account_scope.is_some(),
             scope,
@@ -142,5 +175,18 @@ mod tests {
         assert!(!at.is_before(ChangeSeq::new(3), 10));
         assert!(!at.is_before(ChangeSeq::new(2), 99));
         assert!(FeedPosition::START.is_before(ChangeSeq::new(0), 1));
+    }
+
+    #[test]
+    fn a_cursor_of_one_feed_is_not_one_of_the_other() {
+        let viewer = crate::access::Viewer::whole_user(crate::ids::UserId::new(1));
+        assert_eq!(
+            FeedCursor::fingerprint(&viewer, None),
+            FeedCursor::fingerprint_of(Feed::Transactions, &viewer, None)
+        );
+        assert_ne!(
+            FeedCursor::fingerprint_of(Feed::Transactions, &viewer, None),
+            FeedCursor::fingerprint_of(Feed::InvestmentTransactions, &viewer, None)
+        );
     }
 }

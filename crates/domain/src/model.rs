@@ -334,6 +334,7 @@ wire_enum! {
     /// What a webhook tells (docs/changes.md#events).
     WebhookEventType {
         TransactionsUpdated => "transactions.updated",
+        InvestmentTransactionsUpdated => "investment_transactions.updated",
         ConnectionStatusChanged => "connection.status_changed",
         ConnectionConsentExpiring => "connection.consent_expiring",
         SyncFailed => "sync.failed",

@@ -10,18 +10,26 @@ use crate::notice::ReminderStage;
 use chrono::NaiveDateTime;
 use serde_json::{Map, Value};
 
+/// What one change did to one feed's rows: in these accounts, so many
+/// added, modified and removed; the cursor reads the feed from just before
+/// the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedUpdate {
+    pub account_ids: Vec<AccountId>,
+    pub cursor: FeedCursor,
+    pub added: usize,
+    pub modified: usize,
+    pub removed: usize,
+}
+
 /// One event, before it is addressed to its user.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WebhookEvent {
-    /// A sync or an import changed transactions of these accounts; the
-    /// cursor reads the change feed from just before this change.
-    TransactionsUpdated {
-        account_ids: Vec<AccountId>,
-        cursor: FeedCursor,
-        added: usize,
-        modified: usize,
-        removed: usize,
-    },
+    /// A sync or an import changed transactions (`GET /transactions/sync`).
+    TransactionsUpdated(FeedUpdate),
+    /// A sync or an import changed investment activity
+    /// (`GET /investment_transactions/sync`).
+    InvestmentTransactionsUpdated(FeedUpdate),
     /// A connection's status changed.
     ConnectionStatusChanged {
         connection_id: ConnectionId,
@@ -47,7 +55,10 @@ pub enum WebhookEvent {
 impl WebhookEvent {
     pub fn event_type(&self) -> WebhookEventType {
         match self {
-            WebhookEvent::TransactionsUpdated { .. } => WebhookEventType::TransactionsUpdated,
+            WebhookEvent::TransactionsUpdated(_) => WebhookEventType::TransactionsUpdated,
+            WebhookEvent::InvestmentTransactionsUpdated(_) => {
+                WebhookEventType::InvestmentTransactionsUpdated
+            }
             WebhookEvent::ConnectionStatusChanged { .. } => {
                 WebhookEventType::ConnectionStatusChanged
             }
@@ -63,13 +74,20 @@ impl WebhookEvent {
     pub fn data(&self) -> Map<String, Value> {
         let mut data = Map::new();
         match self {
-            WebhookEvent::TransactionsUpdated {
+            WebhookEvent::TransactionsUpdated(FeedUpdate {
                 account_ids,
                 cursor,
                 added,
                 modified,
                 removed,
-            } => {
+            })
+            | WebhookEvent::InvestmentTransactionsUpdated(FeedUpdate {
+                account_ids,
+                cursor,
+                added,
+                modified,
+                removed,
+            }) => {
                 let ids: Vec<String> = account_ids.iter().map(ToString::to_string).collect();
                 data.insert("account_ids".into(), ids.into());
                 data.insert("cursor".into(), cursor.to_text().into());

@@ -1,7 +1,9 @@
 //! `GET /transactions/sync`, the change feed (docs/changes.md): what was
 //! added, modified and removed past the client's cursor, in the order the
 //! changes were made, so that a client mirrors a user's transactions with
-//! one cursor. Mounted for both interfaces, behind their credentials.
+//! one cursor; and `GET /investment_transactions/sync`, the same for
+//! investment activity, with cursors of its own. Mounted for both
+//! interfaces, behind their credentials.
 //!
 //! A cursor is opaque to clients: a position in the user's change sequence
 //! (`tributary_domain::changes`) and a fingerprint of who may use it (the
@@ -18,10 +20,11 @@ use crate::state::AppState;
 use crate::wire;
 use actix_web::{HttpRequest, HttpResponse, web};
 use tributary_domain::access::Viewer;
-use tributary_domain::changes::{FeedCursor, FeedPosition};
+use tributary_domain::changes::{FINGERPRINT_BYTES, Feed, FeedCursor, FeedPosition};
 use tributary_domain::ids::AccountId;
 use tributary_storage::AnyConnection;
 use tributary_storage::changes::{self, FeedEntry, FeedPage};
+use tributary_storage::investment_feed;
 
 /// Changes a page holds when the client does not say.
 pub const DEFAULT_COUNT: i64 = 100;
@@ -30,9 +33,12 @@ pub const MAX_COUNT: i64 = 500;
 
 /// The feed, for credentials `A`.
 pub fn operations<A: Credential>() -> Vec<Operation> {
-    vec![Operation::new::<__path_transactions_sync, _, _>(
-        transactions_sync::<A>,
-    )]
+    vec![
+        Operation::new::<__path_transactions_sync, _, _>(transactions_sync::<A>),
+        Operation::new::<__path_investment_transactions_sync, _, _>(
+            investment_transactions_sync::<A>,
+        ),
+    ]
 }
 
 /// The query, validated (the cursor's fingerprint is checked once the
@@ -122,14 +128,79 @@ async fn transactions_sync<C: Credential>(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    serve(credential, state, req, changes_past).await
+}
+
+/// How a feed reads a page: `viewer`'s changes past a cursor, at most a
+/// count, of one account when given.
+type ReadPage<W> = fn(
+    &mut AnyConnection,
+    &Viewer,
+    Option<FeedCursor>,
+    i64,
+    Option<AccountId>,
+) -> Result<W, ApiError>;
+
+/// Answers a feed's request with the page `read` reads.
+async fn serve<C: Credential, W: serde::Serialize + Send + 'static>(
+    credential: C,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    read: ReadPage<W>,
+) -> Result<HttpResponse, ApiError> {
     let query = auth::checked(&state, &credential, FeedQuery::parse(req.query_string())).await?;
     let answer = auth::as_viewer(&state, credential, move |conn, viewer| {
-        changes_past(conn, &viewer, query.cursor, query.count, query.account)
+        read(conn, &viewer, query.cursor, query.count, query.account)
     })
     .await?;
     Ok(HttpResponse::Ok()
         .insert_header(("Cache-Control", "private, no-store"))
         .json(answer))
+}
+
+/// A page's entries sorted into the answer's lists, each row as `shown`.
+struct Sorted<W> {
+    added: Vec<W>,
+    modified: Vec<W>,
+    removed: Vec<wire::RemovedTransaction>,
+    next_cursor: String,
+}
+
+fn sort<R, Id: ToString, W>(
+    entries: Vec<FeedEntry<R, Id>>,
+    (after, fingerprint): (FeedPosition, [u8; FINGERPRINT_BYTES]),
+    shown: impl Fn(R) -> W,
+) -> Sorted<W> {
+    let next = entries.last().map_or(after, FeedEntry::position);
+    let mut sorted = Sorted {
+        added: Vec::new(),
+        modified: Vec::new(),
+        removed: Vec::new(),
+        next_cursor: FeedCursor {
+            position: next,
+            fingerprint,
+        }
+        .to_text(),
+    };
+    for entry in entries {
+        match entry {
+            FeedEntry::Current { record, added, .. } => {
+                let row = shown(*record);
+                if added {
+                    sorted.added.push(row);
+                } else {
+                    sorted.modified.push(row);
+                }
+            }
+            FeedEntry::Removed { id, account_id, .. } => {
+                sorted.removed.push(wire::RemovedTransaction {
+                    id: id.to_string(),
+                    account_id: account_id.get(),
+                })
+            }
+        }
+    }
+    sorted
 }
 
 /// The changes `viewer` may see past `cursor` (from the start without
@@ -142,54 +213,102 @@ pub(crate) fn changes_past(
     count: i64,
     account: Option<AccountId>,
 ) -> Result<wire::TransactionChanges, ApiError> {
+    let start = start(conn, Feed::Transactions, viewer, cursor, account)?;
+    let FeedPage::Changes { entries, has_more } =
+        changes::read_feed(conn, viewer, account, start.0, count)?
+    else {
+        return Err(expired());
+    };
+    let sorted = sort(entries, start, |record| record);
+    Ok(wire::TransactionChanges {
+        added: sorted.added,
+        modified: sorted.modified,
+        removed: sorted.removed,
+        next_cursor: sorted.next_cursor,
+        has_more,
+    })
+}
+
+/// Where `viewer` reads `feed` from with `cursor` (of `account` alone when
+/// given), and the fingerprint of the cursors it is given: 404 for an
+/// account it does not see, `RESYNC_REQUIRED` for a cursor made for
+/// another viewer, account or feed.
+fn start(
+    conn: &mut AnyConnection,
+    feed: Feed,
+    viewer: &Viewer,
+    cursor: Option<FeedCursor>,
+    account: Option<AccountId>,
+) -> Result<(FeedPosition, [u8; FINGERPRINT_BYTES]), ApiError> {
     if let Some(account) = account {
         visible_account(conn, viewer, account)?;
     }
-    let fingerprint = FeedCursor::fingerprint(viewer, account);
-    let after = match cursor {
-        None => FeedPosition::START,
-        Some(cursor) if cursor.fingerprint == fingerprint => cursor.position,
-        Some(_) => {
-            return Err(resync_required(
-                "This cursor was made for other credentials or another `account_id`.",
-            ));
-        }
-    };
-    let FeedPage::Changes { entries, has_more } =
-        changes::read_feed(conn, viewer, account, after, count)?
-    else {
-        return Err(resync_required(
-            "This cursor is older than the removals this server keeps.",
-        ));
-    };
-    let next = entries.last().map_or(after, FeedEntry::position);
-    let mut answer = wire::TransactionChanges {
-        next_cursor: FeedCursor {
-            position: next,
-            fingerprint,
-        }
-        .to_text(),
-        has_more,
-        ..Default::default()
-    };
-    for entry in entries {
-        match entry {
-            FeedEntry::Current { record, added, .. } => {
-                if added {
-                    answer.added.push(*record);
-                } else {
-                    answer.modified.push(*record);
-                }
-            }
-            FeedEntry::Removed { id, account_id, .. } => {
-                answer.removed.push(wire::RemovedTransaction {
-                    id: id.to_string(),
-                    account_id: account_id.get(),
-                })
-            }
-        }
+    let fingerprint = FeedCursor::fingerprint_of(feed, viewer, account);
+    match cursor {
+        None => Ok((FeedPosition::START, fingerprint)),
+        Some(cursor) if cursor.fingerprint == fingerprint => Ok((cursor.position, fingerprint)),
+        Some(_) => Err(resync_required(
+            "This cursor was made for other credentials, another `account_id` or another feed.",
+        )),
     }
-    Ok(answer)
+}
+
+fn expired() -> ApiError {
+    resync_required("This cursor is older than the removals this server keeps.")
+}
+
+#[utoipa::path(
+    get,
+    path = "/investment_transactions/sync",
+    tag = "Accounts",
+    summary = "Investment activity changed since a cursor",
+    description = "The investment activity (buys, sells, dividends, interest, fees, taxes, transfers, splits) added, modified and removed since `cursor`, in the order the changes were made, with cursors of its own: the transactions' feed, for investment accounts (docs/changes.md, \"Investment activity\"). Without `cursor` it starts from the beginning. Follow `next_cursor` while `has_more` is true; later, call again with the last `next_cursor`.",
+    params(
+        ("cursor" = Option<String>, Query, description = "The `next_cursor` of the previous answer of this feed; none to start from the beginning."),
+        ("count" = Option<i64>, Query, description = "Changes a page holds, 1 to 500 (default 100).", minimum = 1, maximum = 500),
+        ("account_id" = Option<i64>, Query, description = "Only this account's changes (a cursor made with it works only with it).", minimum = 1),
+    ),
+    responses(
+        (status = 200, description = "The changes past the cursor.", body = wire::InvestmentTransactionChanges, links(
+            ("next" = (operation_id = "investment_transactions_sync", parameters(("cursor" = "$response.body#/next_cursor")), description = "The next page, or later what changed since.")),
+        )),
+        (status = 400, description = "`INVALID_CURSOR` (not a cursor of this API), `RESYNC_REQUIRED` (another viewer's cursor, another feed's, or one older than the kept removals: read again without a cursor), `INVALID_COUNT`, `INVALID_ACCOUNT_ID`, `INVALID_QUERY`.", body = Envelope),
+        (status = 401, response = responses::Unauthorized),
+        (status = 404, description = "`ACCOUNT_NOT_FOUND`: `account_id` is missing, another user's, or outside the key's scope.", body = Envelope),
+        (status = 503, response = responses::Unavailable),
+    )
+)]
+async fn investment_transactions_sync<C: Credential>(
+    credential: C,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    serve(credential, state, req, activity_changes_past).await
+}
+
+/// The investment activity `viewer` may see changed past `cursor`: the
+/// answer of `GET /investment_transactions/sync`.
+pub(crate) fn activity_changes_past(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    cursor: Option<FeedCursor>,
+    count: i64,
+    account: Option<AccountId>,
+) -> Result<wire::InvestmentTransactionChanges, ApiError> {
+    let start = start(conn, Feed::InvestmentTransactions, viewer, cursor, account)?;
+    let FeedPage::Changes { entries, has_more } =
+        investment_feed::read_feed(conn, viewer, account, start.0, count)?
+    else {
+        return Err(expired());
+    };
+    let sorted = sort(entries, start, wire::InvestmentTransaction::from);
+    Ok(wire::InvestmentTransactionChanges {
+        added: sorted.added,
+        modified: sorted.modified,
+        removed: sorted.removed,
+        next_cursor: sorted.next_cursor,
+        has_more,
+    })
 }
 
 #[cfg(test)]

@@ -169,7 +169,25 @@ pub struct TransactionChanges {
     pub has_more: bool,
 }
 
-/// A removed transaction of the change feed.
+/// A page of investment activity's change feed
+/// (`GET /investment_transactions/sync`).
+#[derive(Serialize, ToSchema, Default)]
+pub struct InvestmentTransactionChanges {
+    /// Records new to the reader, as they are now.
+    pub added: Vec<InvestmentTransaction>,
+    /// Records the reader has, as they are now.
+    pub modified: Vec<InvestmentTransaction>,
+    /// Records gone since the reader's cursor (their connection removed,
+    /// or their account no longer shared).
+    pub removed: Vec<RemovedTransaction>,
+    /// Where this page ends: send it back as `cursor`.
+    pub next_cursor: String,
+    /// More changes follow now: ask again with `next_cursor` at once.
+    pub has_more: bool,
+}
+
+/// A removed row of a change feed (a transaction, or a record of
+/// investment activity in theirs).
 #[derive(Serialize, ToSchema)]
 pub struct RemovedTransaction {
     /// The id it had, a string of digits.

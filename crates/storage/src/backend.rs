@@ -9,7 +9,8 @@
 use crate::db::AnyConnection;
 use crate::schema::{
     accounts, api_key_accounts, apps, balances, developer_apps, developers, institutions,
-    securities, simplefin_destination_accounts, transaction_tombstones, transactions, users,
+    investment_tombstones, securities, simplefin_destination_accounts, transaction_tombstones,
+    transactions, users,
 };
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -200,6 +201,26 @@ pub(crate) fn insert_tombstones(
         return Ok(());
     }
     with_backend!(conn, c => diesel::insert_into(transaction_tombstones::table).values(rows).execute(c))?;
+    Ok(())
+}
+
+/// Tombstone rows of investment activity, as `investment_feed` makes them.
+pub(crate) type ActivityTombstoneRow = (
+    diesel::dsl::Eq<investment_tombstones::id, i64>,
+    diesel::dsl::Eq<investment_tombstones::user_id, i64>,
+    diesel::dsl::Eq<investment_tombstones::account_id, i64>,
+    diesel::dsl::Eq<investment_tombstones::seq, i64>,
+    diesel::dsl::Eq<investment_tombstones::removed_at, NaiveDateTime>,
+);
+
+pub(crate) fn insert_activity_tombstones(
+    conn: &mut AnyConnection,
+    rows: &[ActivityTombstoneRow],
+) -> QueryResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    with_backend!(conn, c => diesel::insert_into(investment_tombstones::table).values(rows).execute(c))?;
     Ok(())
 }
 

@@ -80,8 +80,8 @@ pub(crate) fn bury(
     Ok(())
 }
 
-/// Tombstones for every transaction of `account_ids` (their connection is
-/// being removed), numbered `seq`.
+/// Tombstones for every transaction and every piece of investment activity
+/// of `account_ids` (their connection is being removed), numbered `seq`.
 pub(crate) fn bury_accounts(
     conn: &mut AnyConnection,
     user_id: UserId,
@@ -99,29 +99,31 @@ pub(crate) fn bury_accounts(
             .collect();
         bury(conn, user_id, seq, &ids, now)?;
     }
-    Ok(())
+    crate::investment_feed::bury_accounts(conn, user_id, seq, account_ids, now)
 }
 
-/// One change past a reader's position.
+/// One change past a reader's position, of a feed of rows `R` with ids
+/// `Id` (transactions by default; investment activity has its own,
+/// `investment_feed`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum FeedEntry {
-    /// A transaction as it is now: met where it was added (`added`; a
-    /// reader meets this once), or where it last changed.
+pub enum FeedEntry<R = TransactionRecord, Id = TransactionId> {
+    /// A row as it is now: met where it was added (`added`; a reader meets
+    /// this once), or where it last changed.
     Current {
         /// Boxed: a row is many times the size of a removal.
-        record: Box<TransactionRecord>,
+        record: Box<R>,
         added: bool,
         position: FeedPosition,
     },
-    /// A transaction removed past the reader's position.
+    /// A row removed past the reader's position.
     Removed {
-        id: TransactionId,
+        id: Id,
         account_id: AccountId,
         position: FeedPosition,
     },
 }
 
-impl FeedEntry {
+impl<R, Id> FeedEntry<R, Id> {
     pub fn position(&self) -> FeedPosition {
         match self {
             FeedEntry::Current { position, .. } | FeedEntry::Removed { position, .. } => *position,
@@ -131,16 +133,78 @@ impl FeedEntry {
 
 /// What [`read_feed`] found.
 #[derive(Debug, Clone, PartialEq)]
-pub enum FeedPage {
+pub enum FeedPage<R = TransactionRecord, Id = TransactionId> {
     Changes {
         /// In the order of their positions.
-        entries: Vec<FeedEntry>,
+        entries: Vec<FeedEntry<R, Id>>,
         /// More changes lie past the last entry.
         has_more: bool,
     },
     /// The position is from before the newest purged tombstones: removals
     /// may be missing, and the reader must start again from the start.
     Expired,
+}
+
+/// The accounts a feed read past `after` covers (the viewer's, or
+/// `account` alone), and the scope its tombstones are cut to; `None` when
+/// `after` is older than the kept tombstones.
+pub(crate) struct FeedScope {
+    pub account_ids: Vec<i64>,
+    pub tombstones_of: Option<Vec<i64>>,
+}
+
+pub(crate) fn feed_scope(
+    conn: &mut AnyConnection,
+    viewer: &Viewer,
+    account: Option<AccountId>,
+    after: FeedPosition,
+) -> StorageResult<Option<FeedScope>> {
+    let purged: i64 = users::table
+        .find(viewer.user_id.get())
+        .select(users::tombstones_purged_seq)
+        .first(conn)?;
+    if after != FeedPosition::START && after.seq.get() < purged {
+        return Ok(None);
+    }
+    let tombstones_of: Option<Vec<i64>> = match account {
+        Some(account) => Some(vec![account.get()]),
+        None => viewer
+            .account_scope
+            .as_ref()
+            .map(|ids| ids.iter().map(|id| id.get()).collect()),
+    };
+    let mut visible = accounts::table
+        .filter(accounts::user_id.eq(viewer.user_id.get()))
+        .select(accounts::id)
+        .into_boxed();
+    if let Some(ids) = &tombstones_of {
+        visible = visible.filter(accounts::id.eq_any(ids.clone()));
+    }
+    Ok(Some(FeedScope {
+        account_ids: visible.load(conn)?,
+        tombstones_of,
+    }))
+}
+
+/// The page of at most `count` entries from what a read gathered: each
+/// scan read one more than a page, so the first `count` of them all lie
+/// before anything a scan left unread. A row added and changed within the
+/// page comes once, at its addition, which carries it as it is now.
+pub(crate) fn page_of<R, Id>(
+    mut entries: Vec<FeedEntry<R, Id>>,
+    count: i64,
+    row_id: impl Fn(&R) -> i64,
+) -> FeedPage<R, Id> {
+    entries.sort_by_key(FeedEntry::position);
+    let mut met = std::collections::HashSet::new();
+    entries.retain(|entry| match entry {
+        FeedEntry::Current { record, .. } => met.insert(row_id(record)),
+        FeedEntry::Removed { .. } => true,
+    });
+    let limit = usize::try_from(count).unwrap_or(usize::MAX);
+    let has_more = entries.len() > limit;
+    entries.truncate(limit);
+    FeedPage::Changes { entries, has_more }
 }
 
 #[derive(Queryable, Selectable)]
@@ -181,28 +245,13 @@ pub fn read_feed(
     count: i64,
 ) -> StorageResult<FeedPage> {
     conn.read_snapshot(|conn| {
-        let purged: i64 = users::table
-            .find(viewer.user_id.get())
-            .select(users::tombstones_purged_seq)
-            .first(conn)?;
-        if after != FeedPosition::START && after.seq.get() < purged {
+        let Some(FeedScope {
+            account_ids,
+            tombstones_of,
+        }) = feed_scope(conn, viewer, account, after)?
+        else {
             return Ok(FeedPage::Expired);
-        }
-        let scope: Option<Vec<i64>> = match account {
-            Some(account) => Some(vec![account.get()]),
-            None => viewer
-                .account_scope
-                .as_ref()
-                .map(|ids| ids.iter().map(|id| id.get()).collect()),
         };
-        let mut visible = accounts::table
-            .filter(accounts::user_id.eq(viewer.user_id.get()))
-            .select(accounts::id)
-            .into_boxed();
-        if let Some(ids) = &scope {
-            visible = visible.filter(accounts::id.eq_any(ids.clone()));
-        }
-        let account_ids: Vec<i64> = visible.load(conn)?;
 
         let (seq, id) = (after.seq.get(), after.id);
         let mut entries = Vec::new();
@@ -252,7 +301,7 @@ pub fn read_feed(
                 transaction_tombstones::seq,
             ))
             .into_boxed();
-        if let Some(ids) = scope {
+        if let Some(ids) = tombstones_of {
             buried = buried.filter(transaction_tombstones::account_id.eq_any(ids));
         }
         let tombstones: Vec<(i64, i64, i64)> = buried.load(conn)?;
@@ -265,20 +314,7 @@ pub fn read_feed(
                     position: FeedPosition::new(ChangeSeq::new(seq), id),
                 }),
         );
-        entries.sort_by_key(FeedEntry::position);
-        // A row added and changed within the page: its addition, which
-        // carries the row as it is now, says it all.
-        let mut met = std::collections::HashSet::new();
-        entries.retain(|entry| match entry {
-            FeedEntry::Current { record, .. } => met.insert(record.id),
-            FeedEntry::Removed { .. } => true,
-        });
-        // Each scan read one more than a page: the first `count` of them
-        // all lie before anything a scan left unread.
-        let limit = usize::try_from(count).unwrap_or(usize::MAX);
-        let has_more = entries.len() > limit;
-        entries.truncate(limit);
-        Ok(FeedPage::Changes { entries, has_more })
+        Ok(page_of(entries, count, |record| record.id.get()))
     })
 }
 
@@ -292,12 +328,13 @@ pub fn head(conn: &mut AnyConnection, user_id: UserId) -> StorageResult<ChangeSe
     Ok(ChangeSeq::new(seq))
 }
 
-/// Deletes the tombstones of removals before `before`, recording for each
-/// user the newest number purged (cursors from before it have expired).
-/// Returns how many were deleted.
+/// Deletes the tombstones of removals before `before` (of transactions
+/// and of investment activity), recording for each user the newest number
+/// purged (cursors of either feed from before it have expired). Returns
+/// how many were deleted.
 pub fn purge_tombstones(conn: &mut AnyConnection, before: NaiveDateTime) -> StorageResult<usize> {
     conn.atomically(|conn| {
-        let newest: Vec<(i64, Option<i64>)> = transaction_tombstones::table
+        let transactions: Vec<(i64, Option<i64>)> = transaction_tombstones::table
             .filter(transaction_tombstones::removed_at.lt(before))
             .group_by(transaction_tombstones::user_id)
             .select((
@@ -305,10 +342,14 @@ pub fn purge_tombstones(conn: &mut AnyConnection, before: NaiveDateTime) -> Stor
                 diesel::dsl::max(transaction_tombstones::seq),
             ))
             .load(conn)?;
-        let newest: HashMap<i64, i64> = newest
-            .into_iter()
-            .filter_map(|(user, seq)| Some((user, seq?)))
-            .collect();
+        let activity = crate::investment_feed::newest_tombstones(conn, before)?;
+        let mut newest: HashMap<i64, i64> = HashMap::new();
+        for (user, seq) in transactions.into_iter().chain(activity) {
+            if let Some(seq) = seq {
+                let kept = newest.entry(user).or_insert(seq);
+                *kept = (*kept).max(seq);
+            }
+        }
         for (user, seq) in newest {
             diesel::update(
                 users::table
@@ -318,9 +359,10 @@ pub fn purge_tombstones(conn: &mut AnyConnection, before: NaiveDateTime) -> Stor
             .set(users::tombstones_purged_seq.eq(seq))
             .execute(conn)?;
         }
-        Ok(diesel::delete(
+        let transactions = diesel::delete(
             transaction_tombstones::table.filter(transaction_tombstones::removed_at.lt(before)),
         )
-        .execute(conn)?)
+        .execute(conn)?;
+        Ok(transactions + crate::investment_feed::delete_tombstones(conn, before)?)
     })
 }

@@ -35,7 +35,7 @@ pub struct Written {
 /// unchanged record from a changed one.
 #[derive(Debug, Clone, PartialEq, Eq, Insertable, AsChangeset, Queryable, Selectable)]
 #[diesel(table_name = investment_transactions, treat_none_as_null = true)]
-struct Values {
+pub(crate) struct Values {
     traded_on: NaiveDate,
     kind: String,
     subtype: Option<String>,
@@ -129,6 +129,7 @@ pub(crate) fn write(
                             investment_transactions::created_at.eq(now),
                             investment_transactions::updated_at.eq(now),
                             investment_transactions::change_seq.eq(seq.get()),
+                            investment_transactions::created_seq.eq(seq.get()),
                         ))
                         .execute(conn)?;
                     written.added += 1;
@@ -234,7 +235,7 @@ pub fn list(
         .collect()
 }
 
-fn view(
+pub(crate) fn view(
     account_id: AccountId,
     (id, provider_id): (i64, String),
     values: Values,

@@ -32,7 +32,7 @@ fn apple() -> Security {
     }
 }
 
-fn buy(id: &str, day: u32, units: &str, amount: &str) -> SnapshotInvestmentTransaction {
+pub(crate) fn buy(id: &str, day: u32, units: &str, amount: &str) -> SnapshotInvestmentTransaction {
     SnapshotInvestmentTransaction {
         provider_id: id.into(),
         date: date(day),
@@ -49,7 +49,7 @@ fn buy(id: &str, day: u32, units: &str, amount: &str) -> SnapshotInvestmentTrans
     }
 }
 
-fn fee(id: &str, day: u32) -> SnapshotInvestmentTransaction {
+pub(crate) fn fee(id: &str, day: u32) -> SnapshotInvestmentTransaction {
     SnapshotInvestmentTransaction {
         provider_id: id.into(),
         date: date(day),
@@ -66,7 +66,7 @@ fn fee(id: &str, day: u32) -> SnapshotInvestmentTransaction {
     }
 }
 
-fn brokerage(activity: Vec<SnapshotInvestmentTransaction>) -> SnapshotAccount {
+pub(crate) fn brokerage(activity: Vec<SnapshotInvestmentTransaction>) -> SnapshotAccount {
     SnapshotAccount {
         kind: AccountKind::Brokerage,
         investment_transactions: activity,

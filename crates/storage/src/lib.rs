@@ -8,6 +8,7 @@ pub mod connection;
 pub mod db;
 pub mod error;
 pub mod freshness;
+pub mod investment_feed;
 pub mod investments;
 pub mod schema;
 mod write_turns;
@@ -59,6 +60,8 @@ mod enrichment_tests;
 mod feed_tests;
 #[cfg(test)]
 mod freshness_tests;
+#[cfg(test)]
+mod investment_feed_tests;
 #[cfg(test)]
 mod investments_tests;
 #[cfg(test)]

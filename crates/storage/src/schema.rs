@@ -239,6 +239,17 @@ diesel::table! {
         created_at -> Timestamp,
         updated_at -> Timestamp,
         change_seq -> BigInt,
+        created_seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    investment_tombstones (id) {
+        id -> BigInt,
+        user_id -> BigInt,
+        account_id -> BigInt,
+        seq -> BigInt,
+        removed_at -> Timestamp,
     }
 }
 
@@ -559,6 +570,7 @@ diesel::joinable!(webhook_deliveries -> webhook_endpoints (endpoint_id));
 diesel::joinable!(webhook_deliveries -> webhook_events (event_id));
 diesel::joinable!(webhook_events -> users (user_id));
 diesel::joinable!(transaction_tombstones -> users (user_id));
+diesel::joinable!(investment_tombstones -> users (user_id));
 diesel::joinable!(mail_notices -> users (user_id));
 diesel::joinable!(enrichment_rules -> users (user_id));
 diesel::joinable!(enrichment_runs -> users (user_id));
@@ -628,6 +640,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     securities,
     holdings,
     investment_transactions,
+    investment_tombstones,
     sync_jobs,
     provider_admissions,
 );

@@ -12,7 +12,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 use std::collections::{HashMap, HashSet};
 use tributary_domain::access::Viewer;
-use tributary_domain::changes::{ChangeSeq, FeedCursor, FeedPosition};
+use tributary_domain::changes::{ChangeSeq, Feed, FeedCursor, FeedPosition};
 use tributary_domain::enrich::rules::Rules;
 use tributary_domain::ids::{AccountId, ConnectionId, InstitutionId, TransactionId, UserId};
 use tributary_domain::money::Decimal;
@@ -22,7 +22,7 @@ use tributary_domain::snapshot::{
     SnapshotTransaction,
 };
 use tributary_domain::status::AccountLimitExceeded;
-use tributary_domain::webhook_event::WebhookEvent;
+use tributary_domain::webhook_event::{FeedUpdate, WebhookEvent};
 
 /// Applies one provider snapshot to its connection.
 pub fn apply_snapshot(
@@ -77,6 +77,8 @@ pub struct ConnectionChange {
     institution: Option<(SnapshotInstitution, InstitutionId)>,
     summary: SyncSummary,
     changed_accounts: Vec<i64>,
+    /// The accounts whose investment activity this change wrote.
+    invested_accounts: Vec<i64>,
     notices: Vec<String>,
     /// How many rows this change writes before PostgreSQL's statistics are
     /// taken again ([`Self::expect_many_parts`]); `None`: never.
@@ -116,6 +118,7 @@ impl ConnectionChange {
             institution: None,
             summary: SyncSummary::default(),
             changed_accounts: Vec::new(),
+            invested_accounts: Vec::new(),
             notices: Vec::new(),
             analyze_at: None,
         })
@@ -211,6 +214,7 @@ impl ConnectionChange {
                 self.summary.accounts_created += 1;
             }
             let before = transaction_changes(&self.summary);
+            let activity_before = activity_changes(&self.summary);
             let account_id = apply_account(
                 conn,
                 &self.connection,
@@ -225,6 +229,11 @@ impl ConnectionChange {
                 && !self.changed_accounts.contains(&account_id.get())
             {
                 self.changed_accounts.push(account_id.get());
+            }
+            if activity_changes(&self.summary) != activity_before
+                && !self.invested_accounts.contains(&account_id.get())
+            {
+                self.invested_accounts.push(account_id.get());
             }
         }
         self.notices.extend(snapshot.notices.iter().cloned());
@@ -261,6 +270,16 @@ impl ConnectionChange {
                 user_id,
                 seq,
                 &self.changed_accounts,
+                &self.summary,
+                now,
+            )?;
+        }
+        if !self.invested_accounts.is_empty() {
+            announce_activity(
+                conn,
+                user_id,
+                seq,
+                &self.invested_accounts,
                 &self.summary,
                 now,
             )?;
@@ -387,8 +406,37 @@ fn transaction_changes(summary: &SyncSummary) -> (usize, usize, usize) {
     )
 }
 
-/// `transactions.updated`, with the cursor a reader of every account of
-/// the user reads this change from.
+/// Added and updated investment activity so far (none is removed by a
+/// sync).
+fn activity_changes(summary: &SyncSummary) -> (usize, usize) {
+    (
+        summary.investment_transactions_added,
+        summary.investment_transactions_updated,
+    )
+}
+
+/// What change `seq` did to `feed` in `account_ids`, with the cursor a
+/// reader of every account of the user reads it from.
+fn feed_update(
+    feed: Feed,
+    user_id: UserId,
+    seq: ChangeSeq,
+    account_ids: &[i64],
+    (added, modified, removed): (usize, usize, usize),
+) -> FeedUpdate {
+    FeedUpdate {
+        account_ids: account_ids.iter().copied().map(AccountId::new).collect(),
+        cursor: FeedCursor {
+            position: FeedPosition::new(ChangeSeq::new(seq.get() - 1), i64::MAX),
+            fingerprint: FeedCursor::fingerprint_of(feed, &Viewer::whole_user(user_id), None),
+        },
+        added,
+        modified,
+        removed,
+    }
+}
+
+/// `transactions.updated`.
 pub(crate) fn announce_transactions(
     conn: &mut AnyConnection,
     user_id: UserId,
@@ -397,17 +445,36 @@ pub(crate) fn announce_transactions(
     summary: &SyncSummary,
     now: NaiveDateTime,
 ) -> StorageResult<()> {
-    let cursor = FeedCursor {
-        position: FeedPosition::new(ChangeSeq::new(seq.get() - 1), i64::MAX),
-        fingerprint: FeedCursor::fingerprint(&Viewer::whole_user(user_id), None),
-    };
-    let event = WebhookEvent::TransactionsUpdated {
-        account_ids: account_ids.iter().copied().map(AccountId::new).collect(),
-        cursor,
-        added: summary.transactions_added,
-        modified: summary.transactions_updated,
-        removed: summary.transactions_removed,
-    };
+    let update = feed_update(
+        Feed::Transactions,
+        user_id,
+        seq,
+        account_ids,
+        transaction_changes(summary),
+    );
+    let event = WebhookEvent::TransactionsUpdated(update);
+    crate::webhooks::announce(conn, user_id, &event, None, now)?;
+    Ok(())
+}
+
+/// `investment_transactions.updated`.
+fn announce_activity(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    seq: ChangeSeq,
+    account_ids: &[i64],
+    summary: &SyncSummary,
+    now: NaiveDateTime,
+) -> StorageResult<()> {
+    let (added, modified) = activity_changes(summary);
+    let update = feed_update(
+        Feed::InvestmentTransactions,
+        user_id,
+        seq,
+        account_ids,
+        (added, modified, 0),
+    );
+    let event = WebhookEvent::InvestmentTransactionsUpdated(update);
     crate::webhooks::announce(conn, user_id, &event, None, now)?;
     Ok(())
 }

@@ -3,9 +3,9 @@
 //!
 //! Ids are Tributary's own, prefixed as the SimpleFIN Bridge prefixes its
 //! ids: `ACT-<account id>`, `CON-<connection id>`, `TRN-<transaction row
-//! id>`. A pending transaction that posts keeps its row (the reconciler
-//! links them), so it keeps its SimpleFIN id and clients never see it
-//! twice. Amounts and balances are strings with their exact digits.
+//! id>`, `INV-<investment activity row id>`. A pending transaction that
+//! posts keeps its row (the reconciler links them), so it keeps its
+//! SimpleFIN id and clients never see it twice. Amounts and balances are strings with their exact digits.
 
 use super::error::{ErrorCode, ErrorItem};
 use super::query::{AccountsQuery, Version};
@@ -15,11 +15,13 @@ use tributary_domain::ids::{AccountId, ConnectionId, TransactionId};
 use tributary_domain::model::ConnectionStatus;
 use tributary_domain::money::Decimal;
 use tributary_storage::connections::ConnectionRecord;
+use tributary_storage::investments::InvestmentTransactionView;
 use tributary_storage::read::{AccountView, BalanceRecord, HoldingView, TransactionRecord};
 
 const ACCOUNT_PREFIX: &str = "ACT-";
 const CONNECTION_PREFIX: &str = "CON-";
 const TRANSACTION_PREFIX: &str = "TRN-";
+const INVESTMENT_PREFIX: &str = "INV-";
 
 pub fn account_id(id: AccountId) -> String {
     format!("{ACCOUNT_PREFIX}{id}")
@@ -50,6 +52,9 @@ pub struct AccountData {
     /// Oldest first, as the protocol orders them.
     pub transactions: Vec<TransactionRecord>,
     pub holdings: Vec<HoldingView>,
+    /// Of the answer's dates, oldest first; empty where the source reports
+    /// no investment activity.
+    pub investment_transactions: Vec<InvestmentTransactionView>,
 }
 
 /// Everything an answer says, read in one snapshot.
@@ -108,6 +113,38 @@ struct Account {
     transactions: Vec<Transaction>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     holdings: Vec<Holding>,
+    /// The protocol's place for what a server adds to an account:
+    /// investment activity, where the account has any in the dates asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<AccountExtra>,
+}
+
+#[derive(Debug, Serialize)]
+struct AccountExtra {
+    investment_transactions: Vec<InvestmentTransaction>,
+}
+
+/// One buy, sell, dividend, fee… in the protocol's terms: ids prefixed,
+/// dates as epoch seconds, amounts as strings with their exact digits
+/// (docs/simplefin.md).
+#[derive(Debug, Serialize)]
+struct InvestmentTransaction {
+    id: String,
+    posted: i64,
+    /// BUY, SELL, DIVIDEND, INTEREST, FEE, TAX, TRANSFER_IN, TRANSFER_OUT,
+    /// SPLIT or OTHER.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The cash effect on the account, negative when cash leaves it.
+    amount: String,
+    currency: String,
+    /// Units gained (positive) or lost (negative); empty where unknown.
+    shares: String,
+    price: String,
+    fees: String,
+    symbol: String,
+    /// The security's name, else the source's text.
+    description: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -276,6 +313,7 @@ fn account(data: AccountData, query: &AccountsQuery, origin: &Origin) -> Account
         balance,
         transactions,
         holdings,
+        investment_transactions,
     } = data;
     let (balance_text, available, balance_date) = (
         amount(balance.amount),
@@ -300,6 +338,32 @@ fn account(data: AccountData, query: &AccountsQuery, origin: &Origin) -> Account
         balance_date,
         transactions: transactions.into_iter().map(transaction).collect(),
         holdings,
+        extra: (!investment_transactions.is_empty()).then(|| AccountExtra {
+            investment_transactions: investment_transactions
+                .into_iter()
+                .map(investment_transaction)
+                .collect(),
+        }),
+    }
+}
+
+fn investment_transaction(view: InvestmentTransactionView) -> InvestmentTransaction {
+    let text = |value: Option<Decimal>| value.map(|v| v.to_string()).unwrap_or_default();
+    let (symbol, name) = match view.security {
+        Some(security) => (security.ticker.unwrap_or_default(), Some(security.name)),
+        None => (String::new(), None),
+    };
+    InvestmentTransaction {
+        id: format!("{INVESTMENT_PREFIX}{}", view.id),
+        posted: epoch(view.date),
+        kind: view.kind.as_str(),
+        amount: amount(view.amount),
+        currency: view.currency,
+        shares: text(view.quantity),
+        price: text(view.price),
+        fees: text(view.fees),
+        symbol,
+        description: name.or(view.description).unwrap_or_default(),
     }
 }
 

@@ -33,7 +33,7 @@ use std::collections::HashSet;
 use tributary_auth::simplefin::{self as access, SimpleFinAuthError};
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::{AccountId, ConnectionId};
-use tributary_storage::{AnyConnection, StorageError, connections, read};
+use tributary_storage::{AnyConnection, StorageError, connections, investments, read};
 
 pub use account_set::account_id as simplefin_account_id;
 
@@ -255,11 +255,22 @@ fn gather(
                 } else {
                     Vec::new()
                 };
+                let investment_transactions = if !query.balances_only
+                    && tributary_providers::catalog::reports_investment_activity(view.provider)
+                {
+                    let mut activity =
+                        investments::list(conn, view.id, (filter.from, filter.to), None)?;
+                    activity.reverse();
+                    activity
+                } else {
+                    Vec::new()
+                };
                 Ok(AccountData {
                     view,
                     balance,
                     transactions,
                     holdings,
+                    investment_transactions,
                 })
             })
             .collect::<Result<Vec<_>, StorageError>>()?;
