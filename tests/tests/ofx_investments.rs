@@ -204,7 +204,8 @@ fn trades_with_an_unclosed_invtran_are_read_whole() {
     );
 }
 
-async fn upload(server: &TestServer, key: &str, file: &str) {
+/// Uploads `file` with `key`; the import's answer.
+async fn upload(server: &TestServer, key: &str, file: &str) -> Value {
     let form = reqwest::multipart::Form::new().part(
         "file",
         reqwest::multipart::Part::bytes(testdata_bytes(file)).file_name("statement.ofx"),
@@ -217,6 +218,7 @@ async fn upload(server: &TestServer, key: &str, file: &str) {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK, "{file}");
+    response.json().await.unwrap()
 }
 
 async fn get(server: &TestServer, key: &str, path: &str) -> (StatusCode, Value) {
@@ -423,17 +425,24 @@ async fn the_activity_feed_keeps_a_copy_of_what_the_listings_serve() {
         let (start, _) = follow_feed(&server, &key, None, &mut copy).await;
         assert_eq!(copy, listed(&server, &key).await);
 
-        upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
+        let answer = upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
         let (after_upload, met) = follow_feed(&server, &key, Some(start), &mut copy).await;
         assert!(
             !met.is_empty() && met.iter().all(|(what, _)| *what == "added"),
             "{met:?}"
         );
+        // The import's answer counts them.
+        assert_eq!(
+            answer["investment_transactions"],
+            serde_json::json!({"added": met.len(), "updated": 0}),
+            "{answer}"
+        );
         // Field for field what the listings serve.
         assert_eq!(copy, listed(&server, &key).await);
 
         // The same file again: nothing, and the cursor stays.
-        upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
+        let answer = upload(&server, &key, "ofxparse/fixtures/fidelity.ofx").await;
+        assert!(answer.get("investment_transactions").is_none(), "{answer}");
         let (again, met) = follow_feed(&server, &key, Some(after_upload.clone()), &mut copy).await;
         assert_eq!((again.as_str(), met.len()), (after_upload.as_str(), 0));
 

@@ -446,6 +446,12 @@ fn import(
                     summary.updated,
                     summary.unchanged
                 );
+                if !summary.activity.is_none() {
+                    println!(
+                        "  investment activity: {} new, {} updated",
+                        summary.activity.added, summary.activity.updated
+                    );
+                }
                 for note in &summary.notes {
                     println!("  note: {}", shown(note));
                 }

@@ -50,6 +50,19 @@ pub(crate) struct ImportAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<i64>)]
     target_account: Option<AccountId>,
+    /// The investment activity the statements carried (an OFX investment
+    /// statement's trades, income…), when any was new or changed; absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    investment_transactions: Option<ActivityWritten>,
+}
+
+/// Investment activity an import wrote.
+#[derive(Serialize, utoipa::ToSchema)]
+pub(crate) struct ActivityWritten {
+    added: usize,
+    /// Stored before with other figures.
+    updated: usize,
 }
 
 fn too_large() -> ApiError {
@@ -344,5 +357,9 @@ async fn upload<C: Credential>(
         skipped: summary.unchanged,
         notes: summary.notes,
         target_account: summary.target_account,
+        investment_transactions: (!summary.activity.is_none()).then_some(ActivityWritten {
+            added: summary.activity.added,
+            updated: summary.activity.updated,
+        }),
     }))
 }

@@ -44,6 +44,24 @@ macro_rules! changed_row {
     };
 }
 
+/// The accounts of `user_id` with activity that change `seq` wrote.
+pub(crate) fn accounts_written(
+    conn: &mut AnyConnection,
+    user_id: UserId,
+    seq: ChangeSeq,
+) -> StorageResult<Vec<i64>> {
+    let theirs = crate::schema::accounts::table
+        .filter(crate::schema::accounts::user_id.eq(user_id.get()))
+        .select(crate::schema::accounts::id);
+    Ok(investment_transactions::table
+        .filter(investment_transactions::account_id.eq_any(theirs))
+        .filter(investment_transactions::change_seq.eq(seq.get()))
+        .select(investment_transactions::account_id)
+        .distinct()
+        .order(investment_transactions::account_id)
+        .load(conn)?)
+}
+
 /// Tombstones numbered `seq` for the activity of `account_ids`, which the
 /// caller then deletes (with their connection, or as no longer shared).
 pub(crate) fn bury_accounts(

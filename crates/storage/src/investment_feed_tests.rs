@@ -6,10 +6,10 @@
 
 use crate::changes::{FeedEntry, FeedPage};
 use crate::investment_feed::{ActivityPage, read_feed};
-use crate::investments_tests::{brokerage, buy, fee};
+use crate::investments_tests::{apple, brokerage, buy, fee};
 use crate::sync_apply::apply_snapshot;
 use crate::testing::on_every_backend;
-use crate::tests::{now, snapshot, user_with_connection};
+use crate::tests::{account, now, snapshot, user_with_connection};
 use crate::{AnyConnection, Database, investments, read};
 use chrono::Duration;
 use diesel::prelude::*;
@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use tributary_domain::access::Viewer;
 use tributary_domain::changes::{Feed, FeedCursor, FeedPosition};
 use tributary_domain::model::{Provider, WebhookEventType};
+use tributary_domain::snapshot::{SnapshotAccount, SnapshotHolding};
 
 /// A reader's copy: provider id and amount by row id.
 #[derive(Default)]
@@ -243,5 +244,78 @@ fn a_reader_of_the_activity_feed_keeps_an_exact_copy() {
                 has_more: false
             }
         );
+    });
+}
+
+#[test]
+fn a_security_renamed_elsewhere_comes_back_modified() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (user, connection) =
+            user_with_connection(conn, "renamed@example.com", Provider::new("sandbox"));
+        let viewer = Viewer::whole_user(user);
+        apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![brokerage(vec![buy("t1", 3, "10", "-1807.45")])]),
+            now(),
+        )
+        .unwrap();
+        let mut mirror = Mirror::default();
+        assert_eq!(mirror.catch_up(conn, &viewer, 100).len(), 1);
+
+        // Another account of the same user holds the same ISIN under a new
+        // name: the record of the first account carries it, and is told.
+        let mut renamed = apple();
+        renamed.name = "Apple Incorporated".into();
+        let other = SnapshotAccount {
+            holdings: Some(vec![SnapshotHolding {
+                security: renamed,
+                quantity: "10".parse().unwrap(),
+                price: "180.25".parse().unwrap(),
+                value: "1802.50".parse().unwrap(),
+                value_in_account_currency: None,
+                cost_basis: None,
+                currency: "USD".into(),
+                raw: serde_json::json!({}),
+            }]),
+            ..account("B2", Vec::new())
+        };
+        let done = apply_snapshot(
+            conn,
+            connection,
+            &snapshot(vec![brokerage(vec![buy("t1", 3, "10", "-1807.45")]), other]),
+            now() + Duration::hours(1),
+        )
+        .unwrap();
+        assert_eq!(done.investment_transactions_updated, 1);
+        assert_eq!(
+            mirror.catch_up(conn, &viewer, 100),
+            [("t1".into(), "modified")]
+        );
+        let ActivityPage::Changes { entries, .. } =
+            read_feed(conn, &viewer, None, FeedPosition::START, 100).unwrap()
+        else {
+            panic!("expired");
+        };
+        let FeedEntry::Current { record, .. } = &entries[0] else {
+            panic!("{entries:?}");
+        };
+        assert_eq!(record.security.as_ref().unwrap().name, "Apple Incorporated");
+        // The first account's source names it its own way again: that is
+        // a change too; the same once more is none.
+        for (hour, restated) in [(2, 1), (3, 0)] {
+            let again = apply_snapshot(
+                conn,
+                connection,
+                &snapshot(vec![brokerage(vec![buy("t1", 3, "10", "-1807.45")])]),
+                now() + Duration::hours(hour),
+            )
+            .unwrap();
+            assert_eq!(
+                again.investment_transactions_updated, restated,
+                "hour {hour}"
+            );
+        }
     });
 }

@@ -28,7 +28,58 @@ const IDS_PER_QUERY: usize = 500;
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Written {
     pub added: usize,
+    /// Records changed, themselves or through their security's names.
     pub updated: usize,
+}
+
+/// `owner`'s row for `security` (`backend::upsert_security`). When that
+/// restates what the row said (a new name, ticker, FIGI or CUSIP), every
+/// record of the owner's activity naming it is stamped as changed by
+/// `seq`: the change feed carries the security with each record, so a
+/// reader must be told. Returns the id and how many records were stamped.
+pub(crate) fn upsert_security(
+    conn: &mut AnyConnection,
+    owner: UserId,
+    security: &Security,
+    (seq, now): (ChangeSeq, NaiveDateTime),
+) -> StorageResult<(SecurityId, usize)> {
+    type Said = (
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let before: Option<Said> = securities::table
+        .filter(securities::identity_key.eq(backend::owned_identity_key(owner, security)))
+        .select((
+            securities::name.nullable(),
+            securities::ticker,
+            securities::figi,
+            securities::cusip,
+        ))
+        .first(conn)
+        .optional()?;
+    let id = backend::upsert_security(conn, owner, security)?;
+    let now_said: Said = (
+        Some(security.name.clone()),
+        security.ticker.clone(),
+        security.figi.clone(),
+        security.cusip.clone(),
+    );
+    let restated = match before {
+        Some(said) if said != now_said => diesel::update(
+            investment_transactions::table
+                .filter(investment_transactions::security_id.eq(id.get()))
+                .filter(investment_transactions::change_seq.lt(seq.get())),
+        )
+        .set((
+            investment_transactions::change_seq.eq(seq.get()),
+            investment_transactions::updated_at.eq(now),
+        ))
+        .execute(conn)?,
+        _ => 0,
+    };
+    Ok((id, restated))
 }
 
 /// A record's values as stored; compared with the stored row to tell an
@@ -104,7 +155,12 @@ pub(crate) fn write(
                 continue;
             }
             let security_id = match &record.security {
-                Some(security) => Some(security_id(conn, owner, &mut securities, security)?),
+                Some(security) => {
+                    let (id, restated) =
+                        security_id(conn, owner, &mut securities, security, (seq, now))?;
+                    written.updated += restated;
+                    Some(id)
+                }
                 None => None,
             };
             let values = Values::new(record, security_id);
@@ -140,20 +196,22 @@ pub(crate) fn write(
     Ok(written)
 }
 
-/// The stored id of `security`, upserted once per write.
+/// The stored id of `security`, upserted once per write, and how many
+/// records its upsert restated.
 fn security_id(
     conn: &mut AnyConnection,
     owner: UserId,
     known: &mut HashMap<String, SecurityId>,
     security: &Security,
-) -> StorageResult<SecurityId> {
+    stamp: (ChangeSeq, NaiveDateTime),
+) -> StorageResult<(SecurityId, usize)> {
     let key = security.identity_key();
     if let Some(id) = known.get(&key) {
-        return Ok(*id);
+        return Ok((*id, 0));
     }
-    let id = backend::upsert_security(conn, owner, security)?;
+    let (id, restated) = upsert_security(conn, owner, security, stamp)?;
     known.insert(key, id);
-    Ok(id)
+    Ok((id, restated))
 }
 
 /// One piece of investment activity, as read back.

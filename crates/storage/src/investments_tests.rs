@@ -21,7 +21,7 @@ fn dec(text: &str) -> Decimal {
     parse_decimal(text).unwrap()
 }
 
-fn apple() -> Security {
+pub(crate) fn apple() -> Security {
     Security {
         name: "Apple Inc.".into(),
         currency: "USD".into(),

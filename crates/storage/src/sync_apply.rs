@@ -77,8 +77,6 @@ pub struct ConnectionChange {
     institution: Option<(SnapshotInstitution, InstitutionId)>,
     summary: SyncSummary,
     changed_accounts: Vec<i64>,
-    /// The accounts whose investment activity this change wrote.
-    invested_accounts: Vec<i64>,
     notices: Vec<String>,
     /// How many rows this change writes before PostgreSQL's statistics are
     /// taken again ([`Self::expect_many_parts`]); `None`: never.
@@ -118,7 +116,6 @@ impl ConnectionChange {
             institution: None,
             summary: SyncSummary::default(),
             changed_accounts: Vec::new(),
-            invested_accounts: Vec::new(),
             notices: Vec::new(),
             analyze_at: None,
         })
@@ -214,7 +211,6 @@ impl ConnectionChange {
                 self.summary.accounts_created += 1;
             }
             let before = transaction_changes(&self.summary);
-            let activity_before = activity_changes(&self.summary);
             let account_id = apply_account(
                 conn,
                 &self.connection,
@@ -229,11 +225,6 @@ impl ConnectionChange {
                 && !self.changed_accounts.contains(&account_id.get())
             {
                 self.changed_accounts.push(account_id.get());
-            }
-            if activity_changes(&self.summary) != activity_before
-                && !self.invested_accounts.contains(&account_id.get())
-            {
-                self.invested_accounts.push(account_id.get());
             }
         }
         self.notices.extend(snapshot.notices.iter().cloned());
@@ -274,15 +265,11 @@ impl ConnectionChange {
                 now,
             )?;
         }
-        if !self.invested_accounts.is_empty() {
-            announce_activity(
-                conn,
-                user_id,
-                seq,
-                &self.invested_accounts,
-                &self.summary,
-                now,
-            )?;
+        // Read back rather than tracked: a security renamed in one
+        // account restates activity in others.
+        if activity_changes(&self.summary) != (0, 0) {
+            let accounts = crate::investment_feed::accounts_written(conn, user_id, seq)?;
+            announce_activity(conn, user_id, seq, &accounts, &self.summary, now)?;
         }
         let notice = (!self.notices.is_empty()).then(|| self.notices.join("; "));
         connections::record_success(conn, self.connection.id, notice.as_deref(), now)?;
@@ -593,8 +580,14 @@ fn apply_account(
         diesel::delete(holdings::table.filter(holdings::account_id.eq(account_id.get())))
             .execute(conn)?;
         for position in positions {
-            let security_id =
-                backend::upsert_security(conn, connection.user_id, &position.security)?;
+            // A restated name reaches the activity naming the security.
+            let (security_id, restated) = crate::investments::upsert_security(
+                conn,
+                connection.user_id,
+                &position.security,
+                (seq, now),
+            )?;
+            summary.investment_transactions_updated += restated;
             diesel::insert_into(holdings::table)
                 .values((
                     holdings::account_id.eq(account_id.get()),

@@ -18,11 +18,27 @@ pub struct ImportSummary {
     pub updated: usize,
     /// Transactions already stored exactly so (a re-import, an overlap).
     pub unchanged: usize,
+    /// Investment activity (OFX `INVTRANLIST`) new, and stored before with
+    /// other figures.
+    pub activity: ActivityCount,
     /// What the readers had to decide or found wrong, per statement.
     pub notes: Vec<String>,
     /// The account the statements naming none went into, when the import
     /// had a target (a new account's id, once made).
     pub target_account: Option<AccountId>,
+}
+
+/// How many pieces of investment activity an import wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ActivityCount {
+    pub added: usize,
+    pub updated: usize,
+}
+
+impl ActivityCount {
+    pub fn is_none(&self) -> bool {
+        self.added == 0 && self.updated == 0
+    }
 }
 
 impl ImportSummary {
@@ -40,6 +56,10 @@ impl ImportSummary {
             added: applied.transactions_added,
             updated: applied.transactions_updated,
             unchanged: applied.transactions_unchanged,
+            activity: ActivityCount {
+                added: applied.investment_transactions_added,
+                updated: applied.investment_transactions_updated,
+            },
             notes,
             target_account,
         }
