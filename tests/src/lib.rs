@@ -22,6 +22,7 @@ pub mod python;
 pub mod simplefin;
 pub mod snaptrade;
 pub mod starling;
+pub mod truelayer;
 pub mod up;
 pub mod webhooks;
 

@@ -10,7 +10,9 @@ use tributary_domain::clock::Clock;
 use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
-use tributary_providers::{Connector, ConnectorError, Registry};
+use tributary_providers::{
+    AuthorizationReturn, ConnectRequest, Connector, ConnectorError, Registry,
+};
 use tributary_storage::read::{self, TransactionFilter};
 use tributary_storage::{Database, connections};
 
@@ -386,4 +388,69 @@ pub fn a_revoked_token_is_replaced(
         !tributary_storage::testing::dump(at.db).contains(new_token),
         "the new token is sealed"
     );
+}
+
+/// Opens the consent page `link` leads to, as the person's browser would
+/// (`deny`: they cancel there), and reads the return to `return_url` the
+/// bank sends them to. Run on a blocking thread: the fakes answer on the
+/// test's runtime.
+pub fn consent_at(link: &str, deny: bool, return_url: &str) -> AuthorizationReturn {
+    let link = if deny {
+        format!("{link}&deny=1")
+    } else {
+        link.to_owned()
+    };
+    let back = tokio::runtime::Handle::current().block_on(crate::fakes::sent_back_from(&link));
+    let back = url::Url::parse(&back).expect("a return address");
+    assert!(back.as_str().starts_with(return_url), "{back}");
+    AuthorizationReturn::new(back.query_pairs().into_owned())
+}
+
+/// The ids of `user`'s accounts.
+fn account_ids(db: &Database, user: UserId) -> Vec<tributary_domain::ids::AccountId> {
+    read::list_accounts(
+        &mut db.conn().expect("a connection"),
+        &Viewer::whole_user(user),
+    )
+    .expect("the accounts")
+    .iter()
+    .map(|a| a.id)
+    .collect()
+}
+
+/// Signing in at the bank again: `reconnect` with `request`, the person
+/// consents on the page it links to (returning to `return_url`), and a day
+/// later a sync; the accounts keep their place and their data, and the
+/// connection is active again.
+pub fn consenting_again_keeps_everything(
+    at: Matrix<'_>,
+    clock: &tributary_domain::clock::ManualClock,
+    request: &ConnectRequest,
+    return_url: &str,
+) {
+    let accounts = account_ids(at.db, at.user);
+    let before = transaction_lines(at.db, at.user);
+    let again = at
+        .engine
+        .reconnect(at.connection, request)
+        .expect("reconnected");
+    let link = again.settings["link"].as_str().expect("a link").to_owned();
+    at.engine
+        .complete_authorization(at.connection, &consent_at(&link, false, return_url))
+        .expect("authorised again");
+    clock.advance(chrono::Duration::days(1));
+    let SyncOutcome::Synced { summary, .. } = at
+        .engine
+        .sync_now(at.connection, SyncJobKind::OnDemand, "test")
+        .expect("a sync runs")
+    else {
+        panic!("the sync after re-authentication failed")
+    };
+    assert_eq!(summary.accounts_created, 0, "the same accounts");
+    assert_eq!(account_ids(at.db, at.user), accounts);
+    assert_eq!(transaction_lines(at.db, at.user), before);
+    let record =
+        connections::get_connection(&mut at.db.conn().expect("a connection"), at.connection)
+            .expect("the connection");
+    assert_eq!(record.status, ConnectionStatus::Active);
 }

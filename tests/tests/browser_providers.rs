@@ -5,7 +5,8 @@
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
 //! pages, a brokerage connected in SnapTrade's portal, Akahu with a
 //! personal app's tokens, Up and Starling with a personal access token,
-//! and Interactive Brokers with a Flex token and query id. SQLite and
+//! Interactive Brokers with a Flex token and query id, and a TrueLayer bank
+//! found by country whose consent returns with the code. SQLite and
 //! PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
@@ -23,6 +24,7 @@ use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
 use tributary_e2e::starling::StarlingFake;
+use tributary_e2e::truelayer::TrueLayerFake;
 use tributary_e2e::up::UpFake;
 use tributary_http::server::Parts;
 use tributary_outbound::PrivateAllowance;
@@ -328,6 +330,66 @@ async fn an_enable_banking_bank_is_found_consented_to_and_returns_with_its_code(
         progress.assert_shows("Everyday account");
         // The same return again starts nothing.
         assert_eq!(browser.get(&back_path).await.location, "/connect/banks");
+        server.stop().await;
+    }
+}
+
+#[actix_web::test]
+async fn a_truelayer_bank_is_found_by_country_consented_to_and_returns_with_its_code() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = TrueLayerFake::start().await;
+        let connector = fake.connector(Duration::from_secs(10));
+        let (server, outbox) =
+            start_platform_with_pages_and(database, vec![connector], |parts| parts);
+        let browser = Browser::new(&server);
+        let banks = sign_in(&browser, &outbox, &server.app_a, "gb@example.com").await;
+        banks.assert_shows("TrueLayer");
+        // TrueLayer's `uk` banks are the United Kingdom's.
+        let found = browser
+            .get("/connect/banks/truelayer?country=GB&q=llo")
+            .await;
+        found.assert_shows("Lloyds");
+        found.assert_shows("name=\"institution_id\" value=\"ob-lloyds\"");
+        assert!(!found.body.contains("Monzo"), "searched by name");
+        assert!(!found.body.contains("AIB"), "another country's");
+
+        // Picking the bank sends the person to TrueLayer's page…
+        let to_bank = browser
+            .submit(
+                &found,
+                "/connect/banks/truelayer",
+                &[("institution_id", "ob-lloyds")],
+            )
+            .await;
+        assert!(
+            to_bank.location.starts_with(&fake.server.uri()),
+            "{}: {}",
+            to_bank.location,
+            to_bank.body
+        );
+        // …which sends them back with a code, to Tributary's return page.
+        let back = tributary_e2e::fakes::sent_back_from(&to_bank.location).await;
+        let back_path = back
+            .strip_prefix(&server.base_url)
+            .unwrap_or_else(|| panic!("TrueLayer returns to Tributary: {back}"))
+            .to_owned();
+        assert!(back_path.starts_with("/connect/truelayer/return?code="));
+        let progress = browser.get(&back_path).await;
+        assert!(
+            progress.location.starts_with("/connect/progress/"),
+            "{}: {}",
+            progress.location,
+            progress.body
+        );
+        let progress = browser.until_synced(progress).await;
+        assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+        progress.assert_shows("Club Lloyds");
+        // The client's secret and the tokens are nowhere in plain text.
+        let stored = dump(server.database.db());
+        for secret in [tributary_e2e::truelayer::CLIENT_SECRET, "refresh_token"] {
+            assert!(!stored.contains(secret), "{secret}");
+        }
         server.stop().await;
     }
 }

@@ -46,6 +46,7 @@ use tributary_e2e::ibkr::{self, IbkrFake};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
 use tributary_e2e::starling::{self, StarlingFake};
+use tributary_e2e::truelayer::{self, TrueLayerFake};
 use tributary_e2e::up::{self, UpFake};
 use tributary_http::server::{self, Interface};
 use tributary_providers::import::samples::daily_camt053_series;
@@ -73,6 +74,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let up = UpFake::start().await;
     let starling = StarlingFake::start().await;
     let ibkr = IbkrFake::start().await;
+    let truelayer = TrueLayerFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -104,6 +106,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
                 &up,
                 &starling,
                 &ibkr,
+                &truelayer,
             ),
             postgres.as_ref(),
         );
@@ -278,7 +281,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr): (
+        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
@@ -286,6 +289,7 @@ impl<'a> World<'a> {
             &UpFake,
             &StarlingFake,
             &IbkrFake,
+            &TrueLayerFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -350,6 +354,17 @@ impl<'a> World<'a> {
             (
                 "TRIBUTARY_IBKR_FLEX_URL",
                 format!("{}/AccountManagement/FlexWebService", ibkr.server.uri()),
+            ),
+            // And its TrueLayer requests (both servers) to that one.
+            ("TRIBUTARY_TRUELAYER_AUTH_URL", truelayer.server.uri()),
+            ("TRIBUTARY_TRUELAYER_API_URL", truelayer.server.uri()),
+            (
+                "TRIBUTARY_TRUELAYER_CLIENT_ID",
+                truelayer::CLIENT_ID.to_owned(),
+            ),
+            (
+                "TRIBUTARY_TRUELAYER_CLIENT_SECRET",
+                truelayer::CLIENT_SECRET.to_owned(),
             ),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.

@@ -18,7 +18,8 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::enablebanking::{EnableBankingFake, Fault, checking_transactions, days_ago};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+    FaultCase, Matrix, consent_at, consenting_again_keeps_everything, engine_with,
+    run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{AuthorizationReturn, ConnectRequest, ConnectorError};
@@ -28,21 +29,8 @@ use tributary_storage::{Database, connections, users};
 
 const RETURN_URL: &str = "https://tributary.example/connect/enablebanking/return";
 
-/// Opens the bank's page the connection links to, as the user's browser
-/// would, and reads where the bank sends them back.
-/// (On the scenario's blocking thread: the fake answers on the test's
-/// runtime.)
 fn consent_at_the_bank(link: &str, deny: bool) -> AuthorizationReturn {
-    let link = if deny {
-        format!("{link}&deny=1")
-    } else {
-        link.to_owned()
-    };
-    let back =
-        tokio::runtime::Handle::current().block_on(tributary_e2e::fakes::sent_back_from(&link));
-    let back = url::Url::parse(&back).unwrap();
-    assert!(back.as_str().starts_with(RETURN_URL), "{back}");
-    AuthorizationReturn::new(back.query_pairs().into_owned())
+    consent_at(link, deny, RETURN_URL)
 }
 
 fn connect(engine: &SyncEngine, user: UserId) -> (ConnectionId, String) {
@@ -300,33 +288,20 @@ fn scenario(
 
     // Re-authentication: a new consent, a new session with new account
     // uids; the accounts keep their place and their data.
-    let accounts_before = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
-        .unwrap()
-        .iter()
-        .map(|a| a.id)
-        .collect::<Vec<_>>();
-    let before = transaction_lines(db, user);
     let request = ConnectRequest {
         settings: serde_json::json!({"institution_id": "FI/Nordea", "redirect": RETURN_URL}),
         secret: None,
     };
-    let again = engine.reconnect(connection, &request).unwrap();
-    let link = again.settings["link"].as_str().unwrap().to_owned();
-    engine
-        .complete_authorization(connection, &consent_at_the_bank(&link, false))
-        .unwrap();
-    clock.advance(chrono::Duration::days(1));
-    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
-        panic!("the sync after re-authentication failed")
-    };
-    assert_eq!(summary.accounts_created, 0, "the same accounts");
-    let accounts_after = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user))
-        .unwrap()
-        .iter()
-        .map(|a| a.id)
-        .collect::<Vec<_>>();
-    assert_eq!(accounts_after, accounts_before);
-    assert_eq!(transaction_lines(db, user), before);
-    let record = connections::get_connection(&mut db.conn().unwrap(), connection).unwrap();
-    assert_eq!(record.status, ConnectionStatus::Active);
+    consenting_again_keeps_everything(
+        Matrix {
+            db,
+            user,
+            connection,
+            engine: &engine,
+            impatient: &impatient,
+        },
+        &clock,
+        &request,
+        RETURN_URL,
+    );
 }

@@ -295,6 +295,7 @@ async fn the_statement_reads_as_ibflex_reads_it() {
                 credentials: Some(TOKEN),
                 last_synced_at: None,
                 oldest_pending: None,
+                keep_credentials: None,
             })
             .unwrap()
     })

@@ -26,7 +26,15 @@ pub struct FetchContext<'a> {
     /// so a connector that reads a window must reach back to it
     /// ([`FetchContext::reach_back`]).
     pub oldest_pending: Option<chrono::NaiveDate>,
+    /// Keeps, sealed and at once, credentials the provider replaced during
+    /// this fetch (a refresh token that is good for one use): a sync that
+    /// fails after the exchange must not lose them. `None` where nothing
+    /// is stored (a connector tried on its own).
+    pub keep_credentials: Option<CredentialKeeper<'a>>,
 }
+
+/// Where a fetch keeps replaced credentials ([`FetchContext::keep_credentials`]).
+pub type CredentialKeeper<'a> = &'a dyn Fn(&str) -> Result<(), ConnectorError>;
 
 impl FetchContext<'_> {
     /// Where a later sync reads from: `overlap_days` before the last one,

@@ -31,7 +31,9 @@ use crate::description::{
     SettingError, SetupError, Variable, constructor,
 };
 use crate::connector::PROVIDER_TIMEOUT;
-use crate::psd2::{TypedBalance, hex_string, pick_balance, record_ids};
+use crate::psd2::{
+    TypedBalance, hex_string, kept_institution, pick_balance, record_ids, returned_once,
+};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rand::Rng as _;
 use serde::{Deserialize, Serialize};
@@ -733,18 +735,6 @@ fn transaction(
     })
 }
 
-/// The bank as `prepare` found it and kept it in the connection's
-/// settings (the ASPSP list is not asked again).
-fn kept_institution(settings: &Value) -> SnapshotInstitution {
-    let setting = |name: &str| settings.get(name).and_then(Value::as_str);
-    let id = setting("institution_id").unwrap_or_default();
-    SnapshotInstitution {
-        provider_institution_id: id.to_owned(),
-        name: setting("institution_name").unwrap_or(id).to_owned(),
-        logo_url: setting("institution_logo").map(str::to_owned),
-    }
-}
-
 impl crate::connector::Connector for EnableBankingConnector {
     fn provider(&self) -> Provider {
         PROVIDER
@@ -838,12 +828,7 @@ impl crate::connector::Connector for EnableBankingConnector {
             accounts: session.accounts,
         })
         .map_err(|err| ConnectorError::Protocol(format!("keeping the session: {err}")))?;
-        let mut settings = settings.clone();
-        if let Some(map) = settings.as_object_mut() {
-            // Used once: a second return with it is refused.
-            map.remove("state");
-            map.remove("link");
-        }
+        let settings = returned_once(settings);
         Ok(Some(Prepared {
             institution: kept_institution(&settings),
             settings,

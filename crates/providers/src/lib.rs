@@ -37,6 +37,7 @@ connectors! {
     up,
     starling,
     ibkr,
+    truelayer,
 }
 
 pub use connector::{

@@ -1,6 +1,7 @@
-//! What the PSD2 aggregators (GoCardless, Enable Banking) share, since both
-//! pass on what banks give under the Berlin Group and ISO 20022 terms:
-//! record ids that are optional or not unique, and balances in a typed list.
+//! What the open banking aggregators (GoCardless, Enable Banking,
+//! TrueLayer) share, since they pass on what banks give under PSD2: record
+//! ids that are optional or not unique, balances in a typed list, and a
+//! connection that starts with the bank chosen and a `state` used once.
 
 use crate::connector::ConnectorError;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -8,7 +9,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use tributary_domain::money::Decimal;
-use tributary_domain::snapshot::SnapshotBalance;
+use tributary_domain::snapshot::{SnapshotBalance, SnapshotInstitution};
 
 /// The connect request of a PSD2 aggregator: the bank the person chose
 /// (by country and name, or by its id), and where it sends them back.
@@ -98,6 +99,30 @@ pub(crate) fn record_ids<T: Serialize>(
             if *n == 1 { base } else { format!("{base}#{n}") }
         })
         .collect()
+}
+
+/// The bank as `prepare` found it and kept it in the connection's
+/// settings (`institution_id`, `_name`, `_logo`; the bank list is not asked
+/// again).
+pub(crate) fn kept_institution(settings: &serde_json::Value) -> SnapshotInstitution {
+    let setting = |name: &str| settings.get(name).and_then(serde_json::Value::as_str);
+    let id = setting("institution_id").unwrap_or_default();
+    SnapshotInstitution {
+        provider_institution_id: id.to_owned(),
+        name: setting("institution_name").unwrap_or(id).to_owned(),
+        logo_url: setting("institution_logo").map(str::to_owned),
+    }
+}
+
+/// The connection's settings once the person came back: the `state` and
+/// the `link` are used once (a second return with them is refused).
+pub(crate) fn returned_once(settings: &serde_json::Value) -> serde_json::Value {
+    let mut settings = settings.clone();
+    if let Some(map) = settings.as_object_mut() {
+        map.remove("state");
+        map.remove("link");
+    }
+    settings
 }
 
 pub(crate) fn hex_string(bytes: &[u8]) -> String {

@@ -292,6 +292,22 @@ impl SyncEngine {
         }
     }
 
+    /// Seals and stores credentials the provider replaced mid-fetch.
+    fn keep_credentials(
+        &self,
+        connection: &ConnectionRecord,
+        fresh: &str,
+    ) -> Result<(), SyncError> {
+        let sealed = self.seal(connection.user_id, connection.provider, Some(fresh))?;
+        connections::set_sealed_credentials(
+            &mut *self.db.conn()?,
+            connection.id,
+            sealed.as_deref(),
+            self.clock.now().naive_utc(),
+        )?;
+        Ok(())
+    }
+
     /// The connection's credentials, opened for one fetch.
     fn open_credentials(&self, connection: &ConnectionRecord) -> Result<Option<String>, SyncError> {
         let Some(sealed) = connections::sealed_credentials(&mut *self.db.conn()?, connection.id)?
@@ -604,6 +620,13 @@ impl SyncEngine {
         connection: &ConnectionRecord,
         (credentials, oldest_pending): (Option<&str>, Option<chrono::NaiveDate>),
     ) -> Result<ProviderSnapshot, ConnectorError> {
+        let keep = |fresh: &str| {
+            self.keep_credentials(connection, fresh)
+                .map_err(|err| ConnectorError::Unavailable {
+                    reason: format!("keeping the provider's new credentials: {err}"),
+                    retry_after: None,
+                })
+        };
         match self.registry.get(connection.provider) {
             Some(connector) => self.with_heartbeat(job, || {
                 connector.fetch(&FetchContext {
@@ -612,6 +635,7 @@ impl SyncEngine {
                     credentials,
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
                     oldest_pending,
+                    keep_credentials: Some(&keep),
                 })
             }),
             None => Err(ConnectorError::Misconfigured(format!(

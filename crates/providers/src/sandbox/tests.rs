@@ -21,6 +21,7 @@ fn fetch(
             credentials: None,
             last_synced_at: last,
             oldest_pending: None,
+            keep_credentials: None,
         })
         .expect("sandbox fetch")
 }
@@ -228,6 +229,7 @@ fn failure_usernames_fail_the_documented_way() {
         credentials: None,
         last_synced_at: None,
         oldest_pending: None,
+        keep_credentials: None,
     };
     let reauth = connection_settings("a@example.com", USER_REAUTH_REQUIRED);
     let down = connection_settings("a@example.com", USER_PROVIDER_DOWN);
@@ -262,6 +264,7 @@ fn slow_username_waits_before_answering() {
             credentials: None,
             last_synced_at: None,
             oldest_pending: None,
+            keep_credentials: None,
         })
         .unwrap();
     assert!(!snapshot.accounts.is_empty());
