@@ -5,10 +5,12 @@
 //! `code` and our `state`, or `access_denied`), hands out tokens whose
 //! refresh token is good for one use (each refresh gives a new one, as an
 //! OAuth server may), and serves `/me`, a current account and a credit
-//! card with balances, booked and pending transactions (whose TrueLayer ids
-//! change on every request, as TrueLayer warns they may). Faults are
-//! switched on by the test: a slow answer, a 5xx, a rate limit, a body that
-//! does not parse, a consent that has ended (`invalid_grant`).
+//! card with balances, booked and pending transactions (TrueLayer's ids for
+//! pending ones, and for booked ones without the bank's id, change on every
+//! request, as TrueLayer warns they may; `from` is read and filters).
+//! Faults are switched on by the test: a slow answer, a 5xx, a rate limit,
+//! the bank's daily allowance spent, a body that does not parse, a consent
+//! that has ended (`invalid_grant`) or was revoked (`access_denied`).
 
 use crate::fakes::{Answer, Route};
 use serde_json::{Value, json};
@@ -34,6 +36,11 @@ pub enum Fault {
     ServerError,
     /// 429 `provider_too_many_requests`.
     RateLimited,
+    /// 429 `provider_request_limit_exceeded`: the bank's unattended reads
+    /// for the day are spent.
+    DailyAllowanceSpent,
+    /// 403 `access_denied`: the person revoked the access at their bank.
+    Revoked,
     /// 200 with a body that is not JSON.
     Malformed,
     /// The consent has ended: the refresh grant is `invalid_grant`.
@@ -78,8 +85,8 @@ pub fn days_ago(days: i64) -> String {
 }
 
 /// The current account's booked transactions: with the bank's normalised
-/// id, with only TrueLayer's, and two alike with none of the bank's
-/// (TrueLayer's ids keep them apart).
+/// id, and two alike with none of the bank's (TrueLayer's ids for them
+/// change on every request; they stay two rows, and the same two).
 pub fn booked_transactions() -> Vec<Value> {
     vec![
         json!({"transaction_id": "tl-1", "normalised_provider_transaction_id": "txn-001",
@@ -249,7 +256,13 @@ impl TrueLayerFake {
         match given("grant_type") {
             "authorization_code" => match state.codes.remove(given("code")) {
                 Some(redirect) if redirect == given("redirect_uri") => {}
-                _ => return error(400, "invalid_grant", "Invalid authorization code"),
+                _ => {
+                    return error(
+                        400,
+                        "invalid_authorization_code",
+                        "The authorization code is invalid or was used",
+                    );
+                }
             },
             "refresh_token" => {
                 if state.fault == Some(Fault::ConsentEnded)
@@ -326,10 +339,28 @@ impl TrueLayerFake {
                 "payment_due": 5.00, "payment_due_date": days_ago(-10), "update_timestamp": format!("{}Z", days_ago(0))
             }])),
             "accounts/acc-56c7b029e0f8ec5a2334fb0ffc2fface/transactions" => {
-                if !request.url.query_pairs().any(|(k, _)| k == "from") {
-                    return error(400, "validation_error", "from is required");
-                }
-                results(Value::Array(self.state.lock().unwrap().booked.clone()))
+                let from = request
+                    .url
+                    .query_pairs()
+                    .find(|(k, _)| k == "from")
+                    .and_then(|(_, v)| chrono::DateTime::parse_from_rfc3339(&v).ok());
+                let Some(from) = from else {
+                    return error(400, "invalid_date_range", "from must be an ISO 8601 date");
+                };
+                let from = from.date_naive().to_string();
+                let booked = self.state.lock().unwrap().booked.clone();
+                let listed: Vec<Value> = booked
+                    .into_iter()
+                    .filter(|t| t["timestamp"].as_str().unwrap_or_default() >= from.as_str())
+                    .map(|mut t| {
+                        // Without the bank's id, TrueLayer's is new each time.
+                        if t.get("normalised_provider_transaction_id").is_none() {
+                            t["transaction_id"] = json!(self.fresh("tl"));
+                        }
+                        t
+                    })
+                    .collect();
+                results(Value::Array(listed))
             }
             "accounts/acc-56c7b029e0f8ec5a2334fb0ffc2fface/transactions/pending" => {
                 // TrueLayer's ids for pending transactions change from one
@@ -354,9 +385,10 @@ impl TrueLayerFake {
                  "description": "PAYMENT RECEIVED - THANK YOU", "amount": -50.00, "currency": "GBP", "transaction_type": "CREDIT",
                  "transaction_category": "CREDIT", "transaction_classification": [], "meta": {}}
             ])),
-            "cards/card-f7b093437032c216d4350b7d442b9c5c/transactions/pending" => {
-                results(json!([]))
-            }
+            "cards/card-f7b093437032c216d4350b7d442b9c5c/transactions/pending" => results(json!([
+                {"transaction_id": self.fresh("pending"), "timestamp": days_ago(0), "description": "CAFE",
+                 "amount": 3.20, "currency": "GBP", "transaction_type": "DEBIT", "meta": {}}
+            ])),
             _ => error(404, "account_not_found", "Account not found"),
         };
         match fault {
@@ -371,6 +403,14 @@ impl TrueLayerFake {
             ),
             Some(Fault::Malformed) => {
                 ResponseTemplate::new(200).set_body_raw("{\"results\": [", "application/json")
+            }
+            Some(Fault::DailyAllowanceSpent) => error(
+                429,
+                "provider_request_limit_exceeded",
+                "The provider's limit of unattended requests has been reached",
+            ),
+            Some(Fault::Revoked) => {
+                error(403, "access_denied", "Access has been revoked by the user")
             }
             Some(Fault::ConsentEnded) | None => ok,
         }

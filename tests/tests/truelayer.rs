@@ -15,6 +15,7 @@
 use serde_json::json;
 use std::time::Duration;
 use tributary_domain::access::Viewer;
+use tributary_domain::clock::Clock;
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
     Bench, FaultCase, Matrix, consent_at, consenting_again_keeps_everything, run_fault_matrix,
@@ -135,6 +136,7 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
         first,
         [
             "Club Credit Card -18.0 false Some(\"Bookshop\") Some(\"BOOKSHOP\")",
+            "Club Credit Card -3.2 true None Some(\"CAFE\")",
             "Club Credit Card 50.0 false None Some(\"PAYMENT RECEIVED - THANK YOU\")",
             "Club Lloyds -12.5 false Some(\"Coffee Roasters\") Some(\"COFFEE ROASTERS LONDON\")",
             "Club Lloyds -23.1 true Some(\"Grocer\") Some(\"GROCER KINGS CROSS\")",
@@ -250,6 +252,12 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
             case(Fault::Slow, true, true, ConnectionStatus::Error),
             case(Fault::ServerError, false, true, ConnectionStatus::Error),
             case(Fault::RateLimited, false, true, ConnectionStatus::Error),
+            case(
+                Fault::DailyAllowanceSpent,
+                false,
+                true,
+                ConnectionStatus::Error,
+            ),
             case(Fault::Malformed, false, false, ConnectionStatus::Error),
             case(
                 Fault::ConsentEnded,
@@ -260,7 +268,14 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
         ],
         |fault| fake.set_fault(fault),
         || clock.advance(chrono::Duration::days(1)),
-        |_, _, _| {},
+        |fault, _, retry_at| {
+            if fault == Fault::DailyAllowanceSpent {
+                // Not before the bank's day turns.
+                let tomorrow = (clock.now().date_naive() + chrono::Days::new(1))
+                    .and_time(chrono::NaiveTime::MIN);
+                assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
+            }
+        },
     );
 
     // Re-authentication: a new consent; the accounts keep their place and
@@ -277,4 +292,19 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
         &request(),
         RETURN_URL,
     );
+
+    // Access revoked at the bank: the person must consent again; nothing
+    // stored is lost.
+    clock.advance(chrono::Duration::days(1));
+    let before = transaction_lines(db, user);
+    fake.set_fault(Some(Fault::Revoked));
+    let SyncOutcome::ProviderFailed {
+        error: ConnectorError::ReauthRequired(why),
+        ..
+    } = sync(engine)
+    else {
+        panic!("a revoked access must ask the user")
+    };
+    assert!(why.contains("access_denied"), "{why}");
+    assert_eq!(transaction_lines(db, user), before);
 }

@@ -33,6 +33,7 @@ use crate::description::{
 use crate::connector::PROVIDER_TIMEOUT;
 use crate::psd2::{
     TypedBalance, hex_string, kept_institution, pick_balance, record_ids, returned_once,
+    until_tomorrow,
 };
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rand::Rng as _;
@@ -221,16 +222,6 @@ impl ApiError {
             .collect::<Vec<_>>()
             .join(": ")
     }
-}
-
-/// The start of the next UTC day: when a bank's daily allowance returns.
-fn until_tomorrow(now: DateTime<Utc>) -> Duration {
-    let tomorrow = (now.date_naive() + Days::new(1))
-        .and_time(chrono::NaiveTime::MIN)
-        .and_utc();
-    (tomorrow - now)
-        .to_std()
-        .unwrap_or(Duration::from_secs(3600))
 }
 
 /// Enable Banking's refusal as the error it means: by its error code

@@ -125,6 +125,17 @@ pub(crate) fn returned_once(settings: &serde_json::Value) -> serde_json::Value {
     settings
 }
 
+/// The start of the next UTC day: when a bank's daily allowance of
+/// unattended reads returns.
+pub(crate) fn until_tomorrow(now: DateTime<Utc>) -> std::time::Duration {
+    let tomorrow = (now.date_naive() + chrono::Days::new(1))
+        .and_time(chrono::NaiveTime::MIN)
+        .and_utc();
+    (tomorrow - now)
+        .to_std()
+        .unwrap_or(std::time::Duration::from_secs(3600))
+}
+
 pub(crate) fn hex_string(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -292,19 +292,37 @@ impl SyncEngine {
         }
     }
 
-    /// Seals and stores credentials the provider replaced mid-fetch.
+    /// Seals and stores credentials the provider replaced mid-fetch, in
+    /// place of `opened` (what the fetch began with) and only of them: a
+    /// re-authentication that completed meanwhile, or another worker's
+    /// newer exchange, is not overwritten (the swap compares the stored
+    /// bytes).
     fn keep_credentials(
         &self,
         connection: &ConnectionRecord,
+        opened: Option<&str>,
         fresh: &str,
     ) -> Result<(), SyncError> {
+        let conn = &mut *self.db.conn()?;
+        let stored = connections::sealed_credentials(conn, connection.id)?;
+        let still_opened = match &stored {
+            Some(sealed) => self.open_sealed(connection, sealed)?.as_deref() == opened,
+            None => opened.is_none(),
+        };
         let sealed = self.seal(connection.user_id, connection.provider, Some(fresh))?;
-        connections::set_sealed_credentials(
-            &mut *self.db.conn()?,
-            connection.id,
-            sealed.as_deref(),
-            self.clock.now().naive_utc(),
-        )?;
+        let swapped = still_opened
+            && connections::swap_sealed_credentials(
+                conn,
+                connection.id,
+                (stored.as_deref(), sealed.as_deref()),
+                self.clock.now().naive_utc(),
+            )?;
+        if !swapped {
+            log::warn!(
+                "connection {}: the provider's new credentials were not kept, newer ones are stored",
+                connection.id
+            );
+        }
         Ok(())
     }
 
@@ -314,10 +332,18 @@ impl SyncEngine {
         else {
             return Ok(None);
         };
+        self.open_sealed(connection, &sealed)
+    }
+
+    fn open_sealed(
+        &self,
+        connection: &ConnectionRecord,
+        sealed: &[u8],
+    ) -> Result<Option<String>, SyncError> {
         let sealer = self.sealer.as_ref().ok_or(SyncError::NoSecretKey)?;
         let opened = sealer
             .open(
-                &sealed,
+                sealed,
                 &credentials_context(connection.user_id, connection.provider.as_str()),
             )
             .map_err(SyncError::CredentialsDoNotOpen)?;
@@ -621,7 +647,7 @@ impl SyncEngine {
         (credentials, oldest_pending): (Option<&str>, Option<chrono::NaiveDate>),
     ) -> Result<ProviderSnapshot, ConnectorError> {
         let keep = |fresh: &str| {
-            self.keep_credentials(connection, fresh)
+            self.keep_credentials(connection, credentials, fresh)
                 .map_err(|err| ConnectorError::Unavailable {
                     reason: format!("keeping the provider's new credentials: {err}"),
                     retry_after: None,

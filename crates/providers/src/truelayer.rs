@@ -33,8 +33,8 @@ use crate::description::{
     SettingError, SetupError, Variable, constructor,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
-use crate::psd2::{hex_string, kept_institution, record_ids, returned_once};
-use chrono::{DateTime, Days, NaiveDateTime, Utc};
+use crate::psd2::{hex_string, kept_institution, record_ids, returned_once, until_tomorrow};
+use chrono::{DateTime, Days, NaiveDate, NaiveDateTime, Utc};
 use rand::Rng as _;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -117,9 +117,6 @@ pub const DEFAULT_AUTH_URL: &str = "https://auth.truelayer.com";
 pub const DEFAULT_API_URL: &str = "https://api.truelayer.com";
 /// What the connection reads: identity is not asked for.
 const SCOPES: &str = "info accounts balance cards transactions offline_access";
-/// Which banks TrueLayer's page offers besides the one chosen (the UK's
-/// open banking and OAuth banks, and the European ones).
-const PROVIDER_GROUPS: &str = "uk-ob-all uk-oauth-all xs2a-all";
 /// A consent lasts 90 days where `/me` does not say (UK open banking).
 const CONSENT_DAYS: i64 = 90;
 /// Banks give 90 days of history without the user present: ask for a day
@@ -179,11 +176,19 @@ impl ApiError {
 
 /// TrueLayer's refusal as the error it means: by its error code first, then
 /// by the status.
-fn refusal(refused: &Refusal<'_>) -> ConnectorError {
+fn refusal(refused: &Refusal<'_>, now: DateTime<Utc>) -> ConnectorError {
     let body = ApiError::read(refused.body);
     let text = body.text();
     let what = refused.what;
     match body.error.as_deref() {
+        // The bank's allowance of unattended reads (PSD2: about 4 a day)
+        // is spent: it returns with the next day.
+        Some("provider_request_limit_exceeded" | "unattended_calls_limit_exceeded") => {
+            ConnectorError::Unavailable {
+                reason: format!("the bank's daily allowance for {what} is spent ({text})"),
+                retry_after: Some(until_tomorrow(now)),
+            }
+        }
         Some("invalid_grant" | "access_denied" | "sca_exceeded") => ConnectorError::ReauthRequired(
             format!("the bank access has ended ({text}): connect the bank again"),
         ),
@@ -201,12 +206,16 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
                 detail: &text,
                 retry_after: refused.seconds_header(&["retry-after"]),
             };
-            classify_http_status(&answer, |status| {
-                (status == reqwest::StatusCode::UNAUTHORIZED).then(|| {
-                    format!("TrueLayer no longer accepts the access ({text}): connect the bank again")
-                })
-            })
-            .unwrap_or_else(|| {
+            // A 401 just after a fresh token is TrueLayer's trouble, not
+            // the consent's (an ended consent is `invalid_grant` or
+            // `access_denied`): tried again.
+            if refused.status == reqwest::StatusCode::UNAUTHORIZED {
+                return ConnectorError::Unavailable {
+                    reason: format!("TrueLayer refused a fresh access token for {what} ({text})"),
+                    retry_after: None,
+                };
+            }
+            classify_http_status(&answer, |_| None).unwrap_or_else(|| {
                 ConnectorError::Protocol(format!("TrueLayer answered {what} with {}", refused.status))
             })
         }
@@ -223,9 +232,26 @@ struct ListedProvider {
     /// `uk`, `ie`, `fr`…
     #[serde(default)]
     country: Option<String>,
+    /// What the bank lets a client read; absent: everything asked.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
 }
 
 impl ListedProvider {
+    /// The scopes asked of this bank: Tributary's, less those it does not
+    /// give (asking a bank for cards it has not can hide it from the list).
+    fn scopes(&self) -> String {
+        SCOPES
+            .split(' ')
+            .filter(|scope| {
+                self.scopes
+                    .as_ref()
+                    .is_none_or(|given| given.iter().any(|g| g == scope))
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     fn institution(&self) -> SnapshotInstitution {
         SnapshotInstitution {
             provider_institution_id: self.provider_id.clone(),
@@ -244,9 +270,16 @@ fn same_country(listed: &str, asked: &str) -> bool {
 }
 
 /// What the connection keeps sealed.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct Kept {
     refresh_token: String,
+}
+
+// The token never reaches a log through `{:?}`.
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kept(<sealed>)")
+    }
 }
 
 #[derive(Deserialize)]
@@ -265,7 +298,7 @@ struct Results<T> {
 #[derive(Debug, Deserialize)]
 struct Me {
     #[serde(default)]
-    consent_expires_at: Option<DateTime<Utc>>,
+    consent_expires_at: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -329,35 +362,35 @@ struct Transaction {
     merchant_name: Option<String>,
 }
 
-impl Transaction {
-    /// The bank's own id where TrueLayer passes one on (it lasts), else
-    /// TrueLayer's.
-    fn booked_id(&self) -> &str {
-        self.normalised_provider_transaction_id
-            .as_deref()
-            .or(self.provider_transaction_id.as_deref())
-            .unwrap_or(&self.transaction_id)
-    }
-}
-
-/// What a pending transaction is, without TrueLayer's id for it (which
-/// may change from one request to the next): its id is the hash of this,
-/// numbered where two are alike (`psd2::record_ids`).
+/// What a transaction is, without TrueLayer's id for it (which "may
+/// change between requests", a pending one's always): where the bank gives
+/// no id of its own, a transaction's id is the hash of this, numbered where
+/// two are alike (`psd2::record_ids`), so that neither a new TrueLayer id
+/// adds a row nor two alike become one.
 #[derive(Serialize)]
-struct PendingContent<'a> {
+struct Content<'a> {
+    /// The bank's own id, when TrueLayer passes one on (it lasts).
+    #[serde(skip)]
+    bank_id: Option<&'a str>,
     timestamp: &'a str,
     amount: &'a Decimal,
     currency: &'a str,
+    transaction_type: Option<&'a str>,
     description: Option<&'a str>,
     merchant_name: Option<&'a str>,
 }
 
-impl<'a> PendingContent<'a> {
+impl<'a> Content<'a> {
     fn of(t: &'a Transaction) -> Self {
-        PendingContent {
+        Content {
+            bank_id: t
+                .normalised_provider_transaction_id
+                .as_deref()
+                .or(t.provider_transaction_id.as_deref()),
             timestamp: &t.timestamp,
             amount: &t.amount,
             currency: &t.currency,
+            transaction_type: t.transaction_type.as_deref(),
             description: t.description.as_deref(),
             merchant_name: t.merchant_name.as_deref(),
         }
@@ -393,6 +426,20 @@ fn parse_time(text: &str, field: &str) -> Result<DateTime<Utc>, ConnectorError> 
         })
 }
 
+/// The day of a time as TrueLayer writes it, in the zone it is written in
+/// (the bank's day: `2026-06-14T00:00:00+01:00` is the 14th).
+fn parse_day(text: &str, field: &str) -> Result<NaiveDate, ConnectorError> {
+    match DateTime::parse_from_rfc3339(text) {
+        Ok(t) => Ok(t.date_naive()),
+        Err(_) => text
+            .parse::<NaiveDate>()
+            .or_else(|_| parse_time(text, field).map(|t| t.date_naive()))
+            .map_err(|_| {
+                ConnectorError::Protocol(format!("TrueLayer sent `{text}` as {field}, not a day"))
+            }),
+    }
+}
+
 impl TrueLayerConnector {
     pub fn new(config: TrueLayerConfig) -> Result<Self, reqwest::Error> {
         let http = ProviderHttp::new("TrueLayer", config.timeout)?;
@@ -410,13 +457,15 @@ impl TrueLayerConnector {
         )
     }
 
-    fn get<T: DeserializeOwned>(
+    /// What a Data API endpoint lists; nothing where the bank does not
+    /// serve it (501 `endpoint_not_supported`: cards at a bank that has
+    /// none, pending transactions at a bank that shows none).
+    fn list<T: DeserializeOwned>(
         &self,
-        access_token: &str,
-        path: &str,
-        query: &[(&str, String)],
+        (access_token, now): (&str, DateTime<Utc>),
+        (path, query): (&str, &[(&str, String)]),
         what: &str,
-    ) -> Result<T, ConnectorError> {
+    ) -> Result<Vec<T>, ConnectorError> {
         let request = self
             .http
             .client
@@ -424,30 +473,14 @@ impl TrueLayerConnector {
             .query(query)
             .bearer_auth(access_token);
         let response = self.http.send(request, what)?;
-        self.http.json(response, what, refusal)
-    }
-
-    /// A list that a bank without it answers 501 `endpoint_not_supported`
-    /// (cards at a bank that has none): empty.
-    fn list_or_none(&self, access_token: &str, kind: Kind) -> Result<Vec<Listed>, ConnectorError> {
-        let what = match kind {
-            Kind::Account => "the accounts",
-            Kind::Card => "the cards",
-        };
         let unsupported = std::cell::Cell::new(false);
-        let request = self
-            .http
-            .client
-            .get(self.data(kind.path()))
-            .bearer_auth(access_token);
-        let response = self.http.send(request, what)?;
-        let listed = self.http.json::<Results<Listed>>(response, what, |refused| {
+        let listed = self.http.json::<Results<T>>(response, what, |refused| {
             unsupported.set(
                 refused.status == reqwest::StatusCode::NOT_IMPLEMENTED
                     && ApiError::read(refused.body).error.as_deref()
                         == Some("endpoint_not_supported"),
             );
-            refusal(refused)
+            refusal(refused, now)
         });
         match listed {
             Ok(listed) => Ok(listed.results),
@@ -456,7 +489,12 @@ impl TrueLayerConnector {
         }
     }
 
-    fn tokens(&self, form: &[(&str, &str)], what: &str) -> Result<Tokens, ConnectorError> {
+    fn tokens(
+        &self,
+        form: &[(&str, &str)],
+        what: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Tokens, ConnectorError> {
         let mut fields = vec![
             ("client_id", self.config.client_id.as_str()),
             ("client_secret", self.config.client_secret.as_str()),
@@ -464,7 +502,7 @@ impl TrueLayerConnector {
         fields.extend_from_slice(form);
         let request = self.http.client.post(self.auth("connect/token")).form(&fields);
         let response = self.http.send(request, what)?;
-        self.http.json(response, what, refusal)
+        self.http.json(response, what, |refused| refusal(refused, now))
     }
 
     fn providers(&self) -> Result<Vec<ListedProvider>, ConnectorError> {
@@ -474,7 +512,8 @@ impl TrueLayerConnector {
             .get(self.auth("api/providers"))
             .query(&[("clientId", self.config.client_id.as_str())]);
         let response = self.http.send(request, "the list of banks")?;
-        self.http.json(response, "the list of banks", refusal)
+        self.http
+            .json(response, "the list of banks", |refused| refusal(refused, Utc::now()))
     }
 
     fn provider(&self, id: &str) -> Result<ListedProvider, ConnectorError> {
@@ -493,55 +532,47 @@ impl TrueLayerConnector {
         (from, now): (DateTime<Utc>, DateTime<Utc>),
     ) -> Result<SnapshotAccount, ConnectorError> {
         let base = format!("{}/{}", kind.path(), listed.account_id);
-        let balance: Results<Balance> =
-            self.get(access_token, &format!("{base}/balance"), &[], "the balance")?;
+        let balance: Vec<Balance> =
+            self.list((access_token, now), (&format!("{base}/balance"), &[]), "the balance")?;
         let window = [
             ("from", from.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
             ("to", now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
         ];
-        let booked: Results<Transaction> = self.get(
-            access_token,
-            &format!("{base}/transactions"),
-            &window,
+        let booked: Vec<Transaction> = self.list(
+            (access_token, now),
+            (&format!("{base}/transactions"), &window),
             "the transactions",
         )?;
-        let pending: Results<Transaction> = self.get(
-            access_token,
-            &format!("{base}/transactions/pending"),
-            &[],
+        let pending: Vec<Transaction> = self.list(
+            (access_token, now),
+            (&format!("{base}/transactions/pending"), &[]),
             "the pending transactions",
         )?;
-        let booked_ids = record_ids(&booked.results, |t| Some(t.booked_id()), "tl:");
-        let contents: Vec<PendingContent<'_>> =
-            pending.results.iter().map(PendingContent::of).collect();
-        let pending_ids = record_ids(&contents, |_| None, "tl:pending:");
+        let booked_content: Vec<Content<'_>> = booked.iter().map(Content::of).collect();
+        let booked_ids = record_ids(&booked_content, |c| c.bank_id, "tl:");
+        // A pending one is keyed by its content even where the bank names
+        // it: the posted one may carry the same bank id.
+        let pending_content: Vec<Content<'_>> = pending.iter().map(Content::of).collect();
+        let pending_ids = record_ids(&pending_content, |_| None, "tl:pending:");
         let mut transactions = Vec::new();
         for (t, id, is_pending) in booked
-            .results
             .iter()
             .zip(booked_ids)
             .map(|(t, id)| (t, id, false))
-            .chain(
-                pending
-                    .results
-                    .iter()
-                    .zip(pending_ids)
-                    .map(|(t, id)| (t, id, true)),
-            )
+            .chain(pending.iter().zip(pending_ids).map(|(t, id)| (t, id, true)))
         {
             transactions.push(transaction(t, kind, (id, is_pending))?);
         }
-        let balance = balance.results.into_iter().next();
-        let (kind_of, name) = match kind {
-            Kind::Account => (
-                match listed.account_type.as_deref() {
-                    Some("SAVINGS" | "BUSINESS_SAVINGS") => AccountKind::Savings,
-                    Some("TRANSACTION" | "BUSINESS_TRANSACTION") => AccountKind::Checking,
-                    _ => AccountKind::Other,
-                },
-                "Current account",
-            ),
-            Kind::Card => (AccountKind::CreditCard, "Card"),
+        let balance = balance.into_iter().next();
+        let (kind_of, name) = match (kind, listed.account_type.as_deref()) {
+            (Kind::Account, Some("SAVINGS" | "BUSINESS_SAVINGS")) => {
+                (AccountKind::Savings, "Savings account")
+            }
+            (Kind::Account, Some("TRANSACTION" | "BUSINESS_TRANSACTION")) => {
+                (AccountKind::Checking, "Current account")
+            }
+            (Kind::Account, _) => (AccountKind::Other, "Account"),
+            (Kind::Card, _) => (AccountKind::CreditCard, "Card"),
         };
         let mask = match kind {
             Kind::Card => listed.partial_card_number.clone(),
@@ -603,7 +634,7 @@ fn liability(b: &Balance) -> Result<SnapshotLiability, ConnectorError> {
     let due = b
         .payment_due_date
         .as_deref()
-        .map(|text| parse_time(text, "payment_due_date").map(|t| t.date_naive()))
+        .map(|text| parse_day(text, "payment_due_date"))
         .transpose()?;
     Ok(SnapshotLiability {
         credit_limit: b.credit_limit,
@@ -637,7 +668,7 @@ fn transaction(
         provider_id,
         pending_provider_id: None,
         is_pending,
-        date: parse_time(&t.timestamp, "a transaction's timestamp")?.date_naive(),
+        date: parse_day(&t.timestamp, "a transaction's timestamp")?,
         amount,
         currency: t.currency.clone(),
         merchant: t.merchant_name.clone(),
@@ -652,10 +683,17 @@ impl crate::connector::Connector for TrueLayerConnector {
     }
 
     fn institutions(&self, country: &str) -> Result<Vec<InstitutionChoice>, ConnectorError> {
+        if country.len() != 2 || !country.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(ConnectorError::Misconfigured(format!(
+                "`{country}` is not a two-letter country code"
+            )));
+        }
+        // A bank the list names no country for is shown everywhere rather
+        // than nowhere.
         Ok(self
             .providers()?
             .into_iter()
-            .filter(|p| p.country.as_deref().is_some_and(|c| same_country(c, country)))
+            .filter(|p| p.country.as_deref().is_none_or(|c| same_country(c, country)))
             .map(|p| InstitutionChoice {
                 id: p.provider_id,
                 name: p.display_name,
@@ -666,6 +704,20 @@ impl crate::connector::Connector for TrueLayerConnector {
 
     fn daily_sync_limit(&self) -> Option<i32> {
         Some(DAILY_SYNCS)
+    }
+
+    /// Signing in again (the consent ends soon, or has ended) starts a new
+    /// consent and keeps the tokens that may still work until it completes:
+    /// a person who heeds the reminder and then leaves the bank's page
+    /// loses nothing.
+    fn prepare_again(
+        &self,
+        request: &ConnectRequest,
+        existing: Option<&str>,
+    ) -> Result<Prepared, ConnectorError> {
+        let mut prepared = self.prepare(request)?;
+        prepared.credentials = existing.map(str::to_owned);
+        Ok(prepared)
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
@@ -682,16 +734,20 @@ impl crate::connector::Connector for TrueLayerConnector {
         let mut state = [0u8; 16];
         rand::rng().fill_bytes(&mut state);
         let state = hex_string(&state);
-        let mut link = url::Url::parse(&self.auth(""))
-            .map_err(|err| ConnectorError::Misconfigured(format!("TRIBUTARY_TRUELAYER_AUTH_URL: {err}")))?;
-        link.query_pairs_mut()
+        // The bank chosen, and only it: `providers` must cover
+        // `provider_id`. Spaces as %20, as TrueLayer's examples write them
+        // (form encoding's `+` is not promised to be read as one).
+        let query = url::form_urlencoded::Serializer::new(String::new())
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.config.client_id)
             .append_pair("redirect_uri", redirect)
-            .append_pair("scope", SCOPES)
-            .append_pair("providers", &format!("{PROVIDER_GROUPS} {}", bank.provider_id))
+            .append_pair("scope", &bank.scopes())
+            .append_pair("providers", &bank.provider_id)
             .append_pair("provider_id", &bank.provider_id)
-            .append_pair("state", &state);
+            .append_pair("state", &state)
+            .finish()
+            .replace('+', "%20");
+        let link = format!("{}?{query}", self.auth(""));
         Ok(Prepared {
             institution: bank.institution(),
             settings: json!({
@@ -700,7 +756,7 @@ impl crate::connector::Connector for TrueLayerConnector {
                 "institution_logo": bank.logo_url,
                 "redirect": redirect,
                 "state": state,
-                "link": link.as_str(),
+                "link": link,
             }),
             credentials: None,
             consent: None,
@@ -725,6 +781,7 @@ impl crate::connector::Connector for TrueLayerConnector {
                 ("code", code),
             ],
             "the code exchange",
+            Utc::now(),
         )?;
         let refresh_token = tokens.refresh_token.ok_or_else(|| {
             ConnectorError::Protocol(
@@ -732,8 +789,14 @@ impl crate::connector::Connector for TrueLayerConnector {
                     .into(),
             )
         })?;
-        let me: Results<Me> = self.get(&tokens.access_token, "me", &[], "the consent")?;
-        let consent = match me.results.first().and_then(|m| m.consent_expires_at) {
+        // The code is spent: whatever `/me` answers, the tokens are kept,
+        // and a consent whose end it does not say lasts the UK's 90 days.
+        let stated_end = self
+            .list::<Me>((&tokens.access_token, Utc::now()), ("me", &[]), "the consent")
+            .ok()
+            .and_then(|me| me.into_iter().next()?.consent_expires_at)
+            .and_then(|text| parse_time(&text, "consent_expires_at").ok());
+        let consent = match stated_end {
             Some(at) => ConsentEnd::At(at),
             None => ConsentEnd::After(chrono::Duration::days(CONSENT_DAYS)),
         };
@@ -765,6 +828,7 @@ impl crate::connector::Connector for TrueLayerConnector {
                 ("refresh_token", &kept.refresh_token),
             ],
             "the token refresh",
+            context.now,
         )?;
         if let (Some(fresh), Some(keep)) = (&tokens.refresh_token, context.keep_credentials)
             && *fresh != kept.refresh_token
@@ -783,7 +847,11 @@ impl crate::connector::Connector for TrueLayerConnector {
         let access = tokens.access_token.as_str();
         let mut accounts = Vec::new();
         for kind in [Kind::Account, Kind::Card] {
-            for listed in self.list_or_none(access, kind)? {
+            let what = match kind {
+                Kind::Account => "the accounts",
+                Kind::Card => "the cards",
+            };
+            for listed in self.list::<Listed>((access, now), (kind.path(), &[]), what)? {
                 accounts.push(self.account(access, (&listed, kind), (from, now))?);
             }
         }
@@ -844,7 +912,7 @@ mod tests {
             parse_time("2017-02-07T17:29:24.740802Z", "t")
                 .unwrap()
                 .date_naive(),
-            chrono::NaiveDate::from_ymd_opt(2017, 2, 7).unwrap()
+            NaiveDate::from_ymd_opt(2017, 2, 7).unwrap()
         );
         assert!(parse_time("07/02/2017", "t").is_err());
     }

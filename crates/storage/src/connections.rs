@@ -426,6 +426,31 @@ pub fn sealed_credentials(
         .first(conn)?)
 }
 
+/// Replaces the sealed credentials `expected` with `new`, only while they
+/// are still stored (compared byte for byte, in one statement): `false`
+/// when something else replaced them first.
+pub fn swap_sealed_credentials(
+    conn: &mut AnyConnection,
+    id: ConnectionId,
+    (expected, new): (Option<&[u8]>, Option<&[u8]>),
+    now: NaiveDateTime,
+) -> StorageResult<bool> {
+    let target = connections::table.find(id.get());
+    let values = (
+        connections::credentials_encrypted.eq(new),
+        connections::updated_at.eq(now),
+    );
+    let swapped = match expected {
+        Some(bytes) => diesel::update(target.filter(connections::credentials_encrypted.eq(bytes)))
+            .set(values)
+            .execute(conn)?,
+        None => diesel::update(target.filter(connections::credentials_encrypted.is_null()))
+            .set(values)
+            .execute(conn)?,
+    };
+    Ok(swapped == 1)
+}
+
 pub fn set_sealed_credentials(
     conn: &mut AnyConnection,
     id: ConnectionId,

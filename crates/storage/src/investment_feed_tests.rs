@@ -265,7 +265,8 @@ fn a_security_renamed_elsewhere_comes_back_modified() {
         assert_eq!(mirror.catch_up(conn, &viewer, 100).len(), 1);
 
         // Another account of the same user holds the same ISIN under a new
-        // name: the record of the first account carries it, and is told.
+        // name (a sync that reads only that account): the record of the
+        // first account carries it, and is told.
         let mut renamed = apple();
         renamed.name = "Apple Incorporated".into();
         let other = SnapshotAccount {
@@ -284,7 +285,7 @@ fn a_security_renamed_elsewhere_comes_back_modified() {
         let done = apply_snapshot(
             conn,
             connection,
-            &snapshot(vec![brokerage(vec![buy("t1", 3, "10", "-1807.45")]), other]),
+            &snapshot(vec![other]),
             now() + Duration::hours(1),
         )
         .unwrap();
@@ -315,6 +316,50 @@ fn a_security_renamed_elsewhere_comes_back_modified() {
             assert_eq!(
                 again.investment_transactions_updated, restated,
                 "hour {hour}"
+            );
+        }
+    });
+}
+
+#[test]
+fn two_sources_of_one_sync_naming_a_security_apart_restate_nothing() {
+    on_every_backend(|db: &Database| {
+        let conn = &mut *db.conn().unwrap();
+        let (_, connection) =
+            user_with_connection(conn, "two-names@example.com", Provider::new("sandbox"));
+        // The positions call it one thing, the activity another: the first
+        // to state it names it for the sync, every sync.
+        let mut other_name = apple();
+        other_name.name = "APPLE INC COM".into();
+        let account = SnapshotAccount {
+            holdings: Some(vec![SnapshotHolding {
+                security: other_name,
+                quantity: "10".parse().unwrap(),
+                price: "180.25".parse().unwrap(),
+                value: "1802.50".parse().unwrap(),
+                value_in_account_currency: None,
+                cost_basis: None,
+                currency: "USD".into(),
+                raw: serde_json::json!({}),
+            }]),
+            ..brokerage(vec![buy("t1", 3, "10", "-1807.45")])
+        };
+        for hour in 0..3 {
+            let done = apply_snapshot(
+                conn,
+                connection,
+                &snapshot(vec![account.clone()]),
+                now() + Duration::hours(hour),
+            )
+            .unwrap();
+            let expected = if hour == 0 { (1, 0) } else { (0, 0) };
+            assert_eq!(
+                (
+                    done.investment_transactions_added,
+                    done.investment_transactions_updated
+                ),
+                expected,
+                "sync {hour}"
             );
         }
     });

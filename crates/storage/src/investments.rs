@@ -128,11 +128,10 @@ pub(crate) fn write(
     conn: &mut AnyConnection,
     (owner, account_id): (UserId, AccountId),
     records: &[SnapshotInvestmentTransaction],
-    seq: ChangeSeq,
-    now: NaiveDateTime,
+    (seq, now): (ChangeSeq, NaiveDateTime),
+    securities: &mut SecuritiesWritten,
 ) -> StorageResult<Written> {
     let mut written = Written::default();
-    let mut securities: HashMap<String, SecurityId> = HashMap::new();
     let mut rows: HashMap<String, (i64, Values)> = HashMap::new();
     // Provider ids this write has taken: a repeat is left out.
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
@@ -157,7 +156,7 @@ pub(crate) fn write(
             let security_id = match &record.security {
                 Some(security) => {
                     let (id, restated) =
-                        security_id(conn, owner, &mut securities, security, (seq, now))?;
+                        security_id(conn, owner, securities, security, (seq, now))?;
                     written.updated += restated;
                     Some(id)
                 }
@@ -196,9 +195,15 @@ pub(crate) fn write(
     Ok(written)
 }
 
-/// The stored id of `security`, upserted once per write, and how many
-/// records its upsert restated.
-fn security_id(
+/// The securities one change has written, by identity key.
+pub(crate) type SecuritiesWritten = HashMap<String, SecurityId>;
+
+/// The stored id of `security`, upserted once per change, and how many
+/// records its upsert restated. The first source of a change to state a
+/// security names it for that change: two sources of one sync that name
+/// it differently (a brokerage's positions and its activity) do not
+/// restate it back and forth on every sync.
+pub(crate) fn security_id(
     conn: &mut AnyConnection,
     owner: UserId,
     known: &mut HashMap<String, SecurityId>,

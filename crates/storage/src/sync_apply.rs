@@ -69,7 +69,8 @@ pub struct ConnectionChange {
     known_accounts: HashSet<String>,
     /// The accounts this change has written to, by the provider's id.
     seen_accounts: HashSet<String>,
-    written_accounts: WrittenAccounts,
+    /// The accounts and securities this change has written.
+    written: Written,
     /// The accounts the person shares, once they have chosen.
     chosen: Option<std::collections::BTreeSet<String>>,
     /// The snapshots of one import name the same bank: it is written
@@ -111,7 +112,7 @@ impl ConnectionChange {
             now,
             known_accounts,
             seen_accounts: HashSet::new(),
-            written_accounts: HashMap::new(),
+            written: Written::default(),
             chosen,
             institution: None,
             summary: SyncSummary::default(),
@@ -214,7 +215,7 @@ impl ConnectionChange {
             let account_id = apply_account(
                 conn,
                 &self.connection,
-                &mut self.written_accounts,
+                &mut self.written,
                 account,
                 (snapshot, institution_id),
                 &self.rules,
@@ -484,14 +485,19 @@ type AccountRow = (
     Option<String>,
 );
 
-/// The accounts a change has written so far, by the provider's id.
-type WrittenAccounts = HashMap<String, (AccountRow, AccountId)>;
+/// What a change has written so far, across its snapshots.
+#[derive(Debug, Default)]
+struct Written {
+    /// The accounts, by the provider's id.
+    accounts: HashMap<String, (AccountRow, AccountId)>,
+    securities: crate::investments::SecuritiesWritten,
+}
 
 #[allow(clippy::too_many_arguments)]
 fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
-    written: &mut WrittenAccounts,
+    written: &mut Written,
     account: &SnapshotAccount,
     (snapshot, snapshot_institution): (&ProviderSnapshot, InstitutionId),
     rules: &Rules,
@@ -515,7 +521,7 @@ fn apply_account(
         account.currency.clone(),
         account.mask.clone(),
     );
-    let account_id = match written.get(&account.provider_account_id) {
+    let account_id = match written.accounts.get(&account.provider_account_id) {
         Some((same, id)) if *same == row => *id,
         _ => {
             let id = backend::upsert_account(
@@ -532,7 +538,9 @@ fn apply_account(
                     now,
                 },
             )?;
-            written.insert(account.provider_account_id.clone(), (row, id));
+            written
+                .accounts
+                .insert(account.provider_account_id.clone(), (row, id));
             id
         }
     };
@@ -581,9 +589,10 @@ fn apply_account(
             .execute(conn)?;
         for position in positions {
             // A restated name reaches the activity naming the security.
-            let (security_id, restated) = crate::investments::upsert_security(
+            let (security_id, restated) = crate::investments::security_id(
                 conn,
                 connection.user_id,
+                &mut written.securities,
                 &position.security,
                 (seq, now),
             )?;
@@ -611,15 +620,15 @@ fn apply_account(
         record_liability(conn, account_id, liability)?;
     }
     if !account.investment_transactions.is_empty() {
-        let written = crate::investments::write(
+        let activity = crate::investments::write(
             conn,
             (connection.user_id, account_id),
             &account.investment_transactions,
-            seq,
-            now,
+            (seq, now),
+            &mut written.securities,
         )?;
-        summary.investment_transactions_added += written.added;
-        summary.investment_transactions_updated += written.updated;
+        summary.investment_transactions_added += activity.added;
+        summary.investment_transactions_updated += activity.updated;
     }
     Ok(account_id)
 }

@@ -1527,3 +1527,38 @@ fn each_account_is_at_its_own_bank_behind_one_aggregator_connection() {
         assert_eq!(banks(conn)[2].1, "Example Credit Union");
     });
 }
+
+#[test]
+fn sealed_credentials_are_swapped_only_in_place_of_those_read() {
+    on_every_backend(|db| {
+        let conn = &mut *db.conn().unwrap();
+        let (_, connection) =
+            user_with_connection(conn, "swap@example.com", Provider::new("sandbox"));
+        let stored =
+            |conn: &mut AnyConnection| connections::sealed_credentials(conn, connection).unwrap();
+        connections::set_sealed_credentials(conn, connection, Some(b"first"), now()).unwrap();
+        // Something else replaced what a sync read: its token is not kept.
+        for expected in [Some(&b"other"[..]), None] {
+            assert!(
+                !connections::swap_sealed_credentials(
+                    conn,
+                    connection,
+                    (expected, Some(b"late")),
+                    now()
+                )
+                .unwrap()
+            );
+            assert_eq!(stored(conn).as_deref(), Some(&b"first"[..]));
+        }
+        assert!(
+            connections::swap_sealed_credentials(
+                conn,
+                connection,
+                (Some(b"first"), Some(b"second")),
+                now()
+            )
+            .unwrap()
+        );
+        assert_eq!(stored(conn).as_deref(), Some(&b"second"[..]));
+    });
+}
