@@ -78,6 +78,20 @@ fn stored(conn: &mut AnyConnection, viewer: &Viewer) -> BTreeMap<i64, (String, S
     rows
 }
 
+/// Ten units of `security`, as a position.
+fn held(security: tributary_domain::snapshot::Security) -> SnapshotHolding {
+    SnapshotHolding {
+        security,
+        quantity: "10".parse().unwrap(),
+        price: "180.25".parse().unwrap(),
+        value: "1802.50".parse().unwrap(),
+        value_in_account_currency: None,
+        cost_basis: None,
+        currency: "USD".into(),
+        raw: serde_json::json!({}),
+    }
+}
+
 /// The newest outbox event's type and data.
 fn last_event(conn: &mut AnyConnection) -> serde_json::Value {
     use crate::schema::webhook_events;
@@ -270,16 +284,7 @@ fn a_security_renamed_elsewhere_comes_back_modified() {
         let mut renamed = apple();
         renamed.name = "Apple Incorporated".into();
         let other = SnapshotAccount {
-            holdings: Some(vec![SnapshotHolding {
-                security: renamed,
-                quantity: "10".parse().unwrap(),
-                price: "180.25".parse().unwrap(),
-                value: "1802.50".parse().unwrap(),
-                value_in_account_currency: None,
-                cost_basis: None,
-                currency: "USD".into(),
-                raw: serde_json::json!({}),
-            }]),
+            holdings: Some(vec![held(renamed)]),
             ..account("B2", Vec::new())
         };
         let done = apply_snapshot(
@@ -332,16 +337,7 @@ fn two_sources_of_one_sync_naming_a_security_apart_restate_nothing() {
         let mut other_name = apple();
         other_name.name = "APPLE INC COM".into();
         let account = SnapshotAccount {
-            holdings: Some(vec![SnapshotHolding {
-                security: other_name,
-                quantity: "10".parse().unwrap(),
-                price: "180.25".parse().unwrap(),
-                value: "1802.50".parse().unwrap(),
-                value_in_account_currency: None,
-                cost_basis: None,
-                currency: "USD".into(),
-                raw: serde_json::json!({}),
-            }]),
+            holdings: Some(vec![held(other_name)]),
             ..brokerage(vec![buy("t1", 3, "10", "-1807.45")])
         };
         for hour in 0..3 {
