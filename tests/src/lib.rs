@@ -8,6 +8,7 @@
 
 pub mod akahu;
 pub mod browser;
+pub mod bunq;
 pub mod enablebanking;
 pub mod fakes;
 pub mod harness;

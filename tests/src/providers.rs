@@ -321,7 +321,7 @@ pub fn connect_with_a_token(
     else {
         panic!("a wrong token connects nothing")
     };
-    assert!(why.contains("token"), "{why}");
+    assert!(why.contains("token") || why.contains("API key"), "{why}");
     let conn = &mut *db.conn().expect("a connection");
     assert!(
         read::list_accounts(conn, &Viewer::whole_user(user))

@@ -5,9 +5,9 @@
 //! return carries the code, a Plaid bank chosen on Plaid's Hosted Link
 //! pages, a brokerage connected in SnapTrade's portal, Akahu with a
 //! personal app's tokens, Up and Starling with a personal access token,
-//! Interactive Brokers with a Flex token and query id, and a TrueLayer bank
-//! found by country whose consent returns with the code. SQLite and
-//! PostgreSQL.
+//! Interactive Brokers with a Flex token and query id, bunq with an API key
+//! (a key pair registered at once), and a TrueLayer bank found by country
+//! whose consent returns with the code. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tributary_e2e::akahu::{AkahuFake, PERSONAL_APP_TOKEN, PERSONAL_USER_TOKEN};
 use tributary_e2e::browser::{Browser, exchange, sign_in};
+use tributary_e2e::bunq::BunqFake;
 use tributary_e2e::enablebanking::EnableBankingFake;
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_requisitions};
 use tributary_e2e::ibkr::IbkrFake;
@@ -575,6 +576,24 @@ async fn starling_connects_with_a_personal_access_token_checked_at_once() {
             token: tributary_e2e::starling::TOKEN,
             wrong: "not-a-token",
             an_account: "Personal",
+            also: &[],
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
+    }
+}
+
+#[actix_web::test]
+async fn bunq_connects_with_an_api_key_checked_at_once() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = BunqFake::start().await;
+        let bank = TokenBank {
+            name: "bunq",
+            id: "bunq",
+            label: "API key",
+            token: tributary_e2e::bunq::API_KEY,
+            wrong: "sandbox_wrong",
+            an_account: "Main",
             also: &[],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;

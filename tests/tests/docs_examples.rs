@@ -40,6 +40,7 @@ use tributary_auth::oauth;
 use tributary_domain::clock::{Clock, SystemClock};
 use tributary_domain::model::SyncJobKind;
 use tributary_e2e::akahu::{self, AkahuFake};
+use tributary_e2e::bunq::{self, BunqFake};
 use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::ibkr::{self, IbkrFake};
@@ -75,6 +76,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let starling = StarlingFake::start().await;
     let ibkr = IbkrFake::start().await;
     let truelayer = TrueLayerFake::start().await;
+    let bunq = BunqFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -107,6 +109,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
                 &starling,
                 &ibkr,
                 &truelayer,
+                &bunq,
             ),
             postgres.as_ref(),
         );
@@ -281,7 +284,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer): (
+        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer, bunq): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
@@ -290,6 +293,7 @@ impl<'a> World<'a> {
             &StarlingFake,
             &IbkrFake,
             &TrueLayerFake,
+            &BunqFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -366,6 +370,9 @@ impl<'a> World<'a> {
                 "TRIBUTARY_TRUELAYER_CLIENT_SECRET",
                 truelayer::CLIENT_SECRET.to_owned(),
             ),
+            // And its bunq requests to that one, which checks their
+            // signatures and signs its answers.
+            ("TRIBUTARY_BUNQ_URL", format!("{}/v1", bunq.server.uri())),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -689,6 +696,8 @@ impl<'a> World<'a> {
             Some(ibkr::TOKEN.to_owned())
         } else if line.contains("connect starling") && line.contains("--token -") {
             Some(starling::TOKEN.to_owned())
+        } else if line.contains("connect bunq") && line.contains("--token -") {
+            Some(bunq::API_KEY.to_owned())
         } else if line.contains("--token -") {
             Some(up::TOKEN.to_owned())
         } else {

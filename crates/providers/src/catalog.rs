@@ -116,7 +116,8 @@ mod tests {
                 crate::akahu::PROVIDER,
                 crate::up::PROVIDER,
                 crate::starling::PROVIDER,
-                crate::ibkr::PROVIDER
+                crate::ibkr::PROVIDER,
+                crate::bunq::PROVIDER
             ]
         );
     }

@@ -38,6 +38,7 @@ connectors! {
     starling,
     ibkr,
     truelayer,
+    bunq,
 }
 
 pub use connector::{

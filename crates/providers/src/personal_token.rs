@@ -1,5 +1,5 @@
 //! What the banks a person connects with their own personal access token
-//! share (Up, Starling, Interactive Brokers' Flex token): no aggregator and nothing for the operator to
+//! share (Up, Starling, Interactive Brokers' Flex token, bunq's API key): no aggregator and nothing for the operator to
 //! configure but the API's root; one form field for the token; the token
 //! checked at once, before anything is stored, and kept sealed; a sync
 //! without a kept token needing the person.

@@ -73,6 +73,34 @@ impl ProviderHttp {
         what: &str,
         refused: impl FnOnce(&Refusal<'_>) -> ConnectorError,
     ) -> Result<T, ConnectorError> {
+        let (_, body) = self.json_body(response, what, refused)?;
+        self.parse(&body, what)
+    }
+
+    /// `body` read as `T`; a body that does not parse is an answer we
+    /// cannot use.
+    pub fn parse<T: serde::de::DeserializeOwned>(
+        &self,
+        body: &[u8],
+        what: &str,
+    ) -> Result<T, ConnectorError> {
+        serde_json::from_slice(body).map_err(|err| {
+            ConnectorError::Protocol(format!(
+                "{}'s answer to {what} does not parse: {err}",
+                self.provider
+            ))
+        })
+    }
+
+    /// The headers and the unparsed JSON body of a successful answer, for
+    /// a provider that signs its bodies; any other answer as the error
+    /// `refused` makes of it.
+    pub fn json_body(
+        &self,
+        response: Response,
+        what: &str,
+        refused: impl FnOnce(&Refusal<'_>) -> ConnectorError,
+    ) -> Result<(HeaderMap, bytes::Bytes), ConnectorError> {
         let provider = self.provider;
         let status = response.status();
         if !status.is_success() {
@@ -85,8 +113,8 @@ impl ProviderHttp {
                 body: &body,
             }));
         }
-        let is_json = response
-            .headers()
+        let headers = response.headers().clone();
+        let is_json = headers
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
@@ -104,10 +132,6 @@ impl ProviderHttp {
                 "{provider} answered {what} with an empty body"
             )));
         }
-        serde_json::from_slice(&body).map_err(|err| {
-            ConnectorError::Protocol(format!(
-                "{provider}'s answer to {what} does not parse: {err}"
-            ))
-        })
+        Ok((headers, body))
     }
 }

@@ -1,0 +1,226 @@
+//! bunq against its local fake (`tributary_e2e::bunq`), on SQLite and
+//! PostgreSQL: a wrong API key refused at once, the installation's key
+//! pair made and registered (every request signed, the fake verifying
+//! each), the first sync (every page), a second that changes nothing and
+//! reads only its window, a corrected card payment kept as bunq books it
+//! (a reversal and a new payment, nothing merged), the fault matrix with
+//! nothing stored lost (answers not signed by bunq's key refused), and a
+//! deleted key needing the user, repaired with a new key keeping the
+//! accounts and their data.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+use tributary_domain::access::Viewer;
+use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
+use tributary_e2e::bunq::{API_KEY, BunqFake, Fault, NEW_API_KEY};
+use tributary_e2e::providers::{
+    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
+};
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_storage::Database;
+use tributary_storage::read;
+
+#[actix_web::test]
+async fn an_api_key_installs_signs_every_request_and_meets_every_fault() {
+    on_every_backend_against(BunqFake::start, scenario).await;
+}
+
+fn scenario(db: &Database, fake: &BunqFake) {
+    let Bench {
+        clock,
+        engine,
+        impatient,
+        user,
+    } = Bench::new(
+        db,
+        (
+            fake.connector(Duration::from_secs(30)),
+            fake.connector(Duration::from_secs(1)),
+        ),
+        "nederland@example.com",
+    );
+    let bunq = tributary_providers::bunq::PROVIDER;
+
+    let connection = connect_with_a_token(
+        &engine,
+        (db, user),
+        bunq,
+        (&token_request("sandbox_wrong"), &token_request(API_KEY)),
+    );
+    // One device, for the good key, usable from any address.
+    assert_eq!(fake.permitted_ips(), [serde_json::json!(["*"])]);
+    let dump = tributary_storage::testing::dump(db);
+    assert!(!dump.contains("PRIVATE KEY"), "the key pair is sealed");
+    assert!(
+        !dump.contains("installation-"),
+        "the installation token is sealed"
+    );
+
+    let sync = |engine: &SyncEngine| {
+        engine
+            .sync_now(connection, SyncJobKind::OnDemand, "test")
+            .unwrap()
+    };
+    let (verified, pages) = (fake.verified(), fake.payment_pages());
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the first sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 2);
+    // A session, the accounts, three pages of the current account's
+    // payments and one of the savings': each signed, each verified.
+    assert_eq!(fake.payment_pages() - pages, 4);
+    assert_eq!(fake.verified() - verified, 6);
+    let first = transaction_lines(db, user);
+    assert_eq!(
+        first,
+        [
+            "Main -250.00 false Some(\"Ada Lovelace\") Some(\"Ada Lovelace\")",
+            "Main -4.20 false Some(\"Coffee Company\") Some(\"Coffee Company\")",
+            "Main -61.37 false Some(\"Albert Heijn\") Some(\"Albert Heijn\")",
+            "Main -9.99 false Some(\"Streaming service\") Some(\"Streaming service\")",
+            "Main 3150.00 false Some(\"Acme B.V. salary\") Some(\"Acme B.V. salary\")",
+            "Rainy day 250.00 false Some(\"Ada Lovelace\") Some(\"Ada Lovelace\")",
+        ],
+        "every page of every account, exact amounts, bunq's signs"
+    );
+    let accounts = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user)).unwrap();
+    let kinds: Vec<(&str, AccountKind, &str, Option<&str>)> = accounts
+        .iter()
+        .map(|a| {
+            (
+                a.name.as_str(),
+                a.kind,
+                a.currency.as_str(),
+                a.mask.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("Main", AccountKind::Checking, "EUR", Some("0188")),
+            ("Rainy day", AccountKind::Savings, "EUR", Some("1234")),
+        ]
+    );
+    let main = accounts[0].id;
+    // Paid at 23:30 UTC on 14 January: bunq writes UTC, and that day is kept.
+    let salary = read::list_transactions(
+        &mut db.conn().unwrap(),
+        main,
+        &Default::default(),
+        None,
+        None,
+    )
+    .unwrap()
+    .into_iter()
+    .find(|t| t.amount.to_string() == "3150.00")
+    .unwrap();
+    assert_eq!(salary.date.to_string(), "2026-01-14");
+    let balance = read::latest_balance(&mut db.conn().unwrap(), main)
+        .unwrap()
+        .unwrap();
+    assert_eq!(balance.amount.to_string(), "2834.43");
+
+    // Nothing changed: nothing changes, and the current account's oldest
+    // page (before the week's window) is not read again.
+    clock.advance(chrono::Duration::hours(1));
+    let pages = fake.payment_pages();
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the second sync failed")
+    };
+    assert_eq!(
+        (
+            summary.transactions_added,
+            summary.transactions_updated,
+            summary.transactions_removed
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(fake.payment_pages() - pages, 3, "the window's pages only");
+
+    // The coffee settles at another amount: a reversal and a new payment,
+    // the first kept as it was.
+    fake.correct_the_coffee();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the third sync failed")
+    };
+    assert_eq!(
+        (summary.transactions_added, summary.transactions_updated),
+        (2, 0),
+        "{summary:?}"
+    );
+    let corrected = transaction_lines(db, user);
+    assert_eq!(corrected.len(), first.len() + 2, "nothing merged");
+    for line in [
+        "Main -4.20 false Some(\"Coffee Company\") Some(\"Coffee Company\")",
+        "Main 4.20 false Some(\"Coffee Company\") Some(\"Refund: Coffee Company\")",
+        "Main -4.35 false Some(\"Coffee Company\") Some(\"Coffee Company\")",
+    ] {
+        assert!(
+            corrected.contains(&line.to_owned()),
+            "{line}: {corrected:?}"
+        );
+    }
+
+    let case = |fault, impatient, transient, status| FaultCase {
+        fault,
+        impatient,
+        transient,
+        status,
+    };
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
+    run_fault_matrix(
+        at,
+        &[
+            case(Fault::Slow, true, true, ConnectionStatus::Error),
+            case(Fault::ServerError, false, true, ConnectionStatus::Error),
+            case(Fault::RateLimited, false, true, ConnectionStatus::Error),
+            case(Fault::Maintenance, false, true, ConnectionStatus::Error),
+            case(Fault::Malformed, false, false, ConnectionStatus::Error),
+            case(
+                Fault::ForgedSignature,
+                false,
+                false,
+                ConnectionStatus::Error,
+            ),
+            case(Fault::Unsigned, false, false, ConnectionStatus::Error),
+            case(
+                Fault::ForeignOlderUrl,
+                false,
+                false,
+                ConnectionStatus::Error,
+            ),
+        ],
+        |fault| fake.set_fault(fault),
+        || clock.advance(chrono::Duration::hours(1)),
+        |fault, error, _| {
+            let expected = match fault {
+                Fault::Maintenance => "maintenance",
+                Fault::ForgedSignature => "is not signed by the key bunq gave at installation",
+                Fault::Unsigned => "carries no X-Bunq-Server-Signature",
+                Fault::ForeignOlderUrl => "not on its API",
+                _ => "",
+            };
+            assert!(error.to_string().contains(expected), "{fault:?}: {error}");
+        },
+    );
+
+    // The person deletes the key in the app: the user is needed, the data
+    // stays; a new key (a new installation) repairs the connection.
+    a_revoked_token_is_replaced(
+        at,
+        (|| fake.delete_the_key(), || fake.make_a_new_key()),
+        &token_request(NEW_API_KEY),
+        || clock.advance(chrono::Duration::hours(1)),
+    );
+}
