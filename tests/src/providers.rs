@@ -296,6 +296,16 @@ pub async fn holdings_through_the_personal_api(
     (found, answer.json().await.expect("JSON"))
 }
 
+/// Asserts that a sync failed at `now` is retried no earlier than the
+/// next UTC day (a daily allowance spent).
+pub fn not_before_the_next_utc_day(
+    now: chrono::DateTime<chrono::Utc>,
+    retry_at: Option<NaiveDateTime>,
+) {
+    let tomorrow = (now.date_naive() + chrono::Days::new(1)).and_time(chrono::NaiveTime::MIN);
+    assert!(retry_at.expect("a retry time") >= tomorrow, "{retry_at:?}");
+}
+
 /// What a person gives to connect a bank with their own token.
 pub fn token_request(token: &str) -> tributary_providers::ConnectRequest {
     tributary_providers::ConnectRequest {

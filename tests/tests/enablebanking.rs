@@ -19,7 +19,7 @@ use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::enablebanking::{EnableBankingFake, Fault, checking_transactions, days_ago};
 use tributary_e2e::providers::{
     FaultCase, Matrix, consent_at, consenting_again_keeps_everything, engine_with,
-    run_fault_matrix, test_keyring, transaction_lines,
+    not_before_the_next_utc_day, run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{AuthorizationReturn, ConnectRequest, ConnectorError};
@@ -279,9 +279,7 @@ fn scenario(
         |fault, _, retry_at| {
             if fault == Fault::DailyAllowanceSpent {
                 // Not before the bank's day turns.
-                let tomorrow = (clock.now().date_naive() + chrono::Days::new(1))
-                    .and_time(chrono::NaiveTime::MIN);
-                assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
+                not_before_the_next_utc_day(clock.now(), retry_at);
             }
         },
     );

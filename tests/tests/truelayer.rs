@@ -18,8 +18,8 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    Bench, FaultCase, Matrix, consent_at, consenting_again_keeps_everything, run_fault_matrix,
-    transaction_lines,
+    Bench, FaultCase, Matrix, consent_at, consenting_again_keeps_everything,
+    not_before_the_next_utc_day, run_fault_matrix, transaction_lines,
 };
 use tributary_e2e::truelayer::{
     BANK, CLIENT_SECRET, Fault, TrueLayerFake, booked_transactions, days_ago,
@@ -271,9 +271,7 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
         |fault, _, retry_at| {
             if fault == Fault::DailyAllowanceSpent {
                 // Not before the bank's day turns.
-                let tomorrow = (clock.now().date_naive() + chrono::Days::new(1))
-                    .and_time(chrono::NaiveTime::MIN);
-                assert!(retry_at.unwrap() >= tomorrow, "{retry_at:?}");
+                not_before_the_next_utc_day(clock.now(), retry_at);
             }
         },
     );

@@ -309,14 +309,17 @@ impl SyncEngine {
             Some(sealed) => self.open_sealed(connection, sealed)?.as_deref() == opened,
             None => opened.is_none(),
         };
-        let sealed = self.seal(connection.user_id, connection.provider, Some(fresh))?;
-        let swapped = still_opened
-            && connections::swap_sealed_credentials(
+        // Sealed only when it will be swapped in: a newer re-authentication
+        // is kept as it is.
+        let swapped = still_opened && {
+            let sealed = self.seal(connection.user_id, connection.provider, Some(fresh))?;
+            connections::swap_sealed_credentials(
                 conn,
                 connection.id,
                 (stored.as_deref(), sealed.as_deref()),
                 self.clock.now().naive_utc(),
-            )?;
+            )?
+        };
         if !swapped {
             log::warn!(
                 "connection {}: the provider's new credentials were not kept, newer ones are stored",

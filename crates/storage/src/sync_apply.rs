@@ -70,7 +70,7 @@ pub struct ConnectionChange {
     /// The accounts this change has written to, by the provider's id.
     seen_accounts: HashSet<String>,
     /// The accounts and securities this change has written.
-    written: Written,
+    written: ChangeWritten,
     /// The accounts the person shares, once they have chosen.
     chosen: Option<std::collections::BTreeSet<String>>,
     /// The snapshots of one import name the same bank: it is written
@@ -112,7 +112,7 @@ impl ConnectionChange {
             now,
             known_accounts,
             seen_accounts: HashSet::new(),
-            written: Written::default(),
+            written: ChangeWritten::default(),
             chosen,
             institution: None,
             summary: SyncSummary::default(),
@@ -487,7 +487,7 @@ type AccountRow = (
 
 /// What a change has written so far, across its snapshots.
 #[derive(Debug, Default)]
-struct Written {
+struct ChangeWritten {
     /// The accounts, by the provider's id.
     accounts: HashMap<String, (AccountRow, AccountId)>,
     securities: crate::investments::SecuritiesWritten,
@@ -497,7 +497,7 @@ struct Written {
 fn apply_account(
     conn: &mut AnyConnection,
     connection: &ConnectionRecord,
-    written: &mut Written,
+    written: &mut ChangeWritten,
     account: &SnapshotAccount,
     (snapshot, snapshot_institution): (&ProviderSnapshot, InstitutionId),
     rules: &Rules,
