@@ -1260,7 +1260,30 @@ async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
     );
     shoot_both(&browser, "03-refused").await;
 
-    // What is stored: one USD account of four rows.
+    // A 401(k) statement: its buys and transfers counted as investment
+    // activity on the summary.
+    browser
+        .goto(&server.url("/connect/banks/upload"))
+        .await
+        .unwrap();
+    wait_for(&browser, "into-account").await;
+    let retirement = std::fs::canonicalize(
+        tributary_storage::testing::testdata_root().join("ofxparse/fixtures/investment_401k.ofx"),
+    )
+    .unwrap();
+    choose_file(&browser, retirement.to_str().unwrap()).await;
+    click(&browser, "connect").await;
+    wait_for(&browser, "import-summary").await;
+    assert_eq!(
+        (
+            text_of(&browser, "activity-added").await,
+            text_of(&browser, "activity-updated").await
+        ),
+        ("3".to_owned(), "0".to_owned())
+    );
+    shoot_both(&browser, "04-investment-activity").await;
+
+    // What is stored: one USD card account of four rows (and the 401(k)).
     browser.close().await.unwrap();
     let conn = &mut *server.database.db().conn().unwrap();
     let alice = tributary_storage::connections::get_connection(
@@ -1269,7 +1292,11 @@ async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
     )
     .unwrap()
     .user_id;
-    let accounts = tributary_storage::read::imported_accounts(conn, alice).unwrap();
+    let accounts: Vec<_> = tributary_storage::read::imported_accounts(conn, alice)
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.kind != tributary_domain::model::AccountKind::Brokerage)
+        .collect();
     assert_eq!(accounts.len(), 1, "{accounts:?}");
     let all = tributary_storage::read::TransactionFilter {
         include_pending: true,
