@@ -5,8 +5,10 @@
 //! (`X-Bunq-Client-Signature`; 466 without one, 400 with a wrong one), so
 //! a signature the connector does not make right fails; it signs each of
 //! its own answers' bodies with its server key (`X-Bunq-Server-Signature`).
-//! A device must be registered for the API key before a session opens;
-//! data calls need a session token. It serves a current account and a
+//! A device must be registered for the API key before a session opens,
+//! and a key opens at most one session every 30 seconds while its last
+//! lives (429, bunq's limit on `/session-server`); data calls need a
+//! session token. It serves a current account and a
 //! savings account, payments newest first two a page along `older_url`,
 //! and lets the test correct a card payment (a reversal and a new
 //! payment, as bunq books a changed amount), delete the API key, make a
@@ -20,10 +22,10 @@ use rsa::{Generate, PrivateKey, PublicKey};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tributary_providers::Connector;
 use tributary_providers::bunq::{BunqConfig, BunqConnector};
-use wiremock::matchers::{method, path, path_regex};
+use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 /// An API key as the bunq app shows one.
@@ -51,6 +53,11 @@ pub enum Fault {
     Unsigned,
     /// An `older_url` to another host: not to be followed with the token.
     ForeignOlderUrl,
+    /// bunq ends the sessions, and `/session-server` answers 429.
+    SessionServerBusy,
+    /// bunq ends the sessions, and the new session's answer is signed by
+    /// another key: its token is not to be used.
+    ForgedSession,
 }
 
 /// What bunq holds for one installation.
@@ -67,8 +74,10 @@ struct State {
     api_keys: Vec<String>,
     installations: HashMap<String, Installed>,
     /// Session token to the installation and the API key it was opened
-    /// with.
-    sessions: HashMap<String, (String, String)>,
+    /// with, and when.
+    sessions: HashMap<String, (String, String, Instant)>,
+    /// Sessions opened so far.
+    sessions_opened: usize,
     /// Every payment of both accounts, newest first.
     payments: Vec<(i64, Value)>,
     next_id: i64,
@@ -179,7 +188,7 @@ impl BunqFake {
                             "BUNQ",
                         ),
                     ),
-                    // Late at night in UTC: the day is UTC's, as bunq writes it.
+                    // 23:30 in UTC, 00:30 the next day in Amsterdam.
                     (
                         CURRENT,
                         payment(
@@ -205,6 +214,7 @@ impl BunqFake {
                 fault: None,
                 verified: 0,
                 payment_pages: 0,
+                sessions_opened: 0,
             })),
         };
         fake.mount().await;
@@ -230,7 +240,21 @@ impl BunqFake {
     }
 
     pub fn set_fault(&self, fault: Option<Fault>) {
-        self.state.lock().unwrap().fault = fault;
+        let mut state = self.state.lock().unwrap();
+        if matches!(fault, Some(Fault::SessionServerBusy | Fault::ForgedSession)) {
+            state.sessions.clear();
+        }
+        state.fault = fault;
+    }
+
+    /// bunq ends every session (their timeout, say).
+    pub fn end_sessions(&self) {
+        self.state.lock().unwrap().sessions.clear();
+    }
+
+    /// Sessions opened so far.
+    pub fn sessions_opened(&self) -> usize {
+        self.state.lock().unwrap().sessions_opened
     }
 
     /// Requests whose body signature the fake has verified.
@@ -330,10 +354,6 @@ impl BunqFake {
                 .mount(&self.server)
                 .await;
         }
-        Mock::given(path("/elsewhere"))
-            .respond_with(ResponseTemplate::new(200))
-            .mount(&self.server)
-            .await;
     }
 
     /// `body` as bunq answers it: JSON, signed with `key`.
@@ -358,7 +378,7 @@ impl BunqFake {
             .ok_or((401, "Insufficient authorisation."))?;
         let installation = match state.sessions.get(&token) {
             // A session's calls are signed with its installation's key.
-            Some((installation, _)) => Some(installation.clone()),
+            Some((installation, _, _)) => Some(installation.clone()),
             None => state
                 .installations
                 .contains_key(&token)
@@ -453,13 +473,33 @@ impl BunqFake {
                 "User credentials are incorrect. Incorrect API key or IP address.",
             );
         }
-        let token = format!("session-{}", state.sessions.len() + 1);
-        state.sessions.insert(token.clone(), (installation, secret));
-        self.ok(&json!({"Response": [
+        let too_soon = state
+            .sessions
+            .values()
+            .any(|(_, key, opened)| *key == secret && opened.elapsed() < Duration::from_secs(30));
+        if too_soon || state.fault == Some(Fault::SessionServerBusy) {
+            return error(
+                429,
+                "Too many requests. You can do a maximum of 1 calls per 30 seconds to this endpoint.",
+            );
+        }
+        // A forged answer names a session bunq never opened.
+        let (token, key) = if state.fault == Some(Fault::ForgedSession) {
+            ("session-forged".to_owned(), &self.other_key)
+        } else {
+            state.sessions_opened += 1;
+            let token = format!("session-{}", state.sessions_opened);
+            state
+                .sessions
+                .insert(token.clone(), (installation, secret, Instant::now()));
+            (token, &self.server_key)
+        };
+        let body = json!({"Response": [
             {"Id": {"id": 25536694}},
             {"Token": {"id": 25536694, "created": at(0, "10:00:00"), "updated": at(0, "10:00:00"), "token": token}},
             {"UserPerson": {"id": USER_ID, "display_name": "Ada Lovelace", "session_timeout": 604800}}
-        ]}))
+        ]});
+        self.signed(body.to_string().as_bytes(), key)
     }
 
     /// A data call: a session token, a verified signature, the session's
@@ -497,7 +537,8 @@ impl BunqFake {
             Some(Fault::Unsigned) => {
                 ResponseTemplate::new(200).set_body_raw(body().to_string(), "application/json")
             }
-            Some(Fault::ForeignOlderUrl) | None => self.ok(&body()),
+            Some(Fault::ForeignOlderUrl | Fault::SessionServerBusy | Fault::ForgedSession)
+            | None => self.ok(&body()),
         }
     }
 

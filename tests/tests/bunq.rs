@@ -50,8 +50,10 @@ fn scenario(db: &Database, fake: &BunqFake) {
         bunq,
         (&token_request("sandbox_wrong"), &token_request(API_KEY)),
     );
-    // One device, for the good key, usable from any address.
+    // One device, for the good key, usable from any address; the session
+    // connecting opened is the one the first sync reads with.
     assert_eq!(fake.permitted_ips(), [serde_json::json!(["*"])]);
+    assert_eq!(fake.sessions_opened(), 1);
     let dump = tributary_storage::testing::dump(db);
     assert!(!dump.contains("PRIVATE KEY"), "the key pair is sealed");
     assert!(
@@ -69,10 +71,11 @@ fn scenario(db: &Database, fake: &BunqFake) {
         panic!("the first sync failed")
     };
     assert_eq!(summary.accounts_seen, 2);
-    // A session, the accounts, three pages of the current account's
-    // payments and one of the savings': each signed, each verified.
+    // The accounts, three pages of the current account's payments and one
+    // of the savings': each signed, each verified; no second session.
     assert_eq!(fake.payment_pages() - pages, 4);
-    assert_eq!(fake.verified() - verified, 6);
+    assert_eq!(fake.verified() - verified, 5);
+    assert_eq!(fake.sessions_opened(), 1);
     let first = transaction_lines(db, user);
     assert_eq!(
         first,
@@ -106,7 +109,8 @@ fn scenario(db: &Database, fake: &BunqFake) {
         ]
     );
     let main = accounts[0].id;
-    // Paid at 23:30 UTC on 14 January: bunq writes UTC, and that day is kept.
+    // Paid at 23:30 UTC on 14 January, 00:30 on the 15th in Amsterdam:
+    // the bank's day.
     let salary = read::list_transactions(
         &mut db.conn().unwrap(),
         main,
@@ -118,7 +122,7 @@ fn scenario(db: &Database, fake: &BunqFake) {
     .into_iter()
     .find(|t| t.amount.to_string() == "3150.00")
     .unwrap();
-    assert_eq!(salary.date.to_string(), "2026-01-14");
+    assert_eq!(salary.date.to_string(), "2026-01-15");
     let balance = read::latest_balance(&mut db.conn().unwrap(), main)
         .unwrap()
         .unwrap();
@@ -166,6 +170,22 @@ fn scenario(db: &Database, fake: &BunqFake) {
         );
     }
 
+    // bunq ends the session early: the sync opens another, keeps it at
+    // once, and the next sync reads with it.
+    fake.end_sessions();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the sync after the session ended failed")
+    };
+    assert_eq!(
+        (summary.transactions_added, summary.transactions_updated),
+        (0, 0)
+    );
+    assert_eq!(fake.sessions_opened(), 2);
+    clock.advance(chrono::Duration::hours(1));
+    assert!(matches!(sync(&engine), SyncOutcome::Synced { .. }));
+    assert_eq!(fake.sessions_opened(), 2, "the new session was kept");
+
     let case = |fault, impatient, transient, status| FaultCase {
         fault,
         impatient,
@@ -200,16 +220,28 @@ fn scenario(db: &Database, fake: &BunqFake) {
                 false,
                 ConnectionStatus::Error,
             ),
+            case(
+                Fault::SessionServerBusy,
+                false,
+                true,
+                ConnectionStatus::Error,
+            ),
+            case(Fault::ForgedSession, false, false, ConnectionStatus::Error),
         ],
         |fault| fake.set_fault(fault),
         || clock.advance(chrono::Duration::hours(1)),
         |fault, error, _| {
             let expected = match fault {
+                Fault::Slow => "in time",
+                Fault::ServerError => "500",
+                Fault::RateLimited | Fault::SessionServerBusy => "429",
                 Fault::Maintenance => "maintenance",
-                Fault::ForgedSignature => "is not signed by the key bunq gave at installation",
+                Fault::Malformed => "does not parse",
+                Fault::ForgedSignature | Fault::ForgedSession => {
+                    "is not signed by the key bunq gave at installation"
+                }
                 Fault::Unsigned => "carries no X-Bunq-Server-Signature",
                 Fault::ForeignOlderUrl => "not on its API",
-                _ => "",
             };
             assert!(error.to_string().contains(expected), "{fault:?}: {error}");
         },
@@ -223,4 +255,61 @@ fn scenario(db: &Database, fake: &BunqFake) {
         &token_request(NEW_API_KEY),
         || clock.advance(chrono::Duration::hours(1)),
     );
+}
+
+/// The fake's check of signatures, which the scenario relies on, refuses:
+/// a device registration without a signature is 466, one signed by
+/// another key than the installed one is 400, and only the installed
+/// key's signature of these very bytes registers the device.
+#[actix_web::test]
+async fn the_fake_refuses_a_request_not_signed_by_the_installed_key() {
+    use base64::Engine as _;
+    use rsa::pkcs8::{EncodePublicKey, LineEnding};
+    use rsa::{Generate, PrivateKey, sha2::Sha256};
+    let fake = BunqFake::start().await;
+    let (installed, stranger) =
+        std::thread::spawn(|| (PrivateKey::generate(), PrivateKey::generate()))
+            .join()
+            .unwrap();
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}/v1/{path}", fake.server.uri());
+    let public = installed
+        .to_public_key()
+        .to_public_key_pem(LineEnding::LF)
+        .unwrap();
+    let answer: serde_json::Value = client
+        .post(url("installation"))
+        .json(&serde_json::json!({ "client_public_key": public }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = answer["Response"][1]["Token"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let body =
+        serde_json::json!({"description": "test", "secret": API_KEY, "permitted_ips": ["*"]})
+            .to_string();
+    let register = |signer: Option<&PrivateKey>| {
+        let mut request = client
+            .post(url("device-server"))
+            .header("X-Bunq-Client-Authentication", &token)
+            .body(body.clone());
+        if let Some(key) = signer {
+            let signature = key.pkcs1v15_sign::<Sha256>(body.as_bytes()).unwrap();
+            request = request.header(
+                "X-Bunq-Client-Signature",
+                base64::engine::general_purpose::STANDARD.encode(signature),
+            );
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(register(None).await, 466);
+    assert_eq!(register(Some(&stranger)).await, 400);
+    assert_eq!(fake.permitted_ips().len(), 0, "nothing registered");
+    assert_eq!(register(Some(&installed)).await, 200);
+    assert_eq!(fake.permitted_ips().len(), 1);
 }

@@ -13,24 +13,30 @@
 //! 3. `POST /session-server` with the API key, signed: the key is checked
 //!    here, at once, before anything is stored.
 //!
-//! The API key, the private key, the installation token and bunq's key are
-//! kept sealed, together ([`Installation`]). Each sync opens a session
-//! (step 3) and reads `/user/{id}/monetary-account`, then each account's
-//! `/payment` listing (newest first, `count=200`, along `older_url`) back
-//! to a week before the last sync.
+//! The API key, the private key, the installation token, bunq's key and
+//! the open session are kept sealed, together ([`Installation`]). A sync
+//! reads with the kept session while it lasts (bunq opens at most one
+//! session a key every 30 seconds: the sync that follows connecting must
+//! not open another), opens a new one when it has run out or bunq ends it
+//! early (a 401 or 403 while reading; kept at once), and reads
+//! `/user/{id}/monetary-account`, then each account's `/payment` listing
+//! (newest first, `count=200`, along `older_url`) back to a week before
+//! the last sync.
 //!
 //! Every request after the installation carries the installation's or the
 //! session's token and a signature of its body with the connection's key
 //! (`X-Bunq-Client-Signature`, RSA PKCS#1 v1.5 over SHA-256, as bunq has
 //! signed bodies only since April 2020); every answer to one must carry
 //! bunq's signature of its body (`X-Bunq-Server-Signature`), checked
-//! against the key bunq gave at installation. An answer without it, or
-//! with one that does not verify, is not bunq's and is not read.
+//! against the key bunq gave at installation. A success without it, or
+//! any answer with one that does not verify, is not bunq's and is not
+//! read; a refusal bunq did not sign is read for its status alone.
 //!
 //! bunq lists booked payments only: a card payment is a `Payment` from the
 //! start, and a changed amount is a reversal and a new payment, each kept
 //! as bunq writes it. Amounts are decimal strings, negative for money out;
-//! times are UTC, written without a zone (`2017-01-13 13:19:16.215235`).
+//! times are UTC, written without a zone (`2017-01-13 13:19:16.215235`),
+//! and a payment's day is the bank's, in Amsterdam.
 
 use crate::connector::{
     ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
@@ -67,7 +73,7 @@ pub const DESCRIPTION: Description = Description {
             "API key",
             "Your bunq API key (\"-\" reads it from standard input, keeping it out of the shell history).",
         )],
-        note: Some("Make one in the bunq app (Profile, Security & Settings, Developers, API keys). It is checked at once and kept sealed, with a key pair made for this connection and registered at bunq; if you delete it in the app, connect again with a new one."),
+        note: Some("Make one in the bunq app (Profile, Security & Settings, Developers, API keys). It is checked at once and kept sealed, with a key pair made for this connection and registered at bunq; a key limited to some IP addresses must allow this server's. If you delete it in the app, connect again with a new one."),
         hands_off: false,
         picks_institution: false,
         return_address: ReturnAddress::Never,
@@ -96,6 +102,11 @@ pub const REQUEST_SPACING: Duration = Duration::from_millis(1_050);
 /// A listing ends here even if bunq keeps paging.
 const MAX_PAGES: usize = 10_000;
 /// How bunq names the signed-in user in a session's answer.
+/// A session is renewed when less than this is left of it.
+const SESSION_MARGIN_SECONDS: i64 = 60;
+/// How long a session lasts where bunq's answer does not say (the
+/// shortest its documentation gives).
+const DEFAULT_SESSION_SECONDS: i64 = 30 * 60;
 const USER_KINDS: [&str; 4] = [
     "UserPerson",
     "UserCompany",
@@ -137,6 +148,9 @@ struct Installation {
     installation_token: String,
     /// bunq's key (SubjectPublicKeyInfo PEM), which signs its answers.
     server_public_key: String,
+    /// The session last opened, while it lasts.
+    #[serde(default)]
+    session: Option<Session>,
 }
 
 /// An [`Installation`]'s keys, read.
@@ -146,6 +160,12 @@ struct Keys {
 }
 
 impl Installation {
+    /// The installation as it is sealed.
+    fn sealable(&self) -> Result<String, ConnectorError> {
+        serde_json::to_string(self)
+            .map_err(|err| ConnectorError::Protocol(format!("keeping bunq's installation: {err}")))
+    }
+
     fn keys(&self) -> Result<Keys, ConnectorError> {
         let unreadable = |what: &str| {
             ConnectorError::ReauthRequired(format!(
@@ -169,10 +189,13 @@ struct Caller<'a> {
     keys: &'a Keys,
 }
 
-/// An open session: its token, and the user whose accounts it reads.
+/// An open session: its token, the user whose accounts it reads, and
+/// when it runs out (bunq's `session_timeout` after it was opened).
+#[derive(Clone, Serialize, Deserialize)]
 struct Session {
     token: String,
     user_id: i64,
+    expires_at: DateTime<Utc>,
 }
 
 /// Keeps one sync's requests [`REQUEST_SPACING`] apart.
@@ -195,7 +218,8 @@ impl Pacer {
 }
 
 /// bunq's answers: `{"Response": [{"<Kind>": {…}}, …], "Pagination": …}`.
-#[derive(Debug, Deserialize)]
+/// Not `Debug`: a session's answer holds its token.
+#[derive(Deserialize)]
 struct Envelope {
     #[serde(rename = "Response")]
     response: Vec<Map<String, Value>>,
@@ -210,7 +234,7 @@ impl Envelope {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 struct Pagination {
     #[serde(default)]
     older_url: Option<String>,
@@ -277,16 +301,21 @@ fn error_description(body: &str) -> String {
         .to_owned()
 }
 
-/// What a refused key means, by the call that was refused.
+/// What a refusal means, by the call that was refused.
 #[derive(Debug, Clone, Copy)]
 enum KeyCheck {
-    /// Registering or opening a session: bunq judges the API key here
-    /// (`400 User credentials are incorrect`, for a key deleted in the
-    /// app too), and the installation token (401, 403).
+    /// Registering the key pair: the API key is not sent yet, so a 4xx is
+    /// bunq refusing what this client sent.
+    Installation,
+    /// Registering the device or opening a session: bunq judges the API
+    /// key here (`400 User credentials are incorrect`, for a key deleted
+    /// in the app too, or one limited to other addresses), and the
+    /// installation token (401, 403).
     Credentials,
-    /// Reading with an open session: a 401 or 403 is a session bunq ended
-    /// early; the next sync opens another.
-    Session,
+    /// Reading with a session: a 401 or 403 is a session bunq has ended
+    /// ([`ConnectorError::ReauthRequired`] here, which the sync answers by
+    /// opening another once).
+    Reading,
 }
 
 fn refusal(check: KeyCheck, refused: &Refusal<'_>) -> ConnectorError {
@@ -294,18 +323,20 @@ fn refusal(check: KeyCheck, refused: &Refusal<'_>) -> ConnectorError {
     let what = refused.what;
     let status = refused.status;
     match (check, status.as_u16()) {
-        (KeyCheck::Credentials, 400 | 401 | 403) => {
-            return ConnectorError::ReauthRequired(format!(
-                "bunq does not accept the API key ({message})"
+        (KeyCheck::Installation, 400..=428 | 430..=499) => {
+            return ConnectorError::Protocol(format!(
+                "bunq refused the installation of this connection's key ({status}: {message})"
             ));
         }
-        (KeyCheck::Session, 401 | 403) => {
-            return ConnectorError::Unavailable {
-                reason: format!(
-                    "bunq ended the session while reading {what} ({message}); the next sync opens a new one"
-                ),
-                retry_after: None,
-            };
+        (KeyCheck::Credentials, 400 | 401 | 403) => {
+            return ConnectorError::ReauthRequired(format!(
+                "bunq does not accept the API key ({message}; a key limited to some IP addresses must allow this server's)"
+            ));
+        }
+        (KeyCheck::Reading, 401 | 403) => {
+            return ConnectorError::ReauthRequired(format!(
+                "bunq refused the session reading {what} ({message})"
+            ));
         }
         // Maintenance, in bunq's own status code.
         (_, 491) => {
@@ -328,6 +359,9 @@ fn refusal(check: KeyCheck, refused: &Refusal<'_>) -> ConnectorError {
     })
 }
 
+/// The header bunq signs its answers' bodies in.
+const SERVER_SIGNATURE: &str = "x-bunq-server-signature";
+
 /// The base64 signature of `body` with the connection's key.
 fn signature(key: &PrivateKey, body: &[u8]) -> Result<String, ConnectorError> {
     let signed = key
@@ -349,7 +383,7 @@ fn check_signed(
         ))
     };
     let header = headers
-        .get("x-bunq-server-signature")
+        .get(SERVER_SIGNATURE)
         .and_then(|v| v.to_str().ok())
         .ok_or_else(|| unsigned("carries no X-Bunq-Server-Signature"))?;
     let signature = base64::engine::general_purpose::STANDARD
@@ -358,6 +392,13 @@ fn check_signed(
     server
         .pkcs1v15_verify::<Sha256>(body, &signature)
         .map_err(|_| unsigned("is not signed by the key bunq gave at installation"))
+}
+
+/// The day at `at` in Amsterdam, bunq's: the day its app and statements
+/// show a payment on.
+fn bank_day(at: DateTime<Utc>) -> Result<chrono::NaiveDate, ConnectorError> {
+    static AMSTERDAM: jiff::tz::TimeZone = jiff::tz::get!("Europe/Amsterdam");
+    crate::bank_day::day_in(&AMSTERDAM, at, "bunq")
 }
 
 /// When a payment was made: bunq writes UTC without a zone.
@@ -436,9 +477,22 @@ impl BunqConnector {
                 );
         }
         let response = self.http.send(request, what)?;
-        let (headers, raw) = self
-            .http
-            .json_body(response, what, |refused| refusal(check, refused))?;
+        let (headers, raw) = self.http.json_body(response, what, |refused| {
+            // A refusal bunq signed must verify; one it did not sign (a
+            // rate limit from its edge, say) is read for its status alone.
+            if let Some(caller) = caller
+                && refused.headers.contains_key(SERVER_SIGNATURE)
+                && let Err(forged) = check_signed(
+                    &caller.keys.server,
+                    refused.headers,
+                    refused.body.as_bytes(),
+                    what,
+                )
+            {
+                return forged;
+            }
+            refusal(check, refused)
+        })?;
         if let Some(caller) = caller {
             check_signed(&caller.keys.server, &headers, &raw, what)?;
         }
@@ -446,8 +500,13 @@ impl BunqConnector {
     }
 
     /// Registers a new key pair for `api_key`: installation, device, and
-    /// a first session (which is where bunq judges the key).
-    fn install(&self, api_key: String) -> Result<Installation, ConnectorError> {
+    /// a first session (which is where bunq judges the key), kept for the
+    /// first sync.
+    fn install(
+        &self,
+        api_key: String,
+        now: DateTime<Utc>,
+    ) -> Result<Installation, ConnectorError> {
         let private = PrivateKey::new(&mut rand::rng(), KEY_BITS)
             .map_err(|err| ConnectorError::Protocol(format!("making a key for bunq failed: {err}")))?;
         let pem_error = |err: &dyn std::fmt::Display| {
@@ -461,12 +520,13 @@ impl BunqConnector {
             (Method::POST, &format!("{}/installation", self.root())),
             Some(&json!({"client_public_key": public_pem})),
             None,
-            (KeyCheck::Credentials, "the installation"),
+            (KeyCheck::Installation, "the installation"),
         )?;
         let missing = |what: &str| {
             ConnectorError::Protocol(format!("bunq's installation answer has no {what}"))
         };
-        let installation = Installation {
+        let mut installation = Installation {
+            session: None,
             installation_token: installed
                 .first("Token")
                 .and_then(|t| t["token"].as_str())
@@ -483,7 +543,12 @@ impl BunqConnector {
                 .to_string(),
             api_key,
         };
-        let keys = installation.keys()?;
+        let keys = Keys {
+            server: PublicKey::from_public_key_pem(&installation.server_public_key).map_err(
+                |err| ConnectorError::Protocol(format!("bunq's server key does not read: {err}")),
+            )?,
+            private,
+        };
         let caller = Caller {
             token: &installation.installation_token,
             keys: &keys,
@@ -498,15 +563,16 @@ impl BunqConnector {
             Some(&caller),
             (KeyCheck::Credentials, "the device registration"),
         )?;
-        self.open_session(&installation, &keys)?;
+        installation.session = Some(self.open_session(&installation, &keys, now)?);
         Ok(installation)
     }
 
-    /// A new session for the installation's API key.
+    /// A new session for the installation's API key, opened at `now`.
     fn open_session(
         &self,
         installation: &Installation,
         keys: &Keys,
+        now: DateTime<Utc>,
     ) -> Result<Session, ConnectorError> {
         let caller = Caller {
             token: &installation.installation_token,
@@ -522,19 +588,32 @@ impl BunqConnector {
             .first("Token")
             .and_then(|t| t["token"].as_str())
             .ok_or_else(|| ConnectorError::Protocol("bunq's session answer has no Token".into()))?;
-        let user_id = USER_KINDS
+        let user = USER_KINDS
             .iter()
             .find_map(|kind| opened.first(kind))
-            .and_then(|user| user["id"].as_i64())
             .ok_or_else(|| {
                 ConnectorError::Protocol(format!(
                     "bunq's session answer names no user ({} expected)",
                     USER_KINDS.join(", ")
                 ))
             })?;
+        let user_id = user["id"].as_i64().ok_or_else(|| {
+            ConnectorError::Protocol("bunq's session answer has no user id".into())
+        })?;
+        // An API key's user states its timeout on the user it acts for.
+        let timeout = user["session_timeout"]
+            .as_i64()
+            .or_else(|| {
+                user["requested_by_user"]
+                    .as_object()
+                    .and_then(|by| by.values().find_map(|u| u["session_timeout"].as_i64()))
+            })
+            .filter(|seconds| *seconds > 0)
+            .unwrap_or(DEFAULT_SESSION_SECONDS);
         Ok(Session {
             token: token.to_owned(),
             user_id,
+            expires_at: now + chrono::Duration::seconds(timeout),
         })
     }
 
@@ -562,7 +641,7 @@ impl BunqConnector {
                 (Method::GET, url.as_str()),
                 None,
                 Some(caller),
-                (KeyCheck::Session, what),
+                (KeyCheck::Reading, what),
             )?;
             let mut reached = false;
             for item in page.response {
@@ -599,6 +678,61 @@ impl BunqConnector {
         Err(ConnectorError::Protocol(format!(
             "bunq kept paging {what} past {MAX_PAGES} pages"
         )))
+    }
+
+    /// Opens a session in place of the kept one and keeps it at once (a
+    /// sync that fails later must not open another within bunq's limit).
+    fn renew_session(
+        &self,
+        installation: &mut Installation,
+        keys: &Keys,
+        context: &FetchContext<'_>,
+    ) -> Result<Session, ConnectorError> {
+        let session = self
+            .open_session(installation, keys, context.now)
+            .map_err(|err| match err {
+                ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(format!(
+                    "{reason}: make a new one in the bunq app and connect again"
+                )),
+                other => other,
+            })?;
+        installation.session = Some(session.clone());
+        if let Some(keep) = context.keep_credentials {
+            keep(&installation.sealable()?)?;
+        }
+        Ok(session)
+    }
+
+    /// Every account of the session's user, with its payments.
+    fn read_accounts(
+        &self,
+        session: &Session,
+        keys: &Keys,
+        context: &FetchContext<'_>,
+    ) -> Result<Vec<SnapshotAccount>, ConnectorError> {
+        let caller = Caller {
+            token: &session.token,
+            keys,
+        };
+        let mut pacer = Pacer {
+            spacing: self.spacing,
+            last: None,
+        };
+        let listed = self.listing(
+            (&caller, &mut pacer),
+            &format!("user/{}/monetary-account", session.user_id),
+            None,
+            "the accounts",
+        )?;
+        let mut accounts = Vec::new();
+        for (wrapper, record) in listed {
+            accounts.push(self.account(
+                (&caller, &mut pacer),
+                (session.user_id, &wrapper, record),
+                context,
+            )?);
+        }
+        Ok(accounts)
     }
 
     fn account(
@@ -678,7 +812,7 @@ fn transaction(record: Value) -> Result<SnapshotTransaction, ConnectorError> {
         provider_id: payment.id.to_string(),
         pending_provider_id: None,
         is_pending: false,
-        date: created_at(&payment.created)?.date_naive(),
+        date: bank_day(created_at(&payment.created)?)?,
         amount: payment.amount.decimal()?,
         currency: payment.amount.currency,
         merchant: counterparty,
@@ -693,61 +827,54 @@ impl crate::connector::Connector for BunqConnector {
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        let api_key = personal_token::given(request, "bunq")?;
-        let installation = self.install(api_key).map_err(|err| match err {
-            ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(format!(
-                "{reason}: check it, or make a new one in the bunq app"
-            )),
-            other => other,
-        })?;
-        let sealed = serde_json::to_string(&installation)
-            .map_err(|err| ConnectorError::Protocol(format!("keeping bunq's installation: {err}")))?;
+        let api_key = personal_token::given(request, ("bunq", "API key"))?;
+        let installation = self
+            .install(api_key, Utc::now())
+            .map_err(|err| match err {
+                ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(
+                    format!("{reason}: check it, or make a new one in the bunq app"),
+                ),
+                other => other,
+            })?;
         Ok(Prepared {
             institution: institution(),
             settings: json!({}),
-            credentials: Some(sealed),
+            credentials: Some(installation.sealable()?),
             consent: None,
         })
     }
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
-        let installation: Installation = serde_json::from_str(personal_token::kept(context)?)
+        let mut installation: Installation = serde_json::from_str(personal_token::kept(context)?)
             .map_err(|_| {
                 ConnectorError::ReauthRequired(
                     "the kept bunq installation cannot be read: connect again with your API key (make a new one in the bunq app if you deleted it)".into(),
                 )
             })?;
         let keys = installation.keys()?;
-        let session = self
-            .open_session(&installation, &keys)
-            .map_err(|err| match err {
-                ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(format!(
-                    "{reason}: make a new one in the bunq app and connect again"
-                )),
-                other => other,
-            })?;
-        let caller = Caller {
-            token: &session.token,
-            keys: &keys,
+        let margin = chrono::Duration::seconds(SESSION_MARGIN_SECONDS);
+        let kept = installation
+            .session
+            .clone()
+            .filter(|session| session.expires_at - margin > context.now);
+        let (session, fresh) = match kept {
+            Some(session) => (session, false),
+            None => (self.renew_session(&mut installation, &keys, context)?, true),
         };
-        let mut pacer = Pacer {
-            spacing: self.spacing,
-            last: None,
-        };
-        let listed = self.listing(
-            (&caller, &mut pacer),
-            &format!("user/{}/monetary-account", session.user_id),
-            None,
-            "the accounts",
-        )?;
-        let mut accounts = Vec::new();
-        for (wrapper, record) in listed {
-            accounts.push(self.account(
-                (&caller, &mut pacer),
-                (session.user_id, &wrapper, record),
-                context,
-            )?);
+        let accounts = match self.read_accounts(&session, &keys, context) {
+            // bunq ended the kept session early: once more, with a new one.
+            Err(ConnectorError::ReauthRequired(_)) if !fresh => {
+                let session = self.renew_session(&mut installation, &keys, context)?;
+                self.read_accounts(&session, &keys, context)
+            }
+            read => read,
         }
+        .map_err(|err| match err {
+            ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(format!(
+                "{reason} with a session just opened: make a new API key in the bunq app and connect again"
+            )),
+            other => other,
+        })?;
         Ok(ProviderSnapshot {
             institution: institution(),
             accounts,

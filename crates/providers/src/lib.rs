@@ -2,6 +2,7 @@
 //! sources themselves (one module each, each with its [`Description`]), and
 //! the sync engine that runs a connector and hands its snapshot to storage.
 
+mod bank_day;
 pub mod catalog;
 pub mod connector;
 pub mod description;

@@ -1,6 +1,7 @@
 //! What the banks a person connects with their own personal access token
-//! share (Up, Starling, Interactive Brokers' Flex token, bunq's API key): no aggregator and nothing for the operator to
-//! configure but the API's root; one form field for the token; the token
+//! share (Up, Starling, Interactive Brokers' Flex token, bunq's API key):
+//! no aggregator and nothing for the operator to configure but the API's
+//! root; one form field for the token; the token
 //! checked at once, before anything is stored, and kept sealed; a sync
 //! without a kept token needing the person.
 
@@ -66,8 +67,12 @@ pub(crate) fn request_from(
     })
 }
 
-/// The token a connect request carries.
-pub(crate) fn given(request: &ConnectRequest, bank: &str) -> Result<String, ConnectorError> {
+/// The token a connect request carries; `bank` and what it calls the
+/// token (`personal access token`) name it when it is missing.
+pub(crate) fn given(
+    request: &ConnectRequest,
+    (bank, token): (&str, &str),
+) -> Result<String, ConnectorError> {
     request
         .secret
         .as_deref()
@@ -75,9 +80,7 @@ pub(crate) fn given(request: &ConnectRequest, bank: &str) -> Result<String, Conn
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .ok_or_else(|| {
-            ConnectorError::InvalidCredentials(format!(
-                "connecting {bank} needs your personal access token"
-            ))
+            ConnectorError::InvalidCredentials(format!("connecting {bank} needs your {token}"))
         })
 }
 

@@ -329,18 +329,7 @@ fn transaction(item: FeedItem) -> Result<Option<SnapshotTransaction>, ConnectorE
 /// the day before.
 fn uk_day(at: DateTime<Utc>) -> Result<chrono::NaiveDate, ConnectorError> {
     static LONDON: jiff::tz::TimeZone = jiff::tz::get!("Europe/London");
-    let out_of_range =
-        || ConnectorError::Protocol(format!("Starling sent a time out of range ({at})"));
-    let local = jiff::Timestamp::from_second(at.timestamp())
-        .map_err(|_| out_of_range())?
-        .to_zoned(LONDON.clone())
-        .date();
-    chrono::NaiveDate::from_ymd_opt(
-        i32::from(local.year()),
-        u32::try_from(local.month()).map_err(|_| out_of_range())?,
-        u32::try_from(local.day()).map_err(|_| out_of_range())?,
-    )
-    .ok_or_else(out_of_range)
+    crate::bank_day::day_in(&LONDON, at, "Starling")
 }
 
 impl StarlingConnector {
@@ -377,7 +366,7 @@ impl crate::connector::Connector for StarlingConnector {
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
         personal_token::prepare(
-            personal_token::given(request, "Starling")?,
+            personal_token::given(request, ("Starling", "personal access token"))?,
             |token| {
                 let identity: Identity =
                     self.get(token, "identity/token", &[], "the token check")?;

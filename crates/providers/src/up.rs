@@ -303,7 +303,7 @@ impl crate::connector::Connector for UpConnector {
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
         personal_token::prepare(
-            personal_token::given(request, "Up")?,
+            personal_token::given(request, ("Up", "personal access token"))?,
             |token| {
                 let _: Value =
                     self.get(token, &format!("{}/util/ping", self.root()), &[], "the token check")?;

@@ -336,7 +336,7 @@ impl crate::connector::Connector for IbkrConnector {
             .map_err(|_| ConnectorError::InvalidCredentials("connecting Interactive Brokers needs your Flex query's id".into()))?
             .to_owned();
         let mut prepared = personal_token::prepare(
-            personal_token::given(request, "Interactive Brokers")?,
+            personal_token::given(request, ("Interactive Brokers", "Flex token"))?,
             |token| self.send_request(token, &query).map(drop),
             "Interactive Brokers does not accept this Flex token and query id: check both in Client Portal (a token expires; make a new one there)",
             institution(),
