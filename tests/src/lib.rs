@@ -23,6 +23,7 @@ pub mod python;
 pub mod simplefin;
 pub mod snaptrade;
 pub mod starling;
+pub mod teller;
 pub mod truelayer;
 pub mod up;
 pub mod webhooks;

@@ -6,8 +6,9 @@
 //! pages, a brokerage connected in SnapTrade's portal, Akahu with a
 //! personal app's tokens, Up and Starling with a personal access token,
 //! Interactive Brokers with a Flex token and query id, bunq with an API key
-//! (a key pair registered at once), and a TrueLayer bank found by country
-//! whose consent returns with the code. SQLite and PostgreSQL.
+//! (a key pair registered at once), Teller with an enrollment's access
+//! token (over mTLS), and a TrueLayer bank found by country whose consent
+//! returns with the code. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -25,6 +26,7 @@ use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
 use tributary_e2e::snaptrade::SnapTradeFake;
 use tributary_e2e::starling::StarlingFake;
+use tributary_e2e::teller::TellerFake;
 use tributary_e2e::truelayer::TrueLayerFake;
 use tributary_e2e::up::UpFake;
 use tributary_http::server::Parts;
@@ -558,6 +560,7 @@ async fn up_connects_with_a_personal_access_token_checked_at_once() {
             token: tributary_e2e::up::TOKEN,
             wrong: "up:yeah:wrong",
             an_account: "Spending",
+            accounts: 2,
             also: &[],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
@@ -576,6 +579,7 @@ async fn starling_connects_with_a_personal_access_token_checked_at_once() {
             token: tributary_e2e::starling::TOKEN,
             wrong: "not-a-token",
             an_account: "Personal",
+            accounts: 2,
             also: &[],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
@@ -594,6 +598,26 @@ async fn bunq_connects_with_an_api_key_checked_at_once() {
             token: tributary_e2e::bunq::API_KEY,
             wrong: "sandbox_wrong",
             an_account: "Main",
+            accounts: 2,
+            also: &[],
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
+    }
+}
+
+#[actix_web::test]
+async fn teller_connects_with_an_enrollments_access_token_over_mtls() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = TellerFake::start().await;
+        let bank = TokenBank {
+            name: "Teller",
+            id: "teller",
+            label: "Teller access token",
+            token: tributary_e2e::teller::TOKEN,
+            wrong: "token_wrong",
+            an_account: "Total Checking",
+            accounts: 3,
             also: &[],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
@@ -612,6 +636,7 @@ async fn interactive_brokers_connects_with_a_flex_token_and_query() {
             token: tributary_e2e::ibkr::TOKEN,
             wrong: "285716543219876543210000",
             an_account: "Main",
+            accounts: 2,
             also: &[("query_id", tributary_e2e::ibkr::QUERY_ID)],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
@@ -626,6 +651,8 @@ struct TokenBank {
     token: &'static str,
     wrong: &'static str,
     an_account: &'static str,
+    /// How many accounts its fake serves.
+    accounts: u64,
     /// The form's other fields.
     also: &'static [(&'static str, &'static str)],
 }
@@ -651,7 +678,12 @@ async fn connects_with_a_token(
     wrong.assert_shows("did not accept these details");
     let progress = browser.submit(&form, &form_path, &fields(bank.token)).await;
     let progress = browser.until_synced(progress).await;
-    assert_eq!(progress.accounts_found(), 2, "{}", progress.body);
+    assert_eq!(
+        progress.accounts_found(),
+        bank.accounts,
+        "{}",
+        progress.body
+    );
     progress.assert_shows(bank.an_account);
     assert!(
         !dump(server.database.db()).contains(bank.token),

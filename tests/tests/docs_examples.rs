@@ -47,6 +47,7 @@ use tributary_e2e::ibkr::{self, IbkrFake};
 use tributary_e2e::plaid::{self, PlaidFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
 use tributary_e2e::starling::{self, StarlingFake};
+use tributary_e2e::teller::{self, TellerFake};
 use tributary_e2e::truelayer::{self, TrueLayerFake};
 use tributary_e2e::up::{self, UpFake};
 use tributary_http::server::{self, Interface};
@@ -60,6 +61,24 @@ use tributary_storage::{Database, DatabaseUrl, PoolOptions, apps};
 const TRIBUTARY: &str = env!("CARGO_BIN_EXE_tributary-cli");
 /// The README's test command, which `.ci/run` must run.
 const TEST_COMMAND: &str = "cargo test --workspace";
+
+/// Writes Teller's certificate, private key and the fake's authority into
+/// `dir`; their paths, in that order.
+fn write_teller_files(dir: &Path, teller: &TellerFake) -> [String; 3] {
+    let identity = teller.operator_identity();
+    let key_at = identity.find("-----BEGIN PRIVATE KEY-----").unwrap();
+    let (certificate, key) = identity.split_at(key_at);
+    [
+        ("teller-certificate.pem", certificate),
+        ("teller-private-key.pem", key),
+        ("teller-authority.pem", teller.authority_pem()),
+    ]
+    .map(|(name, text)| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    })
+}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -77,6 +96,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let ibkr = IbkrFake::start().await;
     let truelayer = TrueLayerFake::start().await;
     let bunq = BunqFake::start().await;
+    let teller = TellerFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -110,6 +130,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
                 &ibkr,
                 &truelayer,
                 &bunq,
+                &teller,
             ),
             postgres.as_ref(),
         );
@@ -284,7 +305,7 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer, bunq): (
+        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer, bunq, teller): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
@@ -294,11 +315,15 @@ impl<'a> World<'a> {
             &IbkrFake,
             &TrueLayerFake,
             &BunqFake,
+            &TellerFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         write_statement_files(dir.path());
+        // The operator's Teller certificate, key and the fake's authority,
+        // as files the way an operator has them.
+        let teller_files = write_teller_files(dir.path(), teller);
         // The documents say `tributary`: that name, in a folder first on
         // PATH, is this build's command line (tributary-cli), never another
         // binary of that name left in the target folder.
@@ -373,6 +398,12 @@ impl<'a> World<'a> {
             // And its bunq requests to that one, which checks their
             // signatures and signs its answers.
             ("TRIBUTARY_BUNQ_URL", format!("{}/v1", bunq.server.uri())),
+            // And its Teller requests, with the operator's certificate, to
+            // that one's TLS front.
+            ("TRIBUTARY_TELLER_URL", teller.url.clone()),
+            ("TRIBUTARY_TELLER_CERTIFICATE_FILE", teller_files[0].clone()),
+            ("TRIBUTARY_TELLER_PRIVATE_KEY_FILE", teller_files[1].clone()),
+            ("TRIBUTARY_TELLER_CA_FILE", teller_files[2].clone()),
             // The SimpleFIN fake's claim and access URLs are on loopback,
             // which the outbound guard refuses unless the operator allows it.
             ("TRIBUTARY_OUTBOUND_ALLOW_PRIVATE", "127.0.0.1".to_owned()),
@@ -698,6 +729,8 @@ impl<'a> World<'a> {
             Some(starling::TOKEN.to_owned())
         } else if line.contains("connect bunq") && line.contains("--token -") {
             Some(bunq::API_KEY.to_owned())
+        } else if line.contains("connect teller") && line.contains("--token -") {
+            Some(teller::TOKEN.to_owned())
         } else if line.contains("--token -") {
             Some(up::TOKEN.to_owned())
         } else {

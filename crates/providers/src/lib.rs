@@ -40,6 +40,7 @@ connectors! {
     ibkr,
     truelayer,
     bunq,
+    teller,
 }
 
 pub use connector::{

@@ -39,10 +39,21 @@ pub(crate) struct ProviderHttp {
 
 impl ProviderHttp {
     pub fn new(provider: &'static str, timeout: Duration) -> Result<Self, reqwest::Error> {
-        let client = Client::builder()
-            .timeout(timeout)
-            .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION")))
-            .build()?;
+        Self::new_with(provider, timeout, |builder| builder)
+    }
+
+    /// A client `more` adds to (a client certificate, say).
+    pub fn new_with(
+        provider: &'static str,
+        timeout: Duration,
+        more: impl FnOnce(reqwest::blocking::ClientBuilder) -> reqwest::blocking::ClientBuilder,
+    ) -> Result<Self, reqwest::Error> {
+        let client = more(
+            Client::builder()
+                .timeout(timeout)
+                .user_agent(concat!("tributary/", env!("CARGO_PKG_VERSION"))),
+        )
+        .build()?;
         Ok(Self { provider, client })
     }
 

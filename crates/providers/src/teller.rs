@@ -1,0 +1,614 @@
+//! Teller (US banks), with the operator's client certificate (mTLS, which
+//! Teller asks of every request in development and production) and an
+//! enrollment's access token (HTTP Basic, the token as the user name).
+//! Written against Teller's API reference (teller.io/docs/api, read
+//! November 2026) and importers using it (docs/providers.md, "Teller").
+//!
+//! - `prepare`: the access token an enrollment gave (Teller Connect's
+//!   `accessToken`) is checked at once (`GET /accounts`: 401 or 403 for a
+//!   token that is wrong or revoked) and kept sealed; the bank is the one
+//!   its accounts name.
+//! - `fetch`: `/accounts` (closed ones left out: Teller answers 410 for
+//!   their data), then each account's `/balances` and `/transactions`
+//!   where its `links` offer them (newest first, `count` a page, the next
+//!   page `from_id` the last one read; the whole history on the first
+//!   sync, then back to 14 days before the last one, or the oldest pending
+//!   transaction stored).
+//!
+//! Amounts are signed decimal strings. For a depository account Teller
+//! signs them for the holder (money out negative); for a credit account
+//! it signs them for the card's balance (a purchase positive), as the
+//! importers using it read them, so a credit account's amounts and its
+//! `ledger` (what is owed) are turned to Tributary's sign. A pending
+//! transaction may post under another id: the pending-match rule pairs
+//! them. An enrollment the bank has disconnected (`enrollment.disconnected`
+//! and its reasons: a new MFA, a locked account, changed credentials)
+//! needs the person.
+
+use crate::connector::{
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, PROVIDER_TIMEOUT, Prepared,
+    classify_http_status,
+};
+use crate::description::{
+    Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
+    SetupError, Variable, constructor,
+};
+use crate::personal_token;
+use crate::provider_http::{ProviderHttp, Refusal};
+use chrono::NaiveDate;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::money::{Decimal, parse_decimal};
+use tributary_domain::pending_match::PendingMatchRule;
+use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("teller");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "Teller",
+    summary: "US banks through Teller: paste the access token your Teller Connect enrollment gave.",
+    reports: Reports::ACCOUNTS,
+    connect: Connect {
+        fields: &[personal_token::token_field(
+            "Teller access token (token_…)",
+            "The access token of your Teller enrollment (\"-\" reads it from standard input, keeping it out of the shell history).",
+        )],
+        note: Some("Enroll your bank with Teller Connect for this server's Teller application (Teller's quickstart shows the access token when it succeeds). It is checked at once and kept sealed; if the bank disconnects the enrollment, enroll again and connect again with the new token."),
+        hands_off: false,
+        picks_institution: false,
+        return_address: ReturnAddress::Never,
+        finish_on_return: false,
+        command_help: "Connect the accounts of a Teller enrollment with its access token (--token, or - to paste it), then sync.",
+        request: request_from,
+    },
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_TELLER_CERTIFICATE_FILE, TRIBUTARY_TELLER_PRIVATE_KEY_FILE",
+            help: "enable Teller: the PEM certificate and private key of the operator's Teller application (mTLS)",
+        },
+        Variable {
+            names: "TRIBUTARY_TELLER_URL",
+            help: "its API root [default: https://api.teller.io]",
+        },
+        Variable {
+            names: "TRIBUTARY_TELLER_CA_FILE",
+            help: "a PEM certificate authority to trust for Teller's API besides the public ones (a proxy's)",
+        },
+    ],
+    configure,
+};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.teller.io";
+/// Transactions a page asks for.
+const PAGE_SIZE: usize = 250;
+/// Later syncs read back this far before the last one.
+const OVERLAP_DAYS: i64 = 14;
+/// A listing ends here even if Teller keeps paging.
+const MAX_PAGES: usize = 10_000;
+
+/// Where Teller's API is and how this server proves itself to it.
+#[derive(Clone)]
+pub struct TellerConfig {
+    pub base_url: String,
+    /// The application's certificate and private key, PEM.
+    pub identity_pem: Vec<u8>,
+    /// Certificate authorities to trust besides the public ones, PEM.
+    pub extra_roots_pem: Option<Vec<u8>>,
+    pub timeout: Duration,
+}
+
+// The private key never reaches a log.
+impl std::fmt::Debug for TellerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TellerConfig")
+            .field("base_url", &self.base_url)
+            .field("identity_pem", &"<sealed>")
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    let Some((certificate, key)) = env.both_or_neither(
+        "TRIBUTARY_TELLER_CERTIFICATE_FILE",
+        "TRIBUTARY_TELLER_PRIVATE_KEY_FILE",
+    )?
+    else {
+        return Ok(None);
+    };
+    let read = |variable: &'static str, path: &str| {
+        std::fs::read(path).map_err(|err| SettingError {
+            name: variable,
+            value: Some(path.to_owned()),
+            reason: format!("cannot be read: {err}"),
+        })
+    };
+    let mut identity_pem = read("TRIBUTARY_TELLER_CERTIFICATE_FILE", &certificate)?;
+    identity_pem.push(b'\n');
+    identity_pem.extend(read("TRIBUTARY_TELLER_PRIVATE_KEY_FILE", &key)?);
+    let extra_roots_pem = match env.get("TRIBUTARY_TELLER_CA_FILE") {
+        Some(path) => Some(read("TRIBUTARY_TELLER_CA_FILE", &path)?),
+        None => None,
+    };
+    let config = TellerConfig {
+        base_url: env
+            .get("TRIBUTARY_TELLER_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        identity_pem,
+        extra_roots_pem,
+        timeout: PROVIDER_TIMEOUT,
+    };
+    // The certificate and key are read now: one that does not parse is
+    // said at start, naming the files.
+    reqwest::Identity::from_pem(&config.identity_pem).map_err(|err| SettingError {
+        name: "TRIBUTARY_TELLER_CERTIFICATE_FILE",
+        value: Some(certificate.clone()),
+        reason: format!("the certificate and private key do not read as PEM: {err}"),
+    })?;
+    Ok(constructor(move || {
+        TellerConnector::new(config.clone())
+            .map_err(|err| SetupError::new("Teller", format!("the HTTP client: {err}")))
+    }))
+}
+
+fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
+    personal_token::request_from(answers, "Paste the access token of your Teller enrollment.")
+}
+
+#[derive(Debug)]
+pub struct TellerConnector {
+    config: TellerConfig,
+    http: ProviderHttp,
+}
+
+/// Teller's error document: `{"error": {"code", "message"}}`.
+fn refusal(refused: &Refusal<'_>) -> ConnectorError {
+    let body: Value = serde_json::from_str(refused.body).unwrap_or(Value::Null);
+    let code = body["error"]["code"].as_str().unwrap_or_default();
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    let what = refused.what;
+    let status = refused.status.as_u16();
+    if code.starts_with("enrollment.disconnected") {
+        return ConnectorError::ReauthRequired(format!(
+            "the bank disconnected the Teller enrollment ({code}: {message}): enroll again with Teller Connect to make a new one, and connect again with it"
+        ));
+    }
+    match status {
+        401 | 403 => {
+            return ConnectorError::ReauthRequired(format!(
+                "Teller no longer accepts the access token ({message}): enroll again with Teller Connect to make a new one, and connect again with it"
+            ));
+        }
+        // Teller asks for the application's certificate with a 400.
+        400 if message.to_ascii_lowercase().contains("certificate") => {
+            return ConnectorError::Misconfigured(format!(
+                "Teller wants this server's client certificate ({message}): check TRIBUTARY_TELLER_CERTIFICATE_FILE and TRIBUTARY_TELLER_PRIVATE_KEY_FILE"
+            ));
+        }
+        _ => {}
+    }
+    let detail = if code.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{code}: {message}")
+    };
+    let answer = HttpAnswer {
+        provider: "Teller",
+        what,
+        status: refused.status,
+        detail: &detail,
+        retry_after: refused.seconds_header(&["retry-after"]),
+    };
+    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
+        ConnectorError::Protocol(format!(
+            "Teller answered {what} with {} ({detail})",
+            refused.status
+        ))
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct Account {
+    id: String,
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    subtype: Option<String>,
+    currency: String,
+    #[serde(default)]
+    last_four: Option<String>,
+    status: String,
+    institution: Institution,
+    #[serde(default)]
+    links: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Institution {
+    id: String,
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Balances {
+    #[serde(default)]
+    ledger: Option<String>,
+    #[serde(default)]
+    available: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Transaction {
+    id: String,
+    amount: String,
+    date: NaiveDate,
+    description: String,
+    status: String,
+    #[serde(default)]
+    details: Option<Details>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Details {
+    #[serde(default)]
+    counterparty: Option<Counterparty>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Counterparty {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// How an account's amounts are signed at Teller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// For the holder: money out negative (Tributary's sign).
+    Depository,
+    /// For the card's balance: a purchase positive.
+    Credit,
+}
+
+impl Side {
+    fn of(account: &Account) -> Result<Side, ConnectorError> {
+        match account.kind.as_str() {
+            "depository" => Ok(Side::Depository),
+            "credit" => Ok(Side::Credit),
+            other => Err(ConnectorError::Protocol(format!(
+                "Teller sent account {} of type `{other}` (depository or credit expected): its amounts' sign is unknown",
+                account.id
+            ))),
+        }
+    }
+
+    /// `text`, a Teller amount, in Tributary's sign.
+    fn amount(self, text: &str) -> Result<Decimal, ConnectorError> {
+        let amount = parse_decimal(text).map_err(|err| {
+            ConnectorError::Protocol(format!("Teller sent `{text}` as an amount: {err}"))
+        })?;
+        Ok(match self {
+            Side::Depository => amount,
+            Side::Credit => -amount,
+        })
+    }
+}
+
+fn kind(account: &Account) -> AccountKind {
+    match (account.kind.as_str(), account.subtype.as_deref()) {
+        ("credit", _) => AccountKind::CreditCard,
+        (_, Some("checking")) => AccountKind::Checking,
+        (_, Some("savings" | "money_market" | "certificate_of_deposit")) => AccountKind::Savings,
+        _ => AccountKind::Other,
+    }
+}
+
+fn transaction(side: Side, t: Transaction) -> Result<SnapshotTransaction, ConnectorError> {
+    let is_pending = match t.status.as_str() {
+        "pending" => true,
+        "posted" => false,
+        other => {
+            return Err(ConnectorError::Protocol(format!(
+                "Teller sent transaction {} with status `{other}` (pending or posted expected)",
+                t.id
+            )));
+        }
+    };
+    let merchant = t
+        .details
+        .and_then(|d| d.counterparty)
+        .and_then(|c| c.name)
+        .filter(|n| !n.trim().is_empty());
+    Ok(SnapshotTransaction {
+        provider_id: t.id,
+        pending_provider_id: None,
+        is_pending,
+        date: t.date,
+        amount: side.amount(&t.amount)?,
+        currency: String::new(),
+        merchant,
+        description: Some(t.description).filter(|d| !d.trim().is_empty()),
+        hints: Default::default(),
+    })
+}
+
+impl TellerConnector {
+    pub fn new(config: TellerConfig) -> Result<Self, reqwest::Error> {
+        let identity = reqwest::Identity::from_pem(&config.identity_pem)?;
+        let roots = match &config.extra_roots_pem {
+            Some(pem) => reqwest::Certificate::from_pem_bundle(pem)?,
+            None => Vec::new(),
+        };
+        let http = ProviderHttp::new_with("Teller", config.timeout, |builder| {
+            roots
+                .into_iter()
+                .fold(builder.identity(identity), |builder, root| {
+                    builder.add_root_certificate(root)
+                })
+        })?;
+        Ok(Self { config, http })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
+    }
+
+    fn get<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        path: &str,
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<T, ConnectorError> {
+        let response = self.http.send(
+            self.http
+                .client
+                .get(self.url(path))
+                .basic_auth(token, Some(""))
+                .query(query),
+            what,
+        )?;
+        self.http.json(response, what, refusal)
+    }
+
+    /// The account's transactions, newest first, page by page until a
+    /// page is short or reaches a day before `back_to`.
+    fn transactions(
+        &self,
+        token: &str,
+        account: &Account,
+        back_to: Option<NaiveDate>,
+    ) -> Result<Vec<Transaction>, ConnectorError> {
+        let path = format!("accounts/{}/transactions", account.id);
+        let mut all: Vec<Transaction> = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let mut query = vec![("count", PAGE_SIZE.to_string())];
+            if let Some(last) = all.last() {
+                query.push(("from_id", last.id.clone()));
+            }
+            let page: Vec<Transaction> = self.get(token, &path, &query, "the transactions")?;
+            let short = page.len() < PAGE_SIZE;
+            let reached = back_to.is_some_and(|back_to| page.iter().any(|t| t.date < back_to));
+            if let (Some(last), Some(first)) = (all.last(), page.first())
+                && last.id == first.id
+            {
+                return Err(ConnectorError::Protocol(
+                    "Teller gave the same page of transactions twice".into(),
+                ));
+            }
+            all.extend(page);
+            if short || reached {
+                return Ok(all);
+            }
+        }
+        Err(ConnectorError::Protocol(format!(
+            "Teller kept paging the transactions past {MAX_PAGES} pages"
+        )))
+    }
+
+    fn account(
+        &self,
+        token: &str,
+        account: Account,
+        context: &FetchContext<'_>,
+    ) -> Result<SnapshotAccount, ConnectorError> {
+        let side = Side::of(&account)?;
+        let balance = if account.links.contains_key("balances") {
+            let balances: Balances = self.get(
+                token,
+                &format!("accounts/{}/balances", account.id),
+                &[],
+                "the balances",
+            )?;
+            let ledger = balances.ledger.as_deref().map(|l| side.amount(l)).transpose()?;
+            let available = balances
+                .available
+                .as_deref()
+                .map(parse_decimal)
+                .transpose()
+                .map_err(|err| {
+                    ConnectorError::Protocol(format!("Teller sent an available balance: {err}"))
+                })?;
+            // At least one of the two, says Teller.
+            match (ledger, available) {
+                (Some(current), available) => Some(SnapshotBalance {
+                    current,
+                    available,
+                    currency: account.currency.clone(),
+                    as_of: context.now,
+                }),
+                (None, Some(available)) if side == Side::Depository => Some(SnapshotBalance {
+                    current: available,
+                    available: Some(available),
+                    currency: account.currency.clone(),
+                    as_of: context.now,
+                }),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let transactions = if account.links.contains_key("transactions") {
+            let back_to = context
+                .reach_back(OVERLAP_DAYS)
+                .map(|at| at.date_naive());
+            self.transactions(token, &account, back_to)?
+                .into_iter()
+                .map(|t| {
+                    transaction(side, t).map(|mut t| {
+                        t.currency = account.currency.clone();
+                        t
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(SnapshotAccount {
+            provider_account_id: account.id.clone(),
+            institution: Some(SnapshotInstitution {
+                provider_institution_id: account.institution.id.clone(),
+                name: account.institution.name.clone(),
+                logo_url: None,
+            }),
+            name: account.name.clone(),
+            kind: kind(&account),
+            currency: account.currency.clone(),
+            mask: account.last_four.clone(),
+            balance,
+            balance_history: Vec::new(),
+            transactions,
+            investment_transactions: Vec::new(),
+            liability: None,
+            holdings: None,
+        })
+    }
+}
+
+/// The bank an enrollment's accounts are at (one enrollment, one bank).
+fn institution_of(accounts: &[Account]) -> SnapshotInstitution {
+    accounts.first().map_or_else(
+        || SnapshotInstitution {
+            provider_institution_id: "teller".into(),
+            name: "Teller".into(),
+            logo_url: None,
+        },
+        |a| SnapshotInstitution {
+            provider_institution_id: a.institution.id.clone(),
+            name: a.institution.name.clone(),
+            logo_url: None,
+        },
+    )
+}
+
+impl crate::connector::Connector for TellerConnector {
+    fn provider(&self) -> Provider {
+        PROVIDER
+    }
+
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        let token = personal_token::given(request, ("Teller", "access token"))?;
+        let accounts: Vec<Account> = self
+            .get(&token, "accounts", &[], "the token check")
+            .map_err(|err| match err {
+                ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(
+                    format!("Teller does not accept this access token: {reason}"),
+                ),
+                other => other,
+            })?;
+        Ok(Prepared {
+            institution: institution_of(&accounts),
+            settings: json!({}),
+            credentials: Some(token),
+            consent: None,
+        })
+    }
+
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let token = personal_token::kept(context)?;
+        let accounts: Vec<Account> = self.get(token, "accounts", &[], "the accounts")?;
+        let institution = institution_of(&accounts);
+        let mut snapshot_accounts = Vec::new();
+        for account in accounts {
+            // A closed account's data is gone (410); what is stored stays.
+            if account.status == "closed" {
+                continue;
+            }
+            snapshot_accounts.push(self.account(token, account, context)?);
+        }
+        Ok(ProviderSnapshot {
+            institution,
+            accounts: snapshot_accounts,
+            notices: Vec::new(),
+            // A pending transaction may post under another id.
+            pending_match: Some(PendingMatchRule::default()),
+            complete: true,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Test code: a failed unwrap is a failed test, with its message.
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn refused(status: u16, body: &str) -> ConnectorError {
+        refusal(&Refusal {
+            what: "the accounts",
+            status: reqwest::StatusCode::from_u16(status).unwrap(),
+            headers: &reqwest::header::HeaderMap::new(),
+            body,
+        })
+    }
+
+    #[test]
+    fn a_missing_certificate_is_the_operators_setting() {
+        let ConnectorError::Misconfigured(why) = refused(
+            400,
+            r#"{"error":{"code":"bad_request","message":"Missing certificate: Retry request using your Teller client certificate."}}"#,
+        ) else {
+            panic!("the operator's to fix")
+        };
+        assert!(why.contains("TRIBUTARY_TELLER_CERTIFICATE_FILE"), "{why}");
+    }
+
+    #[test]
+    fn a_disconnected_enrollment_or_a_revoked_token_needs_the_person() {
+        for (status, body) in [
+            (
+                404,
+                r#"{"error":{"code":"enrollment.disconnected.account_locked","message":"Enrollment is not healthy"}}"#,
+            ),
+            (
+                403,
+                r#"{"error":{"code":"forbidden","message":"The token is revoked"}}"#,
+            ),
+        ] {
+            let ConnectorError::ReauthRequired(why) = refused(status, body) else {
+                panic!("{status} needs the person")
+            };
+            assert!(why.contains("enroll again"), "{why}");
+        }
+        assert!(refused(502, r#"{"error":{"code":"bad_gateway","message":"x"}}"#).is_transient());
+    }
+
+    #[test]
+    fn a_credit_accounts_purchase_is_money_out() {
+        assert_eq!(Side::Credit.amount("45.00").unwrap().to_string(), "-45.00");
+        assert_eq!(Side::Credit.amount("-200.00").unwrap().to_string(), "200.00");
+        assert_eq!(Side::Depository.amount("-86.46").unwrap().to_string(), "-86.46");
+        let account: Account = serde_json::from_value(json!({
+            "id": "acc_x", "name": "Brokerage", "type": "investment", "currency": "USD",
+            "status": "open", "institution": {"id": "i", "name": "I"}}))
+        .unwrap();
+        let Err(ConnectorError::Protocol(why)) = Side::of(&account) else {
+            panic!("an unknown type's sign is not guessed")
+        };
+        assert!(why.contains("investment"), "{why}");
+    }
+}

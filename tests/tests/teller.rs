@@ -1,0 +1,233 @@
+//! Teller against its local fake (`tributary_e2e::teller`), on SQLite and
+//! PostgreSQL, over TLS with the operator's client certificate (the fake
+//! checks it, as Teller does): a wrong access token refused at once, the
+//! first sync (a long history's two pages, a credit card turned to
+//! Tributary's sign), a second that changes nothing and reads only its
+//! window, a pending transaction that posts under a new id without a
+//! duplicate, the fault matrix with nothing stored lost, a certificate
+//! another authority signed refused, and a disconnected enrollment needing
+//! the user, repaired by enrolling again, keeping the accounts and data.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+use tributary_domain::access::Viewer;
+use tributary_domain::clock::Clock;
+use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
+use tributary_e2e::providers::{
+    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
+};
+use tributary_e2e::teller::{Fault, NEW_TOKEN, TOKEN, TellerFake};
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_storage::Database;
+use tributary_storage::read;
+
+#[actix_web::test]
+async fn an_enrollment_syncs_over_mtls_posts_a_pending_and_meets_every_fault() {
+    on_every_backend_against(TellerFake::start, scenario).await;
+}
+
+fn scenario(db: &Database, fake: &TellerFake) {
+    let Bench {
+        clock,
+        engine,
+        impatient,
+        user,
+    } = Bench::new(
+        db,
+        (
+            fake.connector(Duration::from_secs(30)),
+            fake.connector(Duration::from_secs(1)),
+        ),
+        "texas@example.com",
+    );
+    let teller = tributary_providers::teller::PROVIDER;
+    let connection = connect_with_a_token(
+        &engine,
+        (db, user),
+        teller,
+        (&token_request("token_wrong"), &token_request(TOKEN)),
+    );
+    let sync = |engine: &SyncEngine| {
+        engine
+            .sync_now(connection, SyncJobKind::OnDemand, "test")
+            .unwrap()
+    };
+
+    let pages = fake.transaction_pages();
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the first sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 3, "the closed account left out");
+    // Checking's 262 transactions in two pages of 250, one each for the
+    // savings and the card.
+    assert_eq!(fake.transaction_pages() - pages, 4);
+    let first = transaction_lines(db, user);
+    assert_eq!(first.len(), 4 + 258 + 1 + 2, "every page");
+    let named: Vec<&String> = first.iter().filter(|l| !l.contains("Metro")).collect();
+    assert_eq!(
+        named,
+        [
+            "Premier Savings 0.42 false None Some(\"INTEREST\")",
+            "Sapphire Preferred -45.00 false Some(\"Amazon\") Some(\"AMAZON.COM\")",
+            "Sapphire Preferred 200.00 false None Some(\"PAYMENT THANK YOU\")",
+            "Total Checking -1200.00 false None Some(\"RENT MARCH\")",
+            "Total Checking -18.40 true Some(\"Blue Bottle Coffee\") Some(\"SQ *BLUE BOTTLE COFFEE\")",
+            "Total Checking -86.46 false Some(\"Trader Joe's\") Some(\"TRADER JOE'S #552\")",
+            "Total Checking 2450.00 false None Some(\"ACME CORP PAYROLL\")",
+        ],
+        "exact amounts; the card's purchase is money out, its payment money in"
+    );
+    let accounts = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user)).unwrap();
+    let kinds: Vec<(&str, AccountKind, Option<&str>)> = accounts
+        .iter()
+        .map(|a| (a.name.as_str(), a.kind, a.mask.as_deref()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("Total Checking", AccountKind::Checking, Some("1234")),
+            ("Premier Savings", AccountKind::Savings, Some("5678")),
+            ("Sapphire Preferred", AccountKind::CreditCard, Some("9012")),
+        ]
+    );
+    let balance = |id| {
+        read::latest_balance(&mut db.conn().unwrap(), id)
+            .unwrap()
+            .unwrap()
+            .amount
+            .to_string()
+    };
+    assert_eq!(balance(accounts[0].id), "3104.62");
+    assert_eq!(balance(accounts[2].id), "-1234.56", "what is owed");
+    let (with_certificate, without, refused) = fake.handshakes();
+    assert!(with_certificate > 0);
+    assert_eq!(
+        (without, refused),
+        (0, 0),
+        "every request with the certificate"
+    );
+
+    // Nothing changed: nothing changes, and the checking account's second
+    // page (before the window) is not read again.
+    clock.advance(chrono::Duration::hours(1));
+    let pages = fake.transaction_pages();
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the second sync failed")
+    };
+    assert_eq!(
+        (
+            summary.transactions_added,
+            summary.transactions_updated,
+            summary.transactions_removed
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(fake.transaction_pages() - pages, 3);
+
+    // The coffee posts under an id of its own: the same row, posted.
+    fake.post_the_pending();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the third sync failed")
+    };
+    assert_eq!(summary.posted_from_pending, 1, "{summary:?}");
+    let posted = transaction_lines(db, user);
+    assert_eq!(posted.len(), first.len(), "no duplicate");
+    assert!(posted.contains(
+        &"Total Checking -18.40 false Some(\"Blue Bottle Coffee\") Some(\"SQ *BLUE BOTTLE COFFEE\")"
+            .to_owned()
+    ));
+
+    let case = |fault, impatient, transient, status| FaultCase {
+        fault,
+        impatient,
+        transient,
+        status,
+    };
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
+    run_fault_matrix(
+        at,
+        &[
+            case(Fault::Slow, true, true, ConnectionStatus::Error),
+            case(Fault::BadGateway, false, true, ConnectionStatus::Error),
+            case(Fault::RateLimited, false, true, ConnectionStatus::Error),
+            case(Fault::Malformed, false, false, ConnectionStatus::Error),
+        ],
+        |fault| fake.set_fault(fault),
+        || clock.advance(chrono::Duration::hours(1)),
+        |fault, error, retry_at| {
+            let expected = match fault {
+                Fault::Slow => "in time",
+                Fault::BadGateway => "bad_gateway",
+                Fault::RateLimited => "429",
+                Fault::Malformed => "does not parse",
+            };
+            assert!(error.to_string().contains(expected), "{fault:?}: {error}");
+            if fault == Fault::RateLimited {
+                // Not before Teller's Retry-After.
+                let earliest = clock.now().naive_utc() + chrono::Duration::seconds(90);
+                assert!(retry_at.unwrap() >= earliest, "{retry_at:?}");
+            }
+        },
+    );
+
+    // A certificate another authority signed: refused in the handshake,
+    // never a request.
+    let refused_before = fake.handshakes().2;
+    let Err(error) = fake.strangers_connector().prepare(&token_request(TOKEN)) else {
+        panic!("a stranger's certificate connects nothing")
+    };
+    assert!(error.is_transient(), "{error}");
+    assert_eq!(fake.handshakes().2, refused_before + 1);
+
+    // The bank asks for a new MFA: the enrollment is disconnected, the
+    // user is needed, the data stays; enrolling again repairs it.
+    a_revoked_token_is_replaced(
+        at,
+        (|| fake.disconnect(), || fake.enroll_again()),
+        &token_request(NEW_TOKEN),
+        || clock.advance(chrono::Duration::hours(1)),
+    );
+}
+
+/// The fake asks for the certificate as Teller does: a request without
+/// one is answered 400 naming it; with the operator's it reaches the API
+/// (which wants a token).
+#[actix_web::test]
+async fn the_fake_answers_a_request_without_a_certificate_400() {
+    let fake = TellerFake::start().await;
+    let authority = reqwest::Certificate::from_pem(fake.authority_pem().as_bytes()).unwrap();
+    let anonymous = reqwest::Client::builder()
+        .add_root_certificate(authority.clone())
+        .build()
+        .unwrap();
+    let answer = anonymous
+        .get(format!("{}/accounts", fake.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::BAD_REQUEST);
+    assert!(answer.text().await.unwrap().contains("Missing certificate"));
+    let operator = reqwest::Client::builder()
+        .add_root_certificate(authority)
+        .identity(reqwest::Identity::from_pem(fake.operator_identity().as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let answer = operator
+        .get(format!("{}/accounts", fake.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), reqwest::StatusCode::UNAUTHORIZED);
+    assert_eq!(fake.handshakes().0, 1);
+    assert_eq!(fake.handshakes().1, 1);
+}
