@@ -163,6 +163,21 @@ pub struct FaultCase<F> {
     pub status: ConnectionStatus,
 }
 
+/// A row of a fault matrix ([`FaultCase`]).
+pub fn case<F>(
+    fault: F,
+    impatient: bool,
+    transient: bool,
+    status: ConnectionStatus,
+) -> FaultCase<F> {
+    FaultCase {
+        fault,
+        impatient,
+        transient,
+        status,
+    }
+}
+
 /// Where a fault matrix runs: the connection, its user, the two engines.
 #[derive(Debug, Clone, Copy)]
 pub struct Matrix<'a> {

@@ -17,7 +17,7 @@ use tributary_domain::clock::{Clock, ManualClock};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::akahu::{AkahuFake, Fault, PERSONAL_APP_TOKEN, PERSONAL_USER_TOKEN};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, run_fault_matrix, test_keyring, transaction_lines,
+    Matrix, case, engine_with, run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{AuthorizationReturn, ConnectRequest, Connector, ConnectorError};
@@ -172,12 +172,6 @@ fn scenario(
         )
     );
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     run_fault_matrix(
         Matrix {
             db,

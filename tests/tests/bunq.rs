@@ -16,7 +16,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::bunq::{API_KEY, BunqFake, Fault, NEW_API_KEY};
 use tributary_e2e::providers::{
-    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token,
     on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -186,12 +186,6 @@ fn scenario(db: &Database, fake: &BunqFake) {
     assert!(matches!(sync(&engine), SyncOutcome::Synced { .. }));
     assert_eq!(fake.sessions_opened(), 2, "the new session was kept");
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     let at = Matrix {
         db,
         user,

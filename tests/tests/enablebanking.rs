@@ -18,7 +18,7 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::enablebanking::{EnableBankingFake, Fault, checking_transactions, days_ago};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, consent_at, consenting_again_keeps_everything, engine_with,
+    Matrix, case, consent_at, consenting_again_keeps_everything, engine_with,
     not_before_the_next_utc_day, run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
@@ -243,12 +243,6 @@ fn scenario(
     assert_eq!(fake.data_calls(), calls);
 
     // Each fault on a day of its own (the daily quota).
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     run_fault_matrix(
         Matrix {
             db,

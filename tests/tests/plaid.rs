@@ -19,8 +19,8 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::plaid::{Fault, HOLDINGS, PlaidFake, return_from_plaid};
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, holdings_through_the_personal_api, run_fault_matrix,
-    test_keyring, transaction_lines,
+    Matrix, case, engine_with, holdings_through_the_personal_api, run_fault_matrix, test_keyring,
+    transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{AuthorizationReturn, ConnectRequest, Connector, ConnectorError};
@@ -206,12 +206,6 @@ fn scenario(
     assert!(matches!(sync(&engine), SyncOutcome::Synced { .. }));
     assert_eq!(transaction_lines(db, user), posted);
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     run_fault_matrix(
         Matrix {
             db,

@@ -19,7 +19,7 @@ use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_domain::money::parse_decimal;
 use tributary_e2e::providers::{
-    FaultCase, Matrix, engine_with, holdings_through_the_personal_api, investment_lines,
+    Matrix, case, engine_with, holdings_through_the_personal_api, investment_lines,
     run_fault_matrix, test_keyring, transaction_lines,
 };
 use tributary_e2e::snaptrade::{Fault, POSITIONS, SnapTradeFake, return_from_the_portal};
@@ -187,12 +187,6 @@ fn scenario(
         ]
     );
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     run_fault_matrix(
         Matrix {
             db,

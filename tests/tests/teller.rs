@@ -16,7 +16,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    Bench, FaultCase, Matrix, a_revoked_token_is_replaced, connect_with_a_token,
+    Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token,
     on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
 };
 use tributary_e2e::teller::{Fault, NEW_TOKEN, TOKEN, TellerFake};
@@ -141,12 +141,6 @@ fn scenario(db: &Database, fake: &TellerFake) {
             .to_owned()
     ));
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     let at = Matrix {
         db,
         user,

@@ -18,7 +18,7 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
-    Bench, FaultCase, Matrix, consent_at, consenting_again_keeps_everything,
+    Bench, Matrix, case, consent_at, consenting_again_keeps_everything,
     not_before_the_next_utc_day, run_fault_matrix, transaction_lines,
 };
 use tributary_e2e::truelayer::{
@@ -234,12 +234,6 @@ fn scenario(db: &Database, fake: &TrueLayerFake, bench: &Bench) {
     };
     assert_eq!(fake.data_calls(), calls);
 
-    let case = |fault, impatient, transient, status| FaultCase {
-        fault,
-        impatient,
-        transient,
-        status,
-    };
     run_fault_matrix(
         Matrix {
             db,
