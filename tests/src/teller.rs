@@ -43,6 +43,10 @@ pub enum Fault {
     RateLimited,
     /// 200 with a body that is not JSON.
     Malformed,
+    /// `from_id` not honoured: the first page again.
+    IgnoresFromId,
+    /// 502 for any page after the first.
+    LaterPageFails,
 }
 
 /// The test authority, the fake's server certificate, and client
@@ -396,7 +400,12 @@ impl TellerFake {
             Some(Fault::Malformed) => {
                 ResponseTemplate::new(200).set_body_raw("[{\"id\": ", "application/json")
             }
-            None => answer(self, request),
+            Some(Fault::LaterPageFails)
+                if request.url.query().is_some_and(|q| q.contains("from_id")) =>
+            {
+                error(502, "bad_gateway", "The institution timed out.")
+            }
+            Some(Fault::IgnoresFromId | Fault::LaterPageFails) | None => answer(self, request),
         }
     }
 
@@ -472,7 +481,10 @@ impl TellerFake {
         let Some(all) = state.transactions.get(account) else {
             return error(410, "gone", "The account is closed.");
         };
-        let start = match query.get("from_id") {
+        let from_id = query
+            .get("from_id")
+            .filter(|_| state.fault != Some(Fault::IgnoresFromId));
+        let start = match from_id {
             Some(from) => match all.iter().position(|t| t["id"] == json!(from)) {
                 Some(at) => at + 1,
                 None => return error(404, "not_found", "No such transaction."),

@@ -20,6 +20,7 @@ use tributary_e2e::providers::{
     on_every_backend_against, run_fault_matrix, token_request, transaction_lines,
 };
 use tributary_e2e::teller::{Fault, NEW_TOKEN, TOKEN, TellerFake};
+use tributary_providers::ConnectorError;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
 use tributary_storage::Database;
 use tributary_storage::read;
@@ -161,7 +162,8 @@ fn scenario(db: &Database, fake: &TellerFake) {
         |fault, error, retry_at| {
             let expected = match fault {
                 Fault::Slow => "in time",
-                Fault::BadGateway => "bad_gateway",
+                Fault::BadGateway | Fault::LaterPageFails => "bad_gateway",
+                Fault::IgnoresFromId => "twice while paging",
                 Fault::RateLimited => "429",
                 Fault::Malformed => "does not parse",
             };
@@ -175,13 +177,13 @@ fn scenario(db: &Database, fake: &TellerFake) {
     );
 
     // A certificate another authority signed: refused in the handshake,
-    // never a request.
-    let refused_before = fake.handshakes().2;
-    let Err(error) = fake.strangers_connector().prepare(&token_request(TOKEN)) else {
+    // the operator's to fix (not retried for ever).
+    let Err(ConnectorError::Misconfigured(why)) =
+        fake.strangers_connector().prepare(&token_request(TOKEN))
+    else {
         panic!("a stranger's certificate connects nothing")
     };
-    assert!(error.is_transient(), "{error}");
-    assert_eq!(fake.handshakes().2, refused_before + 1);
+    assert!(why.contains("TRIBUTARY_TELLER_CERTIFICATE_FILE"), "{why}");
 
     // The bank asks for a new MFA: the enrollment is disconnected, the
     // user is needed, the data stays; enrolling again repairs it.
@@ -191,6 +193,53 @@ fn scenario(db: &Database, fake: &TellerFake) {
         &token_request(NEW_TOKEN),
         || clock.advance(chrono::Duration::hours(1)),
     );
+}
+
+/// A first sync whose paging goes wrong stores nothing, and says why: a
+/// `from_id` not honoured (the same transactions again) is refused rather
+/// than read for ever; a later page failing is retried; healthy again, the
+/// whole history is read.
+#[actix_web::test]
+async fn a_first_sync_whose_paging_fails_stores_nothing() {
+    on_every_backend_against(TellerFake::start, |db, fake| {
+        let Bench { engine, user, .. } = Bench::new(
+            db,
+            (
+                fake.connector(Duration::from_secs(30)),
+                fake.connector(Duration::from_secs(1)),
+            ),
+            "paging@example.com",
+        );
+        let connection = engine
+            .connect(
+                user,
+                tributary_providers::teller::PROVIDER,
+                &token_request(TOKEN),
+            )
+            .unwrap()
+            .id;
+        let sync = || {
+            engine
+                .sync_now(connection, SyncJobKind::OnDemand, "test")
+                .unwrap()
+        };
+        for (fault, transient, said) in [
+            (Fault::IgnoresFromId, false, "twice while paging"),
+            (Fault::LaterPageFails, true, "bad_gateway"),
+        ] {
+            fake.set_fault(Some(fault));
+            let SyncOutcome::ProviderFailed { error, .. } = sync() else {
+                panic!("{fault:?} fails the sync")
+            };
+            assert_eq!(error.is_transient(), transient, "{fault:?}: {error}");
+            assert!(error.to_string().contains(said), "{fault:?}: {error}");
+            assert!(transaction_lines(db, user).is_empty(), "{fault:?}");
+        }
+        fake.set_fault(None);
+        assert!(matches!(sync(), SyncOutcome::Synced { .. }));
+        assert_eq!(transaction_lines(db, user).len(), 4 + 258 + 1 + 2);
+    })
+    .await;
 }
 
 /// The fake asks for the certificate as Teller does: a request without

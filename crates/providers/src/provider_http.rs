@@ -10,6 +10,18 @@ use reqwest::blocking::{Client, RequestBuilder, Response};
 use reqwest::header::HeaderMap;
 use std::time::Duration;
 
+/// `err` and its causes, one after the other.
+pub(crate) fn causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
+}
+
 /// A provider's answer that is not a success, for its own rule to read.
 #[derive(Debug)]
 pub(crate) struct Refusal<'a> {
@@ -64,9 +76,11 @@ impl ProviderHttp {
             let reason = if err.is_timeout() {
                 format!("{provider} did not answer {what} in time")
             } else {
+                // The cause (a TLS alert, a refused connection) is down the
+                // chain; the request's address is not said.
                 format!(
                     "could not reach {provider} for {what}: {}",
-                    err.without_url()
+                    causes(&err.without_url())
                 )
             };
             ConnectorError::Unavailable {

@@ -13,7 +13,10 @@
 //!   where its `links` offer them (newest first, `count` a page, the next
 //!   page `from_id` the last one read; the whole history on the first
 //!   sync, then back to 14 days before the last one, or the oldest pending
-//!   transaction stored).
+//!   transaction stored). An account of another type than `depository` or
+//!   `credit`, or one Teller says is gone, is left out with a notice.
+//! - A request TLS refuses (Teller does not take the certificate) is the
+//!   operator's to fix, never retried as an outage.
 //!
 //! Amounts are signed decimal strings. For a depository account Teller
 //! signs them for the holder (money out negative); for a credit account
@@ -130,13 +133,34 @@ fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError>
     identity_pem.push(b'\n');
     identity_pem.extend(read("TRIBUTARY_TELLER_PRIVATE_KEY_FILE", &key)?);
     let extra_roots_pem = match env.get("TRIBUTARY_TELLER_CA_FILE") {
-        Some(path) => Some(read("TRIBUTARY_TELLER_CA_FILE", &path)?),
+        Some(path) => {
+            let pem = read("TRIBUTARY_TELLER_CA_FILE", &path)?;
+            let authorities = reqwest::Certificate::from_pem_bundle(&pem).unwrap_or_default();
+            if authorities.is_empty() {
+                return Err(SettingError {
+                    name: "TRIBUTARY_TELLER_CA_FILE",
+                    value: Some(path),
+                    reason: "holds no PEM certificate".into(),
+                });
+            }
+            Some(pem)
+        }
         None => None,
     };
+    let base_url = env
+        .get("TRIBUTARY_TELLER_URL")
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+    // The token goes in every request's Authorization header, and the
+    // certificate is only presented over TLS.
+    if !base_url.starts_with("https://") {
+        return Err(SettingError {
+            name: "TRIBUTARY_TELLER_URL",
+            value: Some(base_url),
+            reason: "must be an https:// address".into(),
+        });
+    }
     let config = TellerConfig {
-        base_url: env
-            .get("TRIBUTARY_TELLER_URL")
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        base_url,
         identity_pem,
         extra_roots_pem,
         timeout: PROVIDER_TIMEOUT,
@@ -146,7 +170,10 @@ fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError>
     reqwest::Identity::from_pem(&config.identity_pem).map_err(|err| SettingError {
         name: "TRIBUTARY_TELLER_CERTIFICATE_FILE",
         value: Some(certificate.clone()),
-        reason: format!("the certificate and private key do not read as PEM: {err}"),
+        reason: format!(
+            "the certificate and private key do not read as PEM: {}",
+            crate::provider_http::causes(&err)
+        ),
     })?;
     Ok(constructor(move || {
         TellerConnector::new(config.clone())
@@ -164,6 +191,27 @@ pub struct TellerConnector {
     http: ProviderHttp,
 }
 
+/// What the operator checks when Teller refuses the certificate.
+const CHECK_CERTIFICATE: &str = "check TRIBUTARY_TELLER_CERTIFICATE_FILE and TRIBUTARY_TELLER_PRIVATE_KEY_FILE (the certificate of this Teller application, not expired or revoked), and TRIBUTARY_TELLER_CA_FILE if set";
+
+/// A request that never reached Teller's API because TLS failed (Teller
+/// refused the client certificate, or its own does not verify) is the
+/// operator's to fix, not a passing outage to retry.
+fn unreached(err: ConnectorError) -> ConnectorError {
+    match err {
+        ConnectorError::Unavailable { reason, .. }
+            if ["certificate", "fatal alert", "handshake"]
+                .iter()
+                .any(|sign| reason.to_ascii_lowercase().contains(sign)) =>
+        {
+            ConnectorError::Misconfigured(format!(
+                "TLS with Teller failed ({reason}): {CHECK_CERTIFICATE}"
+            ))
+        }
+        other => other,
+    }
+}
+
 /// Teller's error document: `{"error": {"code", "message"}}`.
 fn refusal(refused: &Refusal<'_>) -> ConnectorError {
     let body: Value = serde_json::from_str(refused.body).unwrap_or(Value::Null);
@@ -177,15 +225,16 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         ));
     }
     match status {
+        // Teller asks for the application's certificate with a 400; a
+        // refusal naming it is the operator's, never every person's.
+        400 | 401 | 403 if message.to_ascii_lowercase().contains("certificate") => {
+            return ConnectorError::Misconfigured(format!(
+                "Teller wants this server's client certificate ({message}): {CHECK_CERTIFICATE}"
+            ));
+        }
         401 | 403 => {
             return ConnectorError::ReauthRequired(format!(
                 "Teller no longer accepts the access token ({message}): enroll again with Teller Connect to make a new one, and connect again with it"
-            ));
-        }
-        // Teller asks for the application's certificate with a 400.
-        400 if message.to_ascii_lowercase().contains("certificate") => {
-            return ConnectorError::Misconfigured(format!(
-                "Teller wants this server's client certificate ({message}): check TRIBUTARY_TELLER_CERTIFICATE_FILE and TRIBUTARY_TELLER_PRIVATE_KEY_FILE"
             ));
         }
         _ => {}
@@ -213,6 +262,8 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
 #[derive(Debug, Deserialize)]
 struct Account {
     id: String,
+    #[serde(default)]
+    enrollment_id: Option<String>,
     name: String,
     #[serde(rename = "type")]
     kind: String,
@@ -352,56 +403,114 @@ impl TellerConnector {
         Ok(Self { config, http })
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
+    /// The address of `segments` below the API root, each escaped (an
+    /// account id is Teller's, and stays one path segment).
+    fn url(&self, segments: &[&str]) -> Result<url::Url, ConnectorError> {
+        let mut url = url::Url::parse(&self.config.base_url)
+            .map_err(|err| ConnectorError::Misconfigured(format!("Teller's API root: {err}")))?;
+        url.path_segments_mut()
+            .map_err(|()| ConnectorError::Misconfigured("Teller's API root has no path".into()))?
+            .pop_if_empty()
+            .extend(segments);
+        Ok(url)
+    }
+
+    /// A `GET` of `segments` with the token, sent.
+    fn send(
+        &self,
+        token: &str,
+        segments: &[&str],
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<reqwest::blocking::Response, ConnectorError> {
+        let request = self
+            .http
+            .client
+            .get(self.url(segments)?)
+            .basic_auth(token, Some(""))
+            .query(query);
+        self.http.send(request, what).map_err(unreached)
     }
 
     fn get<T: serde::de::DeserializeOwned>(
         &self,
         token: &str,
-        path: &str,
+        segments: &[&str],
         query: &[(&str, String)],
         what: &str,
     ) -> Result<T, ConnectorError> {
-        let response = self.http.send(
-            self.http
-                .client
-                .get(self.url(path))
-                .basic_auth(token, Some(""))
-                .query(query),
-            what,
-        )?;
+        let response = self.send(token, segments, query, what)?;
         self.http.json(response, what, refusal)
     }
 
+    /// An account's resource, or `None` when Teller says it is gone (404,
+    /// 410: the account closed since it was listed).
+    fn account_get<T: serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        segments: &[&str],
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<Option<T>, ConnectorError> {
+        let response = self.send(token, segments, query, what)?;
+        let status = response.status();
+        if matches!(status.as_u16(), 404 | 410) {
+            let headers = response.headers().clone();
+            let body = response.text().unwrap_or_default();
+            // A disconnected enrollment answers 404 too: that is the
+            // person's to repair, not one account gone.
+            return match refusal(&Refusal {
+                what,
+                status,
+                headers: &headers,
+                body: &body,
+            }) {
+                needs_person @ ConnectorError::ReauthRequired(_) => Err(needs_person),
+                _ => Ok(None),
+            };
+        }
+        self.http.json(response, what, refusal).map(Some)
+    }
+
     /// The account's transactions, newest first, page by page until a
-    /// page is short or reaches a day before `back_to`.
+    /// page is short or its oldest is from before `back_to`; `None` when
+    /// the account is gone.
     fn transactions(
         &self,
         token: &str,
         account: &Account,
         back_to: Option<NaiveDate>,
-    ) -> Result<Vec<Transaction>, ConnectorError> {
-        let path = format!("accounts/{}/transactions", account.id);
+    ) -> Result<Option<Vec<Transaction>>, ConnectorError> {
+        let segments = ["accounts", account.id.as_str(), "transactions"];
         let mut all: Vec<Transaction> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for _ in 0..MAX_PAGES {
             let mut query = vec![("count", PAGE_SIZE.to_string())];
             if let Some(last) = all.last() {
                 query.push(("from_id", last.id.clone()));
             }
-            let page: Vec<Transaction> = self.get(token, &path, &query, "the transactions")?;
+            let Some(page) =
+                self.account_get::<Vec<Transaction>>(token, &segments, &query, "the transactions")?
+            else {
+                return Ok(None);
+            };
             let short = page.len() < PAGE_SIZE;
-            let reached = back_to.is_some_and(|back_to| page.iter().any(|t| t.date < back_to));
-            if let (Some(last), Some(first)) = (all.last(), page.first())
-                && last.id == first.id
-            {
-                return Err(ConnectorError::Protocol(
-                    "Teller gave the same page of transactions twice".into(),
-                ));
+            // The page's oldest: a pending one dated earlier among newer
+            // ones does not end the listing early.
+            let reached = back_to.zip(page.last()).is_some_and(|(back_to, t)| t.date < back_to);
+            for t in page {
+                // A page that does not move on (a `from_id` not honoured)
+                // would be read for ever.
+                if !seen.insert(t.id.clone()) {
+                    return Err(ConnectorError::Protocol(format!(
+                        "Teller gave transaction {} twice while paging",
+                        t.id
+                    )));
+                }
+                all.push(t);
             }
-            all.extend(page);
             if short || reached {
-                return Ok(all);
+                return Ok(Some(all));
             }
         }
         Err(ConnectorError::Protocol(format!(
@@ -409,20 +518,34 @@ impl TellerConnector {
         )))
     }
 
+    /// The account as stored, or why it is left out this time (a notice).
     fn account(
         &self,
         token: &str,
         account: Account,
         context: &FetchContext<'_>,
-    ) -> Result<SnapshotAccount, ConnectorError> {
-        let side = Side::of(&account)?;
-        let balance = if account.links.contains_key("balances") {
-            let balances: Balances = self.get(
+    ) -> Result<Result<SnapshotAccount, String>, ConnectorError> {
+        let side = match Side::of(&account) {
+            Ok(side) => side,
+            Err(ConnectorError::Protocol(why)) => return Ok(Err(why)),
+            Err(other) => return Err(other),
+        };
+        let gone = || {
+            format!(
+                "Teller says account {} ({}) is gone: it is left as it was",
+                account.id, account.name
+            )
+        };
+        let balance = if offers(&account, "balances") {
+            let Some(balances) = self.account_get::<Balances>(
                 token,
-                &format!("accounts/{}/balances", account.id),
+                &["accounts", account.id.as_str(), "balances"],
                 &[],
                 "the balances",
-            )?;
+            )?
+            else {
+                return Ok(Err(gone()));
+            };
             let ledger = balances.ledger.as_deref().map(|l| side.amount(l)).transpose()?;
             let available = balances
                 .available
@@ -451,11 +574,14 @@ impl TellerConnector {
         } else {
             None
         };
-        let transactions = if account.links.contains_key("transactions") {
+        let transactions = if offers(&account, "transactions") {
             let back_to = context
                 .reach_back(OVERLAP_DAYS)
                 .map(|at| at.date_naive());
-            self.transactions(token, &account, back_to)?
+            let Some(transactions) = self.transactions(token, &account, back_to)? else {
+                return Ok(Err(gone()));
+            };
+            transactions
                 .into_iter()
                 .map(|t| {
                     transaction(side, t).map(|mut t| {
@@ -467,7 +593,7 @@ impl TellerConnector {
         } else {
             Vec::new()
         };
-        Ok(SnapshotAccount {
+        Ok(Ok(SnapshotAccount {
             provider_account_id: account.id.clone(),
             institution: Some(SnapshotInstitution {
                 provider_institution_id: account.institution.id.clone(),
@@ -484,8 +610,17 @@ impl TellerConnector {
             investment_transactions: Vec::new(),
             liability: None,
             holdings: None,
-        })
+        }))
     }
+}
+
+/// Whether the account's `links` offer `resource` (a link Teller leaves
+/// out, or writes null, is a resource the bank does not give).
+fn offers(account: &Account, resource: &str) -> bool {
+    account
+        .links
+        .get(resource)
+        .is_some_and(|link| !link.is_null())
 }
 
 /// The bank an enrollment's accounts are at (one enrollment, one bank).
@@ -512,16 +647,19 @@ impl crate::connector::Connector for TellerConnector {
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
         let token = personal_token::given(request, ("Teller", "access token"))?;
         let accounts: Vec<Account> = self
-            .get(&token, "accounts", &[], "the token check")
+            .get(&token, &["accounts"], &[], "the token check")
             .map_err(|err| match err {
                 ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(
                     format!("Teller does not accept this access token: {reason}"),
                 ),
                 other => other,
             })?;
+        // Not secret, and what a repair in Teller Connect or Teller's
+        // webhook names the enrollment by.
+        let enrollment = accounts.first().and_then(|a| a.enrollment_id.clone());
         Ok(Prepared {
             institution: institution_of(&accounts),
-            settings: json!({}),
+            settings: json!({ "enrollment_id": enrollment }),
             credentials: Some(token),
             consent: None,
         })
@@ -529,20 +667,24 @@ impl crate::connector::Connector for TellerConnector {
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let token = personal_token::kept(context)?;
-        let accounts: Vec<Account> = self.get(token, "accounts", &[], "the accounts")?;
+        let accounts: Vec<Account> = self.get(token, &["accounts"], &[], "the accounts")?;
         let institution = institution_of(&accounts);
         let mut snapshot_accounts = Vec::new();
+        let mut notices = Vec::new();
         for account in accounts {
             // A closed account's data is gone (410); what is stored stays.
             if account.status == "closed" {
                 continue;
             }
-            snapshot_accounts.push(self.account(token, account, context)?);
+            match self.account(token, account, context)? {
+                Ok(account) => snapshot_accounts.push(account),
+                Err(notice) => notices.push(notice),
+            }
         }
         Ok(ProviderSnapshot {
             institution,
             accounts: snapshot_accounts,
-            notices: Vec::new(),
+            notices,
             // A pending transaction may post under another id.
             pending_match: Some(PendingMatchRule::default()),
             complete: true,
