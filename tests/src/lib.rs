@@ -18,6 +18,7 @@ pub mod node;
 pub mod openapi;
 pub mod plaid;
 pub mod platform;
+pub mod pluggy;
 pub mod providers;
 pub mod python;
 pub mod simplefin;

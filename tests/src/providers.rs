@@ -346,7 +346,12 @@ pub fn connect_with_a_token(
     else {
         panic!("a wrong token connects nothing")
     };
-    assert!(why.contains("token") || why.contains("API key"), "{why}");
+    assert!(
+        ["token", "API key", "secret"]
+            .iter()
+            .any(|word| why.contains(word)),
+        "{why}"
+    );
     let conn = &mut *db.conn().expect("a connection");
     assert!(
         read::list_accounts(conn, &Viewer::whole_user(user))

@@ -7,7 +7,7 @@
 //! personal app's tokens, Up and Starling with a personal access token,
 //! Interactive Brokers with a Flex token and query id, bunq with an API key
 //! (a key pair registered at once), Teller with an enrollment's access
-//! token (over mTLS), and a TrueLayer bank found by country whose consent
+//! token (over mTLS), Pluggy with a person's own application and item, and a TrueLayer bank found by country whose consent
 //! returns with the code. SQLite and PostgreSQL.
 
 // Test code: a failed unwrap is a failed test, with its message.
@@ -24,6 +24,7 @@ use tributary_e2e::fakes::{SimpleFinBridge, gocardless_connector, gocardless_req
 use tributary_e2e::ibkr::IbkrFake;
 use tributary_e2e::plaid::PlaidFake;
 use tributary_e2e::platform::start_platform_with_pages_and;
+use tributary_e2e::pluggy::PluggyFake;
 use tributary_e2e::snaptrade::SnapTradeFake;
 use tributary_e2e::starling::StarlingFake;
 use tributary_e2e::teller::TellerFake;
@@ -557,6 +558,7 @@ async fn up_connects_with_a_personal_access_token_checked_at_once() {
             name: "Up",
             id: "up",
             label: "Personal Access Token",
+            secret_field: "token",
             token: tributary_e2e::up::TOKEN,
             wrong: "up:yeah:wrong",
             an_account: "Spending",
@@ -576,6 +578,7 @@ async fn starling_connects_with_a_personal_access_token_checked_at_once() {
             name: "Starling Bank",
             id: "starling",
             label: "Personal access token",
+            secret_field: "token",
             token: tributary_e2e::starling::TOKEN,
             wrong: "not-a-token",
             an_account: "Personal",
@@ -595,6 +598,7 @@ async fn bunq_connects_with_an_api_key_checked_at_once() {
             name: "bunq",
             id: "bunq",
             label: "API key",
+            secret_field: "token",
             token: tributary_e2e::bunq::API_KEY,
             wrong: "sandbox_wrong",
             an_account: "Main",
@@ -614,11 +618,35 @@ async fn teller_connects_with_an_enrollments_access_token_over_mtls() {
             name: "Teller",
             id: "teller",
             label: "Teller access token",
+            secret_field: "token",
             token: tributary_e2e::teller::TOKEN,
             wrong: "token_wrong",
             an_account: "Total Checking",
             accounts: 3,
             also: &[],
+        };
+        connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
+    }
+}
+
+#[actix_web::test]
+async fn pluggy_connects_with_a_persons_own_application_and_item() {
+    for database in TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = PluggyFake::start().await;
+        let bank = TokenBank {
+            name: "Pluggy",
+            id: "pluggy",
+            label: "Pluggy item id",
+            secret_field: "client_secret",
+            token: tributary_e2e::pluggy::CLIENT_SECRET,
+            wrong: "not-the-secret",
+            an_account: "NuConta",
+            accounts: 2,
+            also: &[
+                ("client_id", tributary_e2e::pluggy::CLIENT_ID),
+                ("item_id", tributary_e2e::pluggy::ITEM_ID),
+            ],
         };
         connects_with_a_token(database, fake.connector(Duration::from_secs(10)), bank).await;
     }
@@ -633,6 +661,7 @@ async fn interactive_brokers_connects_with_a_flex_token_and_query() {
             name: "Interactive Brokers",
             id: "ibkr",
             label: "Flex query id",
+            secret_field: "token",
             token: tributary_e2e::ibkr::TOKEN,
             wrong: "285716543219876543210000",
             an_account: "Main",
@@ -648,6 +677,8 @@ struct TokenBank {
     name: &'static str,
     id: &'static str,
     label: &'static str,
+    /// The form field the secret goes in.
+    secret_field: &'static str,
     token: &'static str,
     wrong: &'static str,
     an_account: &'static str,
@@ -672,7 +703,7 @@ async fn connects_with_a_token(
     let form = browser.get(&form_path).await;
     form.assert_shows(bank.label);
     // A token the bank does not accept: said at once, nothing connected.
-    let fields = |token| [&[("token", token)], bank.also].concat();
+    let fields = |token| [&[(bank.secret_field, token)], bank.also].concat();
     let wrong = browser.submit(&form, &form_path, &fields(bank.wrong)).await;
     assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
     wrong.assert_shows("did not accept these details");

@@ -45,6 +45,7 @@ use tributary_e2e::enablebanking::{APPLICATION_ID, EnableBankingFake};
 use tributary_e2e::fakes::{SimpleFinBridge, gocardless_api};
 use tributary_e2e::ibkr::{self, IbkrFake};
 use tributary_e2e::plaid::{self, PlaidFake};
+use tributary_e2e::pluggy::{self, PluggyFake};
 use tributary_e2e::snaptrade::{self, SnapTradeFake};
 use tributary_e2e::starling::{self, StarlingFake};
 use tributary_e2e::teller::{self, TellerFake};
@@ -97,6 +98,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
     let truelayer = TrueLayerFake::start().await;
     let bunq = BunqFake::start().await;
     let teller = TellerFake::start().await;
+    let pluggy = PluggyFake::start().await;
     let postgres = TestDatabase::postgres();
     let mut documents = vec![root().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
@@ -131,6 +133,7 @@ async fn every_example_in_the_readme_and_docs_runs_as_written() {
                 &truelayer,
                 &bunq,
                 &teller,
+                &pluggy,
             ),
             postgres.as_ref(),
         );
@@ -305,7 +308,19 @@ impl<'a> World<'a> {
     fn new(
         bridge: &'a SimpleFinBridge,
         gocardless: &wiremock::MockServer,
-        (enablebanking, plaid, snaptrade, akahu, up, starling, ibkr, truelayer, bunq, teller): (
+        (
+            enablebanking,
+            plaid,
+            snaptrade,
+            akahu,
+            up,
+            starling,
+            ibkr,
+            truelayer,
+            bunq,
+            teller,
+            pluggy,
+        ): (
             &EnableBankingFake,
             &PlaidFake,
             &SnapTradeFake,
@@ -316,6 +331,7 @@ impl<'a> World<'a> {
             &TrueLayerFake,
             &BunqFake,
             &TellerFake,
+            &PluggyFake,
         ),
         postgres: Option<&'a TestDatabase>,
     ) -> Self {
@@ -398,6 +414,8 @@ impl<'a> World<'a> {
             // And its bunq requests to that one, which checks their
             // signatures and signs its answers.
             ("TRIBUTARY_BUNQ_URL", format!("{}/v1", bunq.server.uri())),
+            // And its Pluggy requests to that one.
+            ("TRIBUTARY_PLUGGY_URL", pluggy.server.uri()),
             // And its Teller requests, with the operator's certificate, to
             // that one's TLS front.
             ("TRIBUTARY_TELLER_URL", teller.url.clone()),
@@ -731,6 +749,8 @@ impl<'a> World<'a> {
             Some(bunq::API_KEY.to_owned())
         } else if line.contains("connect teller") && line.contains("--token -") {
             Some(teller::TOKEN.to_owned())
+        } else if line.contains("connect pluggy") && line.contains("--client-secret -") {
+            Some(pluggy::CLIENT_SECRET.to_owned())
         } else if line.contains("--token -") {
             Some(up::TOKEN.to_owned())
         } else {

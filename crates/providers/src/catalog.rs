@@ -117,7 +117,8 @@ mod tests {
                 crate::up::PROVIDER,
                 crate::starling::PROVIDER,
                 crate::ibkr::PROVIDER,
-                crate::bunq::PROVIDER
+                crate::bunq::PROVIDER,
+                crate::pluggy::PROVIDER
             ]
         );
     }

@@ -41,6 +41,7 @@ connectors! {
     truelayer,
     bunq,
     teller,
+    pluggy,
 }
 
 pub use connector::{

@@ -1,0 +1,655 @@
+//! Pluggy (Brazil), with the person's own Pluggy application: its client id
+//! and secret, and the item (one bank connected in Pluggy) to read. Written
+//! against Pluggy's OpenAPI document and its Node client (docs/providers.md,
+//! "Pluggy"); the way of connecting is the one self-hosted budgeting apps
+//! use with Pluggy today (client id, secret and item id, pasted).
+//!
+//! - `prepare`: the pair is checked at once (`POST /auth`: 401 for a wrong
+//!   one) and the item read (`GET /items/{id}`: 404 for one the
+//!   application does not hold); the pair is kept sealed, the item's id as
+//!   a setting, the bank is the item's connector.
+//! - `fetch`: an API key (`POST /auth`, two hours), the item (one whose
+//!   bank wants the person, `LOGIN_ERROR` or `WAITING_USER_*`, needs them),
+//!   its accounts (`GET /accounts?itemId=`, page by page), and each
+//!   account's transactions along the cursor of `GET /v2/transactions`
+//!   (`/transactions` is gone after 2026-12-31), from `dateFrom` 14 days
+//!   before the last sync, or the oldest pending transaction stored.
+//!
+//! Amounts are JSON numbers, read with their exact digits. A bank account's
+//! are signed for the holder (money out negative); a credit card's are
+//! signed for the card's bill (a purchase positive), as Pluggy's examples
+//! and the apps using it read them, so a card's amounts and its `balance`
+//! (what is owed) are turned to Tributary's sign. `type` (DEBIT, CREDIT) is
+//! not used: Pluggy's own example contradicts it for cards. A pending
+//! transaction may come back posted under a new id: the pending-match rule
+//! pairs them.
+
+use crate::connector::{
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+};
+use crate::description::{
+    Answers, Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
+    SettingError, Variable,
+};
+use crate::personal_token::{self, TokenBankConfig};
+use crate::provider_http::{ProviderHttp, Refusal};
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tributary_domain::model::{AccountKind, Provider};
+use tributary_domain::money::Decimal;
+use tributary_domain::pending_match::PendingMatchRule;
+use tributary_domain::snapshot::*;
+
+pub const PROVIDER: Provider = Provider::new("pluggy");
+
+pub const DESCRIPTION: Description = Description {
+    provider: PROVIDER,
+    name: "Pluggy",
+    summary: "Banks in Brazil through your own Pluggy application: its client id and secret, and the item of the bank you connected there.",
+    reports: Reports::ACCOUNTS,
+    connect: Connect {
+        fields: &[
+            Field {
+                name: "client_id",
+                flag: Some("client-id"),
+                label: "Pluggy client id",
+                help: "Your Pluggy application's client id (dashboard.pluggy.ai, Applications).",
+                input: Input::Text {
+                    autocomplete: "off",
+                },
+                required: true,
+                default: None,
+                remembered_as: None,
+            },
+            Field {
+                name: "client_secret",
+                flag: Some("client-secret"),
+                label: "Pluggy client secret",
+                help: "Its client secret (\"-\" reads it from standard input, keeping it out of the shell history).",
+                input: Input::Secret {
+                    autocomplete: "off",
+                },
+                required: true,
+                default: None,
+                remembered_as: None,
+            },
+            Field {
+                name: "item_id",
+                flag: Some("item"),
+                label: "Pluggy item id",
+                help: "The item of the bank you connected in Pluggy (its id, a UUID).",
+                input: Input::Text {
+                    autocomplete: "off",
+                },
+                required: true,
+                default: None,
+                remembered_as: None,
+            },
+        ],
+        note: Some("Connect your bank in Pluggy (its Connect, or the dashboard's demo) for your own application, then paste the application's client id and secret and the item's id. They are checked at once; the secret is kept sealed. Each bank is an item: connect each one here."),
+        hands_off: false,
+        picks_institution: false,
+        return_address: ReturnAddress::Never,
+        finish_on_return: false,
+        command_help: "Connect a bank you connected in Pluggy: your application's --client-id and --client-secret (- to paste it) and the --item id, then sync.",
+        request: request_from,
+    },
+    environment: &[Variable {
+        names: "TRIBUTARY_PLUGGY_URL",
+        help: "its API root [default: https://api.pluggy.ai]",
+    }],
+    configure,
+};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.pluggy.ai";
+/// Later syncs read from this long before the last one.
+const OVERLAP_DAYS: i64 = 14;
+/// A listing ends here even if Pluggy keeps paging.
+const MAX_PAGES: usize = 10_000;
+/// Item statuses where the bank wants the person (new credentials, an MFA
+/// step, an action at the bank).
+const NEEDS_THE_PERSON: [&str; 3] = ["LOGIN_ERROR", "WAITING_USER_INPUT", "WAITING_USER_ACTION"];
+
+/// Always offered: each person brings their own Pluggy application.
+fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
+    Ok(personal_token::configure(
+        env,
+        ("TRIBUTARY_PLUGGY_URL", DEFAULT_BASE_URL),
+        ("Pluggy", PluggyConnector::new),
+    ))
+}
+
+fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
+    let (id, secret, item) = (
+        answers.get("client_id").trim(),
+        answers.get("client_secret").trim(),
+        answers.get("item_id").trim(),
+    );
+    if id.is_empty() || secret.is_empty() || item.is_empty() {
+        return Err("Give your Pluggy client id, client secret and item id.");
+    }
+    Ok(ConnectRequest {
+        settings: json!({ "item_id": item }),
+        secret: Some(
+            json!({"client_id": id, "client_secret": secret}).to_string(),
+        ),
+    })
+}
+
+pub type PluggyConfig = TokenBankConfig;
+
+#[derive(Debug)]
+pub struct PluggyConnector {
+    config: PluggyConfig,
+    http: ProviderHttp,
+}
+
+/// The application's pair, kept sealed. Never printed.
+#[derive(Serialize, Deserialize)]
+struct Client {
+    client_id: String,
+    client_secret: String,
+}
+
+/// Pluggy's error document: `{"code", "message", "codeDescription"}`.
+fn refusal(refused: &Refusal<'_>) -> ConnectorError {
+    let body: Value = serde_json::from_str(refused.body).unwrap_or(Value::Null);
+    let message = body["message"].as_str().unwrap_or_default();
+    let described = body["codeDescription"].as_str().unwrap_or_default();
+    let detail = [described, message]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ");
+    let what = refused.what;
+    match refused.status.as_u16() {
+        401 | 403 => {
+            return ConnectorError::ReauthRequired(format!(
+                "Pluggy does not accept the application's client id and secret ({detail}): make a new one in Pluggy's dashboard and connect again"
+            ));
+        }
+        404 if what == "the item" => {
+            return ConnectorError::ReauthRequired(format!(
+                "Pluggy no longer holds the item ({detail}): connect the bank in Pluggy again and connect here with the new item's id"
+            ));
+        }
+        _ => {}
+    }
+    let answer = HttpAnswer {
+        provider: "Pluggy",
+        what,
+        status: refused.status,
+        detail: &detail,
+        // Pluggy says when its per-minute count starts again.
+        retry_after: refused.seconds_header(&["ratelimit-reset", "retry-after"]),
+    };
+    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
+        ConnectorError::Protocol(format!(
+            "Pluggy answered {what} with {} ({detail})",
+            refused.status
+        ))
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct ApiKey {
+    #[serde(rename = "apiKey")]
+    api_key: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Item {
+    status: String,
+    #[serde(rename = "executionStatus", default)]
+    execution_status: Option<String>,
+    #[serde(default)]
+    error: Option<ItemError>,
+    #[serde(default)]
+    connector: Option<ItemConnector>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ItemError {
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ItemConnector {
+    id: Value,
+    name: String,
+    #[serde(rename = "imageUrl", default)]
+    image_url: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Page<T> {
+    results: Vec<T>,
+    #[serde(rename = "totalPages", default)]
+    total_pages: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Account {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    subtype: Option<String>,
+    #[serde(default)]
+    number: Option<String>,
+    name: String,
+    #[serde(rename = "marketingName", default)]
+    marketing_name: Option<String>,
+    balance: Decimal,
+    #[serde(rename = "currencyCode")]
+    currency_code: String,
+    #[serde(rename = "creditData", default)]
+    credit_data: Option<CreditData>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CreditData {
+    #[serde(rename = "creditLimit", default)]
+    credit_limit: Option<Decimal>,
+    #[serde(rename = "availableCreditLimit", default)]
+    available_credit_limit: Option<Decimal>,
+    #[serde(rename = "minimumPayment", default)]
+    minimum_payment: Option<Decimal>,
+    #[serde(rename = "balanceDueDate", default)]
+    balance_due_date: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Cursor<T> {
+    results: Vec<T>,
+    /// The next page's query (`?accountId=…&after=…`), or null.
+    #[serde(default)]
+    next: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Transaction {
+    id: String,
+    description: String,
+    #[serde(rename = "descriptionRaw", default)]
+    description_raw: Option<String>,
+    amount: Decimal,
+    #[serde(rename = "amountInAccountCurrency", default)]
+    amount_in_account_currency: Option<Decimal>,
+    date: String,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    merchant: Option<Merchant>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Merchant {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(rename = "businessName", default)]
+    business_name: Option<String>,
+}
+
+/// How an account's amounts are signed at Pluggy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// For the holder: money out negative (Tributary's sign).
+    Bank,
+    /// For the card's bill: a purchase positive.
+    Credit,
+}
+
+impl Side {
+    fn of(account: &Account) -> Result<Side, String> {
+        match account.kind.as_str() {
+            "BANK" => Ok(Side::Bank),
+            "CREDIT" => Ok(Side::Credit),
+            other => Err(format!(
+                "Pluggy sent account {} ({}) of type `{other}` (BANK or CREDIT expected): its amounts' sign is unknown, so it is left out",
+                account.id, account.name
+            )),
+        }
+    }
+
+    fn signed(self, amount: Decimal) -> Decimal {
+        match self {
+            Side::Bank => amount,
+            Side::Credit => -amount,
+        }
+    }
+}
+
+/// The day of a Pluggy date-time (`2020-10-15T00:00:00.000Z`): its date as
+/// written, which is the bank's day (Pluggy writes the day at midnight).
+fn day(text: &str) -> Result<NaiveDate, ConnectorError> {
+    text.get(..10)
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+        .ok_or_else(|| {
+            ConnectorError::Protocol(format!("Pluggy sent `{text}` as a date (ISO 8601 expected)"))
+        })
+}
+
+fn transaction(side: Side, t: Transaction) -> Result<SnapshotTransaction, ConnectorError> {
+    let is_pending = match t.status.as_deref() {
+        Some("PENDING") => true,
+        Some("POSTED") | None => false,
+        Some(other) => {
+            return Err(ConnectorError::Protocol(format!(
+                "Pluggy sent transaction {} with status `{other}` (POSTED or PENDING expected)",
+                t.id
+            )));
+        }
+    };
+    let merchant = t
+        .merchant
+        .and_then(|m| m.name.or(m.business_name))
+        .filter(|m| !m.trim().is_empty());
+    let description = t
+        .description_raw
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or(t.description);
+    Ok(SnapshotTransaction {
+        provider_id: t.id,
+        pending_provider_id: None,
+        is_pending,
+        date: day(&t.date)?,
+        // What moved in the account, in its currency (a purchase abroad is
+        // written in its own currency, with the account's beside it).
+        amount: side.signed(t.amount_in_account_currency.unwrap_or(t.amount)),
+        currency: String::new(),
+        merchant,
+        description: Some(description).filter(|d| !d.trim().is_empty()),
+        hints: Default::default(),
+    })
+}
+
+fn kind(account: &Account) -> AccountKind {
+    match (account.kind.as_str(), account.subtype.as_deref()) {
+        ("CREDIT", _) => AccountKind::CreditCard,
+        (_, Some("SAVINGS_ACCOUNT")) => AccountKind::Savings,
+        (_, Some("CHECKING_ACCOUNT")) => AccountKind::Checking,
+        _ => AccountKind::Other,
+    }
+}
+
+impl PluggyConnector {
+    pub fn new(config: PluggyConfig) -> Result<Self, reqwest::Error> {
+        let http = ProviderHttp::new("Pluggy", config.timeout)?;
+        Ok(Self { config, http })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
+    }
+
+    /// An API key for the application's pair.
+    fn api_key(&self, client: &Client) -> Result<String, ConnectorError> {
+        let what = "the application's sign-in";
+        let response = self.http.send(
+            self.http.client.post(self.url("auth")).json(&json!({
+                "clientId": client.client_id,
+                "clientSecret": client.client_secret,
+            })),
+            what,
+        )?;
+        let key: ApiKey = self.http.json(response, what, refusal)?;
+        Ok(key.api_key)
+    }
+
+    fn get<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        path: &str,
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<T, ConnectorError> {
+        let response = self.http.send(
+            self.http
+                .client
+                .get(self.url(path))
+                .header("X-API-KEY", key)
+                .query(query),
+            what,
+        )?;
+        self.http.json(response, what, refusal)
+    }
+
+    fn item(&self, key: &str, item_id: &str) -> Result<Item, ConnectorError> {
+        let id = url::form_urlencoded::byte_serialize(item_id.as_bytes()).collect::<String>();
+        self.get(key, &format!("items/{id}"), &[], "the item")
+    }
+
+    /// Every account of the item, page by page.
+    fn accounts(&self, key: &str, item_id: &str) -> Result<Vec<Account>, ConnectorError> {
+        let mut accounts = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let listed: Page<Account> = self.get(
+                key,
+                "accounts",
+                &[("itemId", item_id.to_owned()), ("page", page.to_string())],
+                "the accounts",
+            )?;
+            let last = listed.total_pages.is_none_or(|total| page as u64 >= total);
+            accounts.extend(listed.results);
+            if last {
+                return Ok(accounts);
+            }
+        }
+        Err(ConnectorError::Protocol(format!(
+            "Pluggy kept paging the accounts past {MAX_PAGES} pages"
+        )))
+    }
+
+    /// The account's transactions from `from`, along Pluggy's cursor.
+    fn transactions(
+        &self,
+        key: &str,
+        account: &Account,
+        from: Option<NaiveDate>,
+    ) -> Result<Vec<Transaction>, ConnectorError> {
+        let mut query = vec![("accountId", account.id.clone())];
+        if let Some(from) = from {
+            query.push(("dateFrom", from.to_string()));
+        }
+        let mut all = Vec::new();
+        let mut followed = std::collections::HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let page: Cursor<Transaction> =
+                self.get(key, "v2/transactions", &query, "the transactions")?;
+            all.extend(page.results);
+            let Some(next) = page.next.filter(|n| !n.is_empty()) else {
+                return Ok(all);
+            };
+            // `next` is the next page's query; its cursor is `after`.
+            let after = url::form_urlencoded::parse(next.trim_start_matches('?').as_bytes())
+                .find(|(name, _)| name == "after")
+                .map(|(_, value)| value.into_owned())
+                .ok_or_else(|| {
+                    ConnectorError::Protocol(format!(
+                        "Pluggy's next page of transactions carries no cursor ({next})"
+                    ))
+                })?;
+            if !followed.insert(after.clone()) {
+                return Err(ConnectorError::Protocol(
+                    "Pluggy gave the same transactions cursor twice".into(),
+                ));
+            }
+            query.retain(|(name, _)| *name != "after");
+            query.push(("after", after));
+        }
+        Err(ConnectorError::Protocol(format!(
+            "Pluggy kept paging the transactions past {MAX_PAGES} pages"
+        )))
+    }
+
+    /// The account as stored, or why it is left out (a notice).
+    fn account(
+        &self,
+        key: &str,
+        account: Account,
+        context: &FetchContext<'_>,
+    ) -> Result<Result<SnapshotAccount, String>, ConnectorError> {
+        let side = match Side::of(&account) {
+            Ok(side) => side,
+            Err(notice) => return Ok(Err(notice)),
+        };
+        let from = context
+            .reach_back(OVERLAP_DAYS)
+            .map(|at| at.date_naive());
+        let transactions = self
+            .transactions(key, &account, from)?
+            .into_iter()
+            .map(|t| {
+                transaction(side, t).map(|mut t| {
+                    t.currency = account.currency_code.clone();
+                    t
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let credit = account.credit_data.as_ref();
+        let liability = match (side, credit) {
+            (Side::Credit, Some(credit)) => Some(SnapshotLiability {
+                credit_limit: credit.credit_limit,
+                minimum_payment: credit.minimum_payment,
+                next_payment_due: credit.balance_due_date.as_deref().map(day).transpose()?,
+                last_statement_balance: None,
+            }),
+            _ => None,
+        };
+        Ok(Ok(SnapshotAccount {
+            provider_account_id: account.id.clone(),
+            institution: None,
+            name: account
+                .marketing_name
+                .clone()
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| account.name.clone()),
+            kind: kind(&account),
+            currency: account.currency_code.clone(),
+            mask: account.number.as_deref().map(|number| {
+                let digits: String = number.chars().filter(char::is_ascii_alphanumeric).collect();
+                let tail: String = digits.chars().rev().take(4).collect();
+                tail.chars().rev().collect()
+            }),
+            balance: Some(SnapshotBalance {
+                // A card's balance is what is owed: stored negative.
+                current: side.signed(account.balance),
+                available: match side {
+                    Side::Bank => Some(account.balance),
+                    Side::Credit => credit.and_then(|c| c.available_credit_limit),
+                },
+                currency: account.currency_code.clone(),
+                as_of: context.now,
+            }),
+            balance_history: Vec::new(),
+            transactions,
+            investment_transactions: Vec::new(),
+            liability,
+            holdings: None,
+        }))
+    }
+}
+
+/// The bank an item is at.
+fn institution(item: &Item) -> SnapshotInstitution {
+    match &item.connector {
+        Some(connector) => SnapshotInstitution {
+            provider_institution_id: match &connector.id {
+                Value::String(id) => id.clone(),
+                other => other.to_string(),
+            },
+            name: connector.name.clone(),
+            logo_url: connector.image_url.clone(),
+        },
+        None => SnapshotInstitution {
+            provider_institution_id: "pluggy".into(),
+            name: "Pluggy".into(),
+            logo_url: None,
+        },
+    }
+}
+
+/// The item setting a connection keeps.
+fn item_id(settings: &Value) -> Result<&str, ConnectorError> {
+    settings["item_id"]
+        .as_str()
+        .filter(|id| !id.trim().is_empty())
+        .ok_or_else(|| {
+            ConnectorError::Misconfigured("the connection names no Pluggy item".into())
+        })
+}
+
+impl crate::connector::Connector for PluggyConnector {
+    fn provider(&self) -> Provider {
+        PROVIDER
+    }
+
+    fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
+        let wrong = |why: String| {
+            ConnectorError::InvalidCredentials(format!(
+                "Pluggy did not accept these details: {why}"
+            ))
+        };
+        let client: Client = request
+            .secret
+            .as_deref()
+            .and_then(|secret| serde_json::from_str(secret).ok())
+            .ok_or_else(|| wrong("connecting Pluggy needs your client id and secret".into()))?;
+        let item_id = item_id(&request.settings).map_err(|_| wrong("no item id".into()))?;
+        let unaccepted = |err| match err {
+            ConnectorError::ReauthRequired(why) => wrong(why),
+            other => other,
+        };
+        let key = self.api_key(&client).map_err(unaccepted)?;
+        let item = self.item(&key, item_id).map_err(unaccepted)?;
+        Ok(Prepared {
+            institution: institution(&item),
+            settings: json!({ "item_id": item_id }),
+            credentials: Some(serde_json::to_string(&client).map_err(|err| {
+                ConnectorError::Protocol(format!("keeping Pluggy's client: {err}"))
+            })?),
+            consent: None,
+        })
+    }
+
+    fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
+        let client: Client = serde_json::from_str(personal_token::kept(context)?).map_err(|_| {
+            ConnectorError::ReauthRequired(
+                "the kept Pluggy client cannot be read: connect again".into(),
+            )
+        })?;
+        let item_id = item_id(context.settings)?;
+        let key = self.api_key(&client)?;
+        let item = self.item(&key, item_id)?;
+        if NEEDS_THE_PERSON.contains(&item.status.as_str()) {
+            let why = item
+                .error
+                .and_then(|e| e.message)
+                .or(item.execution_status)
+                .unwrap_or_default();
+            return Err(ConnectorError::ReauthRequired(format!(
+                "the bank wants you at Pluggy ({}: {why}): update the item in Pluggy, then sync again",
+                item.status
+            )));
+        }
+        let mut accounts = Vec::new();
+        let mut notices = Vec::new();
+        for account in self.accounts(&key, item_id)? {
+            match self.account(&key, account, context)? {
+                Ok(account) => accounts.push(account),
+                Err(notice) => notices.push(notice),
+            }
+        }
+        Ok(ProviderSnapshot {
+            institution: institution(&item),
+            accounts,
+            notices,
+            // A pending transaction may come back posted under a new id.
+            pending_match: Some(PendingMatchRule::default()),
+            complete: true,
+        })
+    }
+}

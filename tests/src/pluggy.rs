@@ -1,0 +1,362 @@
+//! A local fake of Pluggy's API (as its OpenAPI document describes it), for
+//! tests only: `POST /auth` gives an API key for the application's client
+//! id and secret (else 401 `CLIENT_KEYS_UNAUTHORIZED`); every other call
+//! must carry a key it gave (`X-API-KEY`). It holds one item at a bank, a
+//! checking account and a credit card (a purchase positive, as Pluggy
+//! writes them), pages `GET /v2/transactions` two at a time along its
+//! cursor (`next` a query with `after`), honours `dateFrom`, and lets the
+//! test post a pending transaction under a new id, put the item in
+//! `LOGIN_ERROR` and back, rotate the client secret, and switch faults on.
+
+use crate::fakes::{Answer, Route, mount_gets};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tributary_providers::Connector;
+use tributary_providers::pluggy::{PluggyConfig, PluggyConnector};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+pub const CLIENT_ID: &str = "5a1c2f1e-4b7d-4a8e-9f3b-2c6d8e0a1b2c";
+pub const CLIENT_SECRET: &str = "pluggy-s3cr3t-f0r-t3sts";
+/// The secret made after the first was revoked.
+pub const NEW_CLIENT_SECRET: &str = "pluggy-n3w-s3cr3t";
+pub const ITEM_ID: &str = "0b4c7e2a-1f3d-4e5a-8b6c-9d0e1f2a3b4c";
+const PAGE: usize = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    Slow,
+    /// 500, Pluggy's error document.
+    ServerError,
+    /// 429 with `RateLimit-Reset` and `Retry-After`.
+    RateLimited,
+    /// 200 with a body that is not JSON.
+    Malformed,
+    /// The cursor's next page given again: not to be followed for ever.
+    SameCursor,
+}
+
+#[derive(Debug)]
+struct State {
+    secrets: Vec<String>,
+    keys: Vec<String>,
+    item_status: &'static str,
+    /// Transactions by account, newest first.
+    transactions: HashMap<String, Vec<Value>>,
+    fault: Option<Fault>,
+    pages: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct PluggyFake {
+    pub server: Arc<MockServer>,
+    state: Arc<Mutex<State>>,
+}
+
+fn error(status: u16, description: &str, message: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status)
+        .set_body_json(json!({"code": status, "codeDescription": description, "message": message}))
+}
+
+fn day(days_ago: i64) -> String {
+    format!(
+        "{}T00:00:00.000Z",
+        chrono::Utc::now().date_naive() - chrono::Duration::days(days_ago)
+    )
+}
+
+const CHECKING: &str = "acc-checking";
+const CARD: &str = "acc-card";
+
+/// A transaction as Pluggy writes one: amounts as JSON numbers.
+fn transaction(
+    (id, account): (&str, &str),
+    (amount, days_ago): (Value, i64),
+    (description, merchant): (&str, Option<&str>),
+    status: &str,
+) -> Value {
+    json!({
+        "id": id, "accountId": account, "description": description,
+        "descriptionRaw": null, "currencyCode": "BRL", "amount": amount,
+        "date": day(days_ago), "balance": null, "category": "Shopping",
+        "status": status, "type": "DEBIT", "createdAt": day(days_ago), "updatedAt": day(days_ago),
+        "merchant": merchant.map(|name| json!({"name": name, "businessName": format!("{name} LTDA"), "cnpj": "00000000000191"})),
+        "paymentData": null, "creditCardMetadata": null
+    })
+}
+
+impl PluggyFake {
+    pub async fn start() -> Self {
+        // Pluggy writes amounts as JSON numbers: these are read with their
+        // exact digits (serde_json's arbitrary precision).
+        let number = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        let checking = vec![
+            transaction(
+                ("tx-pend", CHECKING),
+                (number("-27.90"), 0),
+                ("PIX ENVIADO PADARIA", Some("Padaria Sao Jorge")),
+                "PENDING",
+            ),
+            transaction(
+                ("tx-3", CHECKING),
+                (number("-212.45"), 2),
+                ("PAGAMENTO BOLETO ENERGIA", None),
+                "POSTED",
+            ),
+            transaction(
+                ("tx-2", CHECKING),
+                (number("5500.00"), 5),
+                ("SALARIO EMPRESA", None),
+                "POSTED",
+            ),
+            transaction(
+                ("tx-1", CHECKING),
+                (number("-1800.00"), 40),
+                ("ALUGUEL", None),
+                "POSTED",
+            ),
+        ];
+        let mut abroad = transaction(
+            ("tx-c2", CARD),
+            (number("19.99"), 3),
+            ("NETFLIX.COM", Some("Netflix")),
+            "POSTED",
+        );
+        abroad["currencyCode"] = json!("USD");
+        abroad["amountInAccountCurrency"] = number("104.35");
+        let card = vec![
+            abroad,
+            transaction(
+                ("tx-c1", CARD),
+                (number("159.20"), 6),
+                ("MERCADO LIVRE", Some("Mercado Livre")),
+                "POSTED",
+            ),
+        ];
+        let fake = Self {
+            server: Arc::new(MockServer::start().await),
+            state: Arc::new(Mutex::new(State {
+                secrets: vec![CLIENT_SECRET.to_owned()],
+                keys: Vec::new(),
+                item_status: "UPDATED",
+                transactions: HashMap::from([
+                    (CHECKING.to_owned(), checking),
+                    (CARD.to_owned(), card),
+                ]),
+                fault: None,
+                pages: 0,
+            })),
+        };
+        fake.mount().await;
+        fake
+    }
+
+    pub fn connector(&self, timeout: Duration) -> Arc<dyn Connector> {
+        let config = PluggyConfig {
+            base_url: self.server.uri(),
+            timeout,
+        };
+        std::thread::spawn(move || {
+            Arc::new(PluggyConnector::new(config).unwrap()) as Arc<dyn Connector>
+        })
+        .join()
+        .unwrap()
+    }
+
+    pub fn set_fault(&self, fault: Option<Fault>) {
+        self.state.lock().unwrap().fault = fault;
+    }
+
+    /// Pages of transactions served so far.
+    pub fn pages(&self) -> usize {
+        self.state.lock().unwrap().pages
+    }
+
+    /// The bakery's PIX posts under an id of its own.
+    pub fn post_the_pending(&self) {
+        let mut state = self.state.lock().unwrap();
+        let checking = state.transactions.get_mut(CHECKING).unwrap();
+        checking[0]["id"] = json!("tx-4");
+        checking[0]["status"] = json!("POSTED");
+    }
+
+    /// The bank asks the person to sign in again at Pluggy, or they did.
+    pub fn set_item_status(&self, status: &'static str) {
+        self.state.lock().unwrap().item_status = status;
+    }
+
+    /// The application's secret is rotated in Pluggy's dashboard.
+    pub fn revoke_the_secret(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.secrets.clear();
+        state.keys.clear();
+    }
+
+    pub fn issue_a_new_secret(&self) {
+        self.state
+            .lock()
+            .unwrap()
+            .secrets
+            .push(NEW_CLIENT_SECRET.to_owned());
+    }
+
+    async fn mount(&self) {
+        Mock::given(method("POST"))
+            .and(path("/auth"))
+            .respond_with(Answer {
+                fake: self.clone(),
+                answer: Arc::new(Self::auth) as Arc<Route<Self>>,
+            })
+            .mount(&self.server)
+            .await;
+        let routes: Vec<(&str, Box<Route<Self>>)> = vec![
+            ("^/items/[^/]+$", Box::new(|f, r| f.with_key(r, Self::item))),
+            (
+                "^/accounts$",
+                Box::new(|f, r| f.with_key(r, Self::accounts)),
+            ),
+            (
+                "^/v2/transactions$",
+                Box::new(|f, r| f.with_key(r, Self::transactions)),
+            ),
+        ];
+        mount_gets(&self.server, self, routes).await;
+    }
+
+    fn auth(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let mut state = self.state.lock().unwrap();
+        let known = body["clientId"] == json!(CLIENT_ID)
+            && body["clientSecret"]
+                .as_str()
+                .is_some_and(|s| state.secrets.iter().any(|known| known == s));
+        if !known {
+            return error(401, "CLIENT_KEYS_UNAUTHORIZED", "Client keys are invalid");
+        }
+        let key = format!("api-key-{}", state.keys.len() + 1);
+        state.keys.push(key.clone());
+        ResponseTemplate::new(200).set_body_json(json!({"apiKey": key}))
+    }
+
+    fn with_key(
+        &self,
+        request: &Request,
+        answer: fn(&Self, &Request) -> ResponseTemplate,
+    ) -> ResponseTemplate {
+        let fault = {
+            let state = self.state.lock().unwrap();
+            let key = request
+                .headers
+                .get("x-api-key")
+                .and_then(|v| v.to_str().ok());
+            if !key.is_some_and(|k| state.keys.iter().any(|known| known == k)) {
+                return error(403, "FORBIDDEN", "Missing or invalid API key");
+            }
+            state.fault
+        };
+        match fault {
+            Some(Fault::Slow) => answer(self, request).set_delay(Duration::from_secs(5)),
+            Some(Fault::ServerError) => error(500, "INTERNAL_ERROR", "Internal server error"),
+            Some(Fault::RateLimited) => error(
+                429,
+                "TOO_MANY_REQUESTS",
+                "Too many requests. Please try again later (see Retry-After header in seconds)",
+            )
+            .insert_header("ratelimit-reset", "42")
+            .insert_header("retry-after", "60"),
+            Some(Fault::Malformed) => {
+                ResponseTemplate::new(200).set_body_raw("{\"results\": [", "application/json")
+            }
+            Some(Fault::SameCursor) | None => answer(self, request),
+        }
+    }
+
+    fn item(&self, request: &Request) -> ResponseTemplate {
+        if !request.url.path().ends_with(ITEM_ID) {
+            return error(404, "ITEM_NOT_FOUND", "item not found");
+        }
+        let status = self.state.lock().unwrap().item_status;
+        let login_error = status == "LOGIN_ERROR";
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": ITEM_ID,
+            "connector": {"id": 201, "name": "Nubank", "imageUrl": "https://cdn.pluggy.ai/assets/connector-icons/201.svg",
+                          "primaryColor": "820ad1", "country": "BR", "type": "PERSONAL_BANK"},
+            "status": status,
+            "executionStatus": if login_error { "INVALID_CREDENTIALS" } else { "SUCCESS" },
+            "error": if login_error { json!({"code": "INVALID_CREDENTIALS", "message": "Invalid credentials."}) } else { Value::Null },
+            "createdAt": day(60), "updatedAt": day(0), "lastUpdatedAt": day(0)
+        }))
+    }
+
+    fn accounts(&self, request: &Request) -> ResponseTemplate {
+        let query: HashMap<String, String> = request.url.query_pairs().into_owned().collect();
+        if query.get("itemId").map(String::as_str) != Some(ITEM_ID) {
+            return ResponseTemplate::new(200)
+                .set_body_json(json!({"page": 1, "total": 0, "totalPages": 0, "results": []}));
+        }
+        let number = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+        // One account a page, so that the listing is paged.
+        let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+        let accounts = [
+            json!({"id": CHECKING, "type": "BANK", "subtype": "CHECKING_ACCOUNT", "number": "0001/12345-0",
+                   "name": "Conta Corrente", "marketingName": "NuConta", "balance": number("3487.65"),
+                   "itemId": ITEM_ID, "currencyCode": "BRL", "owner": "Ada Lovelace",
+                   "bankData": {"transferNumber": "0001/12345-0", "closingBalance": number("3487.65")},
+                   "creditData": null}),
+            json!({"id": CARD, "type": "CREDIT", "subtype": "CREDIT_CARD", "number": "xxxx8670",
+                   "name": "Mastercard Black", "marketingName": null, "balance": number("263.55"),
+                   "itemId": ITEM_ID, "currencyCode": "BRL", "owner": "Ada Lovelace",
+                   "creditData": {"level": "BLACK", "brand": "MASTERCARD", "balanceCloseDate": "2026-12-03",
+                                  "balanceDueDate": "2026-12-10", "availableCreditLimit": number("9736.45"),
+                                  "minimumPayment": number("39.53"), "creditLimit": number("10000.00"),
+                                  "isLimitFlexible": false, "status": "ACTIVE"}}),
+        ];
+        ResponseTemplate::new(200).set_body_json(json!({
+            "page": page, "total": accounts.len(), "totalPages": accounts.len(),
+            "results": accounts.get(page - 1).map(|a| vec![a.clone()]).unwrap_or_default()
+        }))
+    }
+
+    /// The account's transactions newest first, two a page from the
+    /// cursor `after` (the index to start at), `dateFrom` honoured.
+    fn transactions(&self, request: &Request) -> ResponseTemplate {
+        let query: HashMap<String, String> = request.url.query_pairs().into_owned().collect();
+        let account = query.get("accountId").cloned().unwrap_or_default();
+        let from = query.get("dateFrom").cloned();
+        let mut state = self.state.lock().unwrap();
+        state.pages += 1;
+        let all: Vec<Value> = state
+            .transactions
+            .get(&account)
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| {
+                from.as_deref()
+                    .is_none_or(|from| t["date"].as_str().unwrap()[..10] >= *from)
+            })
+            .collect();
+        let start: usize = match query.get("after") {
+            Some(after) => match after.strip_prefix("c-").and_then(|n| n.parse().ok()) {
+                Some(at) => at,
+                None => return error(400, "BAD_REQUEST", "Invalid cursor"),
+            },
+            None => 0,
+        };
+        let page: Vec<Value> = all.iter().skip(start).take(PAGE).cloned().collect();
+        let same_cursor = state.fault == Some(Fault::SameCursor);
+        let next_at = if same_cursor { 0 } else { start + PAGE };
+        let next = (start + PAGE < all.len() || same_cursor).then(|| {
+            let mut next = url::form_urlencoded::Serializer::new(String::new());
+            next.append_pair("accountId", &account);
+            if let Some(from) = &from {
+                next.append_pair("dateFrom", from);
+            }
+            next.append_pair("after", &format!("c-{next_at}"));
+            format!("?{}", next.finish())
+        });
+        ResponseTemplate::new(200).set_body_json(json!({"results": page, "next": next}))
+    }
+}

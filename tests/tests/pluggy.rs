@@ -1,0 +1,220 @@
+//! Pluggy against its local fake (`tributary_e2e::pluggy`), on SQLite and
+//! PostgreSQL: wrong application details refused at once, the first sync
+//! (paged accounts, the transactions' cursor, a credit card turned to
+//! Tributary's sign with its bill as liability), a second that changes
+//! nothing and reads only its window, a pending PIX that posts under a new
+//! id without a duplicate, the fault matrix with nothing stored lost, an
+//! item whose bank wants the person (and is fine again once they act in
+//! Pluggy), and a rotated client secret repaired by connecting with the
+//! new one, keeping the accounts and data.
+
+// Test code: a failed unwrap is a failed test, with its message.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+use tributary_domain::access::Viewer;
+use tributary_domain::clock::Clock;
+use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
+use tributary_e2e::pluggy::{
+    CLIENT_ID, CLIENT_SECRET, Fault, ITEM_ID, NEW_CLIENT_SECRET, PluggyFake,
+};
+use tributary_e2e::providers::{
+    Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token,
+    on_every_backend_against, run_fault_matrix, transaction_lines,
+};
+use tributary_providers::ConnectRequest;
+use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_storage::Database;
+use tributary_storage::read;
+
+/// What a person gives to connect: the application's pair and the item.
+fn request(secret: &str) -> ConnectRequest {
+    ConnectRequest {
+        settings: serde_json::json!({ "item_id": ITEM_ID }),
+        secret: Some(
+            serde_json::json!({"client_id": CLIENT_ID, "client_secret": secret}).to_string(),
+        ),
+    }
+}
+
+#[actix_web::test]
+async fn an_item_syncs_posts_a_pending_and_meets_every_fault() {
+    on_every_backend_against(PluggyFake::start, scenario).await;
+}
+
+fn scenario(db: &Database, fake: &PluggyFake) {
+    let Bench {
+        clock,
+        engine,
+        impatient,
+        user,
+    } = Bench::new(
+        db,
+        (
+            fake.connector(Duration::from_secs(30)),
+            fake.connector(Duration::from_secs(1)),
+        ),
+        "brasil@example.com",
+    );
+    let connection = connect_with_a_token(
+        &engine,
+        (db, user),
+        tributary_providers::pluggy::PROVIDER,
+        (&request("not-the-secret"), &request(CLIENT_SECRET)),
+    );
+    assert!(
+        !tributary_storage::testing::dump(db).contains(CLIENT_SECRET),
+        "the client secret is sealed"
+    );
+    let sync = |engine: &SyncEngine| {
+        engine
+            .sync_now(connection, SyncJobKind::OnDemand, "test")
+            .unwrap()
+    };
+
+    let pages = fake.pages();
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the first sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 2, "both pages of accounts");
+    assert_eq!(
+        fake.pages() - pages,
+        3,
+        "the checking account's two pages, the card's one"
+    );
+    let first = transaction_lines(db, user);
+    assert_eq!(
+        first,
+        [
+            "Mastercard Black -104.35 false Some(\"Netflix\") Some(\"NETFLIX.COM\")",
+            "Mastercard Black -159.20 false Some(\"Mercado Livre\") Some(\"MERCADO LIVRE\")",
+            "NuConta -1800.00 false None Some(\"ALUGUEL\")",
+            "NuConta -212.45 false None Some(\"PAGAMENTO BOLETO ENERGIA\")",
+            "NuConta -27.90 true Some(\"Padaria Sao Jorge\") Some(\"PIX ENVIADO PADARIA\")",
+            "NuConta 5500.00 false None Some(\"SALARIO EMPRESA\")",
+        ],
+        "exact digits; a card purchase is money out, in the account's currency"
+    );
+    let accounts = read::list_accounts(&mut db.conn().unwrap(), &Viewer::whole_user(user)).unwrap();
+    let kinds: Vec<(&str, AccountKind, Option<&str>)> = accounts
+        .iter()
+        .map(|a| (a.name.as_str(), a.kind, a.mask.as_deref()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("NuConta", AccountKind::Checking, Some("3450")),
+            ("Mastercard Black", AccountKind::CreditCard, Some("8670")),
+        ]
+    );
+    let card = &accounts[1];
+    let balance = read::latest_balance(&mut db.conn().unwrap(), card.id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(balance.amount.to_string(), "-263.55", "what is owed");
+    let liability = &card.liability;
+    assert_eq!(
+        (
+            liability.credit_limit.map(|d| d.to_string()),
+            liability.minimum_payment.map(|d| d.to_string()),
+            liability.next_payment_due.map(|d| d.to_string()),
+        ),
+        (
+            Some("10000.00".to_owned()),
+            Some("39.53".to_owned()),
+            Some("2026-12-10".to_owned())
+        )
+    );
+
+    // Nothing changed: nothing changes; the rent, 40 days ago, is outside
+    // the window (one page for the checking account).
+    clock.advance(chrono::Duration::hours(1));
+    let pages = fake.pages();
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the second sync failed")
+    };
+    assert_eq!(
+        (
+            summary.transactions_added,
+            summary.transactions_updated,
+            summary.transactions_removed
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(fake.pages() - pages, 3);
+
+    // The PIX posts under an id of its own: the same row, posted.
+    fake.post_the_pending();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the third sync failed")
+    };
+    assert_eq!(summary.posted_from_pending, 1, "{summary:?}");
+    let posted = transaction_lines(db, user);
+    assert_eq!(posted.len(), first.len(), "no duplicate");
+    assert!(
+        posted.contains(
+            &"NuConta -27.90 false Some(\"Padaria Sao Jorge\") Some(\"PIX ENVIADO PADARIA\")"
+                .to_owned()
+        )
+    );
+
+    let at = Matrix {
+        db,
+        user,
+        connection,
+        engine: &engine,
+        impatient: &impatient,
+    };
+    run_fault_matrix(
+        at,
+        &[
+            case(Fault::Slow, true, true, ConnectionStatus::Error),
+            case(Fault::ServerError, false, true, ConnectionStatus::Error),
+            case(Fault::RateLimited, false, true, ConnectionStatus::Error),
+            case(Fault::Malformed, false, false, ConnectionStatus::Error),
+            case(Fault::SameCursor, false, false, ConnectionStatus::Error),
+        ],
+        |fault| fake.set_fault(fault),
+        || clock.advance(chrono::Duration::hours(1)),
+        |fault, error, retry_at| {
+            let expected = match fault {
+                Fault::Slow => "in time",
+                Fault::ServerError => "500",
+                Fault::RateLimited => "429",
+                Fault::Malformed => "does not parse",
+                Fault::SameCursor => "same transactions cursor twice",
+            };
+            assert!(error.to_string().contains(expected), "{fault:?}: {error}");
+            if fault == Fault::RateLimited {
+                // Not before Pluggy's count starts again.
+                let earliest = clock.now().naive_utc() + chrono::Duration::seconds(42);
+                assert!(retry_at.unwrap() >= earliest, "{retry_at:?}");
+            }
+        },
+    );
+
+    // The bank wants the person at Pluggy: the user is needed, nothing is
+    // lost; once they have acted there, the next sync works as it is.
+    let stored = transaction_lines(db, user);
+    fake.set_item_status("LOGIN_ERROR");
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::ProviderFailed { error, .. } = sync(&engine) else {
+        panic!("an item in LOGIN_ERROR needs the person")
+    };
+    assert_eq!(error.connection_status(), ConnectionStatus::ReauthRequired);
+    assert!(error.to_string().contains("Invalid credentials"), "{error}");
+    assert_eq!(transaction_lines(db, user), stored);
+    fake.set_item_status("UPDATED");
+    clock.advance(chrono::Duration::hours(1));
+    assert!(matches!(sync(&engine), SyncOutcome::Synced { .. }));
+
+    // The application's secret is rotated: the user is needed, the data
+    // stays; connecting with the new secret repairs the connection.
+    a_revoked_token_is_replaced(
+        at,
+        (|| fake.revoke_the_secret(), || fake.issue_a_new_secret()),
+        &request(NEW_CLIENT_SECRET),
+        || clock.advance(chrono::Duration::hours(1)),
+    );
+}
