@@ -36,6 +36,8 @@ pub enum Fault {
     Malformed,
     /// The cursor's next page given again: not to be followed for ever.
     SameCursor,
+    /// 500 for any page after the first.
+    LaterPageFails,
 }
 
 #[derive(Debug)]
@@ -47,6 +49,8 @@ struct State {
     transactions: HashMap<String, Vec<Value>>,
     fault: Option<Fault>,
     pages: usize,
+    /// The `dateFrom` each account's transactions were last asked from.
+    date_from: HashMap<String, Option<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -147,6 +151,7 @@ impl PluggyFake {
                 ]),
                 fault: None,
                 pages: 0,
+                date_from: HashMap::new(),
             })),
         };
         fake.mount().await;
@@ -167,6 +172,18 @@ impl PluggyFake {
 
     pub fn set_fault(&self, fault: Option<Fault>) {
         self.state.lock().unwrap().fault = fault;
+    }
+
+    /// The `dateFrom` the checking account's transactions were last asked
+    /// from.
+    pub fn checking_date_from(&self) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap()
+            .date_from
+            .get(CHECKING)
+            .cloned()
+            .flatten()
     }
 
     /// Pages of transactions served so far.
@@ -269,7 +286,12 @@ impl PluggyFake {
             Some(Fault::Malformed) => {
                 ResponseTemplate::new(200).set_body_raw("{\"results\": [", "application/json")
             }
-            Some(Fault::SameCursor) | None => answer(self, request),
+            Some(Fault::LaterPageFails)
+                if request.url.query_pairs().any(|(name, _)| name == "after") =>
+            {
+                error(500, "INTERNAL_ERROR", "Internal server error")
+            }
+            Some(Fault::SameCursor | Fault::LaterPageFails) | None => answer(self, request),
         }
     }
 
@@ -327,6 +349,7 @@ impl PluggyFake {
         let from = query.get("dateFrom").cloned();
         let mut state = self.state.lock().unwrap();
         state.pages += 1;
+        state.date_from.insert(account.clone(), from.clone());
         let all: Vec<Value> = state
             .transactions
             .get(&account)

@@ -22,8 +22,8 @@ use tributary_e2e::providers::{
     Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token,
     on_every_backend_against, run_fault_matrix, transaction_lines,
 };
-use tributary_providers::ConnectRequest;
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_providers::{ConnectRequest, ConnectorError};
 use tributary_storage::Database;
 use tributary_storage::read;
 
@@ -72,10 +72,29 @@ fn scenario(db: &Database, fake: &PluggyFake) {
             .unwrap()
     };
 
+    // An item the application does not hold: refused at once.
+    let mut elsewhere = request(CLIENT_SECRET);
+    elsewhere.settings = serde_json::json!({"item_id": "ffffffff-0000-4000-8000-000000000000"});
+    let Err(tributary_providers::sync::SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, tributary_providers::pluggy::PROVIDER, &elsewhere)
+    else {
+        panic!("an unknown item connects nothing")
+    };
+    assert!(why.contains("item not found"), "{why}");
+    // Signing in again keeps to the connection's item.
+    let Err(tributary_providers::sync::SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.reconnect(connection, &elsewhere)
+    else {
+        panic!("another item is another connection")
+    };
+    assert!(why.contains("as a new connection"), "{why}");
+
     let pages = fake.pages();
+    let first_at = clock.now();
     let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
         panic!("the first sync failed")
     };
+    assert_eq!(fake.checking_date_from(), None, "the whole history");
     assert_eq!(summary.accounts_seen, 2, "both pages of accounts");
     assert_eq!(
         fake.pages() - pages,
@@ -142,6 +161,15 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         (0, 0, 0)
     );
     assert_eq!(fake.pages() - pages, 3);
+    assert_eq!(
+        fake.checking_date_from(),
+        Some(
+            (first_at - chrono::Duration::days(14))
+                .date_naive()
+                .to_string()
+        ),
+        "from 14 days before the last sync"
+    );
 
     // The PIX posts under an id of its own: the same row, posted.
     fake.post_the_pending();
@@ -174,13 +202,14 @@ fn scenario(db: &Database, fake: &PluggyFake) {
             case(Fault::RateLimited, false, true, ConnectionStatus::Error),
             case(Fault::Malformed, false, false, ConnectionStatus::Error),
             case(Fault::SameCursor, false, false, ConnectionStatus::Error),
+            case(Fault::LaterPageFails, false, true, ConnectionStatus::Error),
         ],
         |fault| fake.set_fault(fault),
         || clock.advance(chrono::Duration::hours(1)),
         |fault, error, retry_at| {
             let expected = match fault {
                 Fault::Slow => "in time",
-                Fault::ServerError => "500",
+                Fault::ServerError | Fault::LaterPageFails => "500",
                 Fault::RateLimited => "429",
                 Fault::Malformed => "does not parse",
                 Fault::SameCursor => "same transactions cursor twice",
@@ -188,7 +217,7 @@ fn scenario(db: &Database, fake: &PluggyFake) {
             assert!(error.to_string().contains(expected), "{fault:?}: {error}");
             if fault == Fault::RateLimited {
                 // Not before Pluggy's count starts again.
-                let earliest = clock.now().naive_utc() + chrono::Duration::seconds(42);
+                let earliest = clock.now().naive_utc() + chrono::Duration::seconds(60);
                 assert!(retry_at.unwrap() >= earliest, "{retry_at:?}");
             }
         },

@@ -129,6 +129,9 @@ fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
     if id.is_empty() || secret.is_empty() || item.is_empty() {
         return Err("Give your Pluggy client id, client secret and item id.");
     }
+    if !is_item_id(item) {
+        return Err("A Pluggy item id is a UUID (letters a-f, digits and dashes).");
+    }
     Ok(ConnectRequest {
         settings: json!({ "item_id": item }),
         secret: Some(
@@ -145,12 +148,24 @@ pub struct PluggyConnector {
     http: ProviderHttp,
 }
 
-/// The application's pair, kept sealed. Never printed.
+/// The application's pair, kept sealed, with the item it was given for.
+/// Never printed.
 #[derive(Serialize, Deserialize)]
 struct Client {
     client_id: String,
     client_secret: String,
+    /// The item connected with it: signing in again keeps to it.
+    #[serde(default)]
+    item_id: Option<String>,
 }
+
+/// Whether `id` can be a Pluggy item's (a UUID): it goes in a path.
+fn is_item_id(id: &str) -> bool {
+    (1..=64).contains(&id.len()) && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+}
+
+/// What signing in is called in errors.
+const SIGN_IN: &str = "the application's sign-in";
 
 /// Pluggy's error document: `{"code", "message", "codeDescription"}`.
 fn refusal(refused: &Refusal<'_>) -> ConnectorError {
@@ -164,25 +179,30 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         .join(": ");
     let what = refused.what;
     match refused.status.as_u16() {
-        401 | 403 => {
+        401 | 403 if what == SIGN_IN => {
             return ConnectorError::ReauthRequired(format!(
                 "Pluggy does not accept the application's client id and secret ({detail}): make a new one in Pluggy's dashboard and connect again"
             ));
         }
         404 if what == "the item" => {
             return ConnectorError::ReauthRequired(format!(
-                "Pluggy no longer holds the item ({detail}): connect the bank in Pluggy again and connect here with the new item's id"
+                "Pluggy no longer holds the item ({detail}): connect the bank in Pluggy again and add it here as a new connection"
             ));
         }
         _ => {}
     }
+    // Pluggy says when its per-minute count starts again, and a wait of
+    // its own: the later of the two.
+    let retry_after = ["ratelimit-reset", "retry-after"]
+        .iter()
+        .filter_map(|name| refused.seconds_header(&[name]))
+        .max();
     let answer = HttpAnswer {
         provider: "Pluggy",
         what,
         status: refused.status,
         detail: &detail,
-        // Pluggy says when its per-minute count starts again.
-        retry_after: refused.seconds_header(&["ratelimit-reset", "retry-after"]),
+        retry_after,
     };
     classify_http_status(&answer, |_| None).unwrap_or_else(|| {
         ConnectorError::Protocol(format!(
@@ -192,7 +212,8 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
     })
 }
 
-#[derive(Debug, Deserialize)]
+/// Not `Debug`: it is a credential.
+#[derive(Deserialize)]
 struct ApiKey {
     #[serde(rename = "apiKey")]
     api_key: String,
@@ -278,6 +299,8 @@ struct Transaction {
     amount: Decimal,
     #[serde(rename = "amountInAccountCurrency", default)]
     amount_in_account_currency: Option<Decimal>,
+    #[serde(rename = "currencyCode")]
+    currency_code: String,
     date: String,
     #[serde(default)]
     status: Option<String>,
@@ -322,17 +345,31 @@ impl Side {
     }
 }
 
-/// The day of a Pluggy date-time (`2020-10-15T00:00:00.000Z`): its date as
-/// written, which is the bank's day (Pluggy writes the day at midnight).
+/// The day of a Pluggy date-time: a bank that gives days only is written
+/// at midnight UTC (`2020-10-15T00:00:00.000Z`), and that date is the
+/// day; a real time is the day it was in Brazil (São Paulo's zone).
 fn day(text: &str) -> Result<NaiveDate, ConnectorError> {
-    text.get(..10)
-        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
-        .ok_or_else(|| {
-            ConnectorError::Protocol(format!("Pluggy sent `{text}` as a date (ISO 8601 expected)"))
-        })
+    let unreadable =
+        || ConnectorError::Protocol(format!("Pluggy sent `{text}` as a date (ISO 8601 expected)"));
+    match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(at) if at.time() == chrono::NaiveTime::MIN => Ok(at.date_naive()),
+        Ok(at) => {
+            static SAO_PAULO: jiff::tz::TimeZone = jiff::tz::get!("America/Sao_Paulo");
+            crate::bank_day::day_in(&SAO_PAULO, at.to_utc(), "Pluggy")
+        }
+        Err(_) => text
+            .get(..10)
+            .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+            .ok_or_else(unreadable),
+    }
 }
 
-fn transaction(side: Side, t: Transaction) -> Result<SnapshotTransaction, ConnectorError> {
+/// `t` as stored in an account whose currency is `currency`.
+fn transaction(
+    side: Side,
+    t: Transaction,
+    currency: &str,
+) -> Result<SnapshotTransaction, ConnectorError> {
     let is_pending = match t.status.as_deref() {
         Some("PENDING") => true,
         Some("POSTED") | None => false,
@@ -343,10 +380,10 @@ fn transaction(side: Side, t: Transaction) -> Result<SnapshotTransaction, Connec
             )));
         }
     };
+    let named = |name: Option<String>| name.filter(|n| !n.trim().is_empty());
     let merchant = t
         .merchant
-        .and_then(|m| m.name.or(m.business_name))
-        .filter(|m| !m.trim().is_empty());
+        .and_then(|m| named(m.name).or_else(|| named(m.business_name)));
     let description = t
         .description_raw
         .filter(|d| !d.trim().is_empty())
@@ -356,10 +393,14 @@ fn transaction(side: Side, t: Transaction) -> Result<SnapshotTransaction, Connec
         pending_provider_id: None,
         is_pending,
         date: day(&t.date)?,
-        // What moved in the account, in its currency (a purchase abroad is
-        // written in its own currency, with the account's beside it).
+        // What moved in the account, in its currency, where Pluggy gives
+        // it beside a purchase abroad; else the amount in its own currency.
         amount: side.signed(t.amount_in_account_currency.unwrap_or(t.amount)),
-        currency: String::new(),
+        currency: if t.amount_in_account_currency.is_some() {
+            currency.to_owned()
+        } else {
+            t.currency_code
+        },
         merchant,
         description: Some(description).filter(|d| !d.trim().is_empty()),
         hints: Default::default(),
@@ -387,7 +428,7 @@ impl PluggyConnector {
 
     /// An API key for the application's pair.
     fn api_key(&self, client: &Client) -> Result<String, ConnectorError> {
-        let what = "the application's sign-in";
+        let what = SIGN_IN;
         let response = self.http.send(
             self.http.client.post(self.url("auth")).json(&json!({
                 "clientId": client.client_id,
@@ -502,19 +543,15 @@ impl PluggyConnector {
         let transactions = self
             .transactions(key, &account, from)?
             .into_iter()
-            .map(|t| {
-                transaction(side, t).map(|mut t| {
-                    t.currency = account.currency_code.clone();
-                    t
-                })
-            })
+            .map(|t| transaction(side, t, &account.currency_code))
             .collect::<Result<_, _>>()?;
         let credit = account.credit_data.as_ref();
         let liability = match (side, credit) {
             (Side::Credit, Some(credit)) => Some(SnapshotLiability {
                 credit_limit: credit.credit_limit,
                 minimum_payment: credit.minimum_payment,
-                next_payment_due: credit.balance_due_date.as_deref().map(day).transpose()?,
+                // A due date that does not read is left out, not the card.
+                next_payment_due: credit.balance_due_date.as_deref().and_then(|d| day(d).ok()),
                 last_statement_balance: None,
             }),
             _ => None,
@@ -537,8 +574,10 @@ impl PluggyConnector {
             balance: Some(SnapshotBalance {
                 // A card's balance is what is owed: stored negative.
                 current: side.signed(account.balance),
+                // Pluggy gives a bank account's balance alone (an overdraft
+                // limit is not said): no available amount is made up.
                 available: match side {
-                    Side::Bank => Some(account.balance),
+                    Side::Bank => None,
                     Side::Credit => credit.and_then(|c| c.available_credit_limit),
                 },
                 currency: account.currency_code.clone(),
@@ -598,10 +637,17 @@ impl crate::connector::Connector for PluggyConnector {
             .as_deref()
             .and_then(|secret| serde_json::from_str(secret).ok())
             .ok_or_else(|| wrong("connecting Pluggy needs your client id and secret".into()))?;
-        let item_id = item_id(&request.settings).map_err(|_| wrong("no item id".into()))?;
+        let item_id = item_id(&request.settings)
+            .ok()
+            .filter(|id| is_item_id(id))
+            .ok_or_else(|| wrong("a Pluggy item id is a UUID".into()))?;
         let unaccepted = |err| match err {
             ConnectorError::ReauthRequired(why) => wrong(why),
             other => other,
+        };
+        let client = Client {
+            item_id: Some(item_id.to_owned()),
+            ..client
         };
         let key = self.api_key(&client).map_err(unaccepted)?;
         let item = self.item(&key, item_id).map_err(unaccepted)?;
@@ -615,6 +661,26 @@ impl crate::connector::Connector for PluggyConnector {
         })
     }
 
+    /// Signing in again keeps to the connection's item: another item has
+    /// other accounts, and is a connection of its own.
+    fn prepare_again(
+        &self,
+        request: &ConnectRequest,
+        existing: Option<&str>,
+    ) -> Result<Prepared, ConnectorError> {
+        let kept = existing
+            .and_then(|sealed| serde_json::from_str::<Client>(sealed).ok())
+            .and_then(|client| client.item_id);
+        if let (Some(kept), Ok(given)) = (kept, item_id(&request.settings))
+            && kept != given
+        {
+            return Err(ConnectorError::InvalidCredentials(format!(
+                "this connection reads Pluggy item {kept}: add item {given} as a new connection"
+            )));
+        }
+        self.prepare(request)
+    }
+
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let client: Client = serde_json::from_str(personal_token::kept(context)?).map_err(|_| {
             ConnectorError::ReauthRequired(
@@ -622,6 +688,11 @@ impl crate::connector::Connector for PluggyConnector {
             )
         })?;
         let item_id = item_id(context.settings)?;
+        if !is_item_id(item_id) {
+            return Err(ConnectorError::Misconfigured(
+                "the connection's Pluggy item id is not a UUID".into(),
+            ));
+        }
         let key = self.api_key(&client)?;
         let item = self.item(&key, item_id)?;
         if NEEDS_THE_PERSON.contains(&item.status.as_str()) {
@@ -637,6 +708,19 @@ impl crate::connector::Connector for PluggyConnector {
         }
         let mut accounts = Vec::new();
         let mut notices = Vec::new();
+        // Pluggy could not bring the item up to date: what it holds is
+        // read, and the connection says it may be old.
+        if item.status == "OUTDATED" {
+            let why = item
+                .error
+                .as_ref()
+                .and_then(|e| e.message.clone())
+                .or(item.execution_status.clone())
+                .unwrap_or_default();
+            notices.push(format!(
+                "Pluggy could not update this bank lately ({why}): what it shows may be old"
+            ));
+        }
         for account in self.accounts(&key, item_id)? {
             match self.account(&key, account, context)? {
                 Ok(account) => accounts.push(account),
@@ -651,5 +735,47 @@ impl crate::connector::Connector for PluggyConnector {
             pending_match: Some(PendingMatchRule::default()),
             complete: true,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Test code: a failed unwrap is a failed test, with its message.
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_day_is_as_written_at_midnight_else_sao_paulos() {
+        let day = |text| day(text).unwrap().to_string();
+        assert_eq!(day("2026-03-10T00:00:00.000Z"), "2026-03-10");
+        // 01:30 UTC is 22:30 the evening before in São Paulo.
+        assert_eq!(day("2026-03-10T01:30:00.000Z"), "2026-03-09");
+        assert_eq!(day("2026-03-10T15:00:00.000Z"), "2026-03-10");
+        assert!(super::day("10/03/2026").is_err());
+    }
+
+    #[test]
+    fn a_purchase_abroad_is_in_the_accounts_currency_only_where_pluggy_converted_it() {
+        let t = |converted: Option<&str>| -> Transaction {
+            let mut t = json!({"id": "t", "description": "NETFLIX.COM", "currencyCode": "USD",
+                "amount": 19.99, "date": "2026-03-10T00:00:00.000Z", "status": "POSTED"});
+            if let Some(converted) = converted {
+                t["amountInAccountCurrency"] = serde_json::from_str(converted).unwrap();
+            }
+            serde_json::from_value(t).unwrap()
+        };
+        let converted = transaction(Side::Credit, t(Some("104.35")), "BRL").unwrap();
+        assert_eq!((converted.amount.to_string(), converted.currency.as_str()), ("-104.35".to_owned(), "BRL"));
+        let own = transaction(Side::Credit, t(None), "BRL").unwrap();
+        assert_eq!((own.amount.to_string(), own.currency.as_str()), ("-19.99".to_owned(), "USD"));
+    }
+
+    #[test]
+    fn an_item_id_that_is_no_uuid_is_refused() {
+        assert!(is_item_id("0b4c7e2a-1f3d-4e5a-8b6c-9d0e1f2a3b4c"));
+        for bad in ["", "..", "a/b", "item id", "0b4c7e2a?x=1"] {
+            assert!(!is_item_id(bad), "{bad}");
+        }
     }
 }
