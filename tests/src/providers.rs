@@ -127,6 +127,23 @@ pub struct Bench {
 }
 
 impl Bench {
+    /// A bench whose engines wait long (30 s) and short (1 s) on the
+    /// connector `connector` makes for a timeout (a fake's).
+    pub fn against(
+        db: &Database,
+        connector: impl Fn(std::time::Duration) -> Arc<dyn Connector>,
+        email: &str,
+    ) -> Self {
+        Self::new(
+            db,
+            (
+                connector(std::time::Duration::from_secs(30)),
+                connector(std::time::Duration::from_secs(1)),
+            ),
+            email,
+        )
+    }
+
     pub fn new(
         db: &Database,
         (patient, impatient): (Arc<dyn Connector>, Arc<dyn Connector>),

@@ -11,7 +11,6 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::bunq::{API_KEY, BunqFake, Fault, NEW_API_KEY};
@@ -34,12 +33,9 @@ fn scenario(db: &Database, fake: &BunqFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
+    } = Bench::against(
         db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
+        |timeout| fake.connector(timeout),
         "nederland@example.com",
     );
     let bunq = tributary_providers::bunq::PROVIDER;

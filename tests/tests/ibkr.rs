@@ -45,12 +45,9 @@ fn scenario(db: &Database, fake: &IbkrFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
+    } = Bench::against(
         db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
+        |timeout| fake.connector(timeout),
         "investor@example.com",
     );
     let ibkr = tributary_providers::ibkr::PROVIDER;

@@ -11,7 +11,6 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
@@ -48,14 +47,7 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
-        db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
-        "brasil@example.com",
-    );
+    } = Bench::against(db, |timeout| fake.connector(timeout), "brasil@example.com");
     let connection = connect_with_a_token(
         &engine,
         (db, user),

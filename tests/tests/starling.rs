@@ -10,7 +10,6 @@
 #![allow(clippy::unwrap_used)]
 
 use chrono::Utc;
-use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::providers::{
@@ -34,12 +33,9 @@ fn scenario(db: &Database, fake: &StarlingFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
+    } = Bench::against(
         db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
+        |timeout| fake.connector(timeout),
         "londoner@example.com",
     );
     let starling = tributary_providers::starling::PROVIDER;

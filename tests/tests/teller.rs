@@ -11,7 +11,6 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
@@ -36,14 +35,7 @@ fn scenario(db: &Database, fake: &TellerFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
-        db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
-        "texas@example.com",
-    );
+    } = Bench::against(db, |timeout| fake.connector(timeout), "texas@example.com");
     let teller = tributary_providers::teller::PROVIDER;
     let connection = connect_with_a_token(
         &engine,
@@ -202,14 +194,8 @@ fn scenario(db: &Database, fake: &TellerFake) {
 #[actix_web::test]
 async fn a_first_sync_whose_paging_fails_stores_nothing() {
     on_every_backend_against(TellerFake::start, |db, fake| {
-        let Bench { engine, user, .. } = Bench::new(
-            db,
-            (
-                fake.connector(Duration::from_secs(30)),
-                fake.connector(Duration::from_secs(1)),
-            ),
-            "paging@example.com",
-        );
+        let Bench { engine, user, .. } =
+            Bench::against(db, |timeout| fake.connector(timeout), "paging@example.com");
         let connection = engine
             .connect(
                 user,

@@ -9,7 +9,6 @@
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
 use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
@@ -33,14 +32,7 @@ fn scenario(db: &Database, fake: &UpFake) {
         engine,
         impatient,
         user,
-    } = Bench::new(
-        db,
-        (
-            fake.connector(Duration::from_secs(30)),
-            fake.connector(Duration::from_secs(1)),
-        ),
-        "aussie@example.com",
-    );
+    } = Bench::against(db, |timeout| fake.connector(timeout), "aussie@example.com");
     let up = tributary_providers::up::PROVIDER;
 
     let connection = connect_with_a_token(
