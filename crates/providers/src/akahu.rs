@@ -699,8 +699,7 @@ impl crate::connector::Connector for AkahuConnector {
                     currency: currency.clone(),
                     mask: a.formatted_account.as_ref().map(|n| {
                         let digits: String = n.chars().filter(char::is_ascii_digit).collect();
-                        let tail: String = digits.chars().rev().take(4).collect();
-                        tail.chars().rev().collect()
+                        crate::mask::last_four(&digits)
                     }),
                     balance: a.balance.as_ref().map(|b| SnapshotBalance {
                         current: b.current,

@@ -690,11 +690,10 @@ impl BunqConnector {
     ) -> Result<Session, ConnectorError> {
         let session = self
             .open_session(installation, keys, context.now)
-            .map_err(|err| match err {
-                ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(format!(
-                    "{reason}: make a new one in the bunq app and connect again"
-                )),
-                other => other,
+            .map_err(|err| {
+                err.advising(|reason| {
+                    format!("{reason}: make a new one in the bunq app and connect again")
+                })
             })?;
         installation.session = Some(session.clone());
         if let Some(keep) = context.keep_credentials {
@@ -782,10 +781,7 @@ impl BunqConnector {
                 .unwrap_or_else(|| "bunq".to_owned()),
             kind: kind(wrapper),
             currency: account.currency,
-            mask: iban.map(|iban| {
-                let tail: String = iban.chars().rev().take(4).collect();
-                tail.chars().rev().collect()
-            }),
+            mask: iban.as_deref().map(crate::mask::last_four),
             balance,
             balance_history: Vec::new(),
             transactions,
@@ -830,11 +826,10 @@ impl crate::connector::Connector for BunqConnector {
         let api_key = personal_token::given(request, ("bunq", "API key"))?;
         let installation = self
             .install(api_key, Utc::now())
-            .map_err(|err| match err {
-                ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(
-                    format!("{reason}: check it, or make a new one in the bunq app"),
-                ),
-                other => other,
+            .map_err(|err| {
+                err.refused_at_connect(|reason| {
+                    format!("{reason}: check it, or make a new one in the bunq app")
+                })
             })?;
         Ok(Prepared {
             institution: institution(),
@@ -869,11 +864,10 @@ impl crate::connector::Connector for BunqConnector {
             }
             read => read,
         }
-        .map_err(|err| match err {
-            ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(format!(
-                "{reason} with a session just opened: make a new API key in the bunq app and connect again"
-            )),
-            other => other,
+        .map_err(|err| {
+            err.advising(|reason| {
+                format!("{reason} with a session just opened: make a new API key in the bunq app and connect again")
+            })
         })?;
         Ok(ProviderSnapshot {
             institution: institution(),

@@ -220,6 +220,26 @@ impl ConnectorError {
     }
 
     /// Whether retrying later may succeed without the user doing anything.
+    /// While connecting, what would need the user at a sync (the
+    /// provider refusing their credentials) is their input being wrong:
+    /// said as `say` words its reason.
+    pub(crate) fn refused_at_connect(self, say: impl FnOnce(String) -> String) -> Self {
+        match self {
+            ConnectorError::ReauthRequired(reason) => {
+                ConnectorError::InvalidCredentials(say(reason))
+            }
+            other => other,
+        }
+    }
+
+    /// The user's part, with what they should do (`say` words it).
+    pub(crate) fn advising(self, say: impl FnOnce(String) -> String) -> Self {
+        match self {
+            ConnectorError::ReauthRequired(reason) => ConnectorError::ReauthRequired(say(reason)),
+            other => other,
+        }
+    }
+
     pub fn is_transient(&self) -> bool {
         matches!(self, ConnectorError::Unavailable { .. })
     }

@@ -630,10 +630,7 @@ impl EnableBankingConnector {
             name: account.display_name(),
             kind: account.kind(),
             currency: account.currency.clone(),
-            mask: account.iban().map(|iban| {
-                let tail: String = iban.chars().rev().take(4).collect();
-                tail.chars().rev().collect()
-            }),
+            mask: account.iban().map(crate::mask::last_four),
             balance: pick_balance(
                 &balances.balances,
                 BALANCE_TYPES,

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod connector;
 pub mod description;
 pub mod import;
+mod mask;
 pub mod payments;
 mod personal_token;
 mod provider_http;

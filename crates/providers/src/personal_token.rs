@@ -93,12 +93,8 @@ pub(crate) fn prepare(
     refused: &str,
     institution: SnapshotInstitution,
 ) -> Result<Prepared, ConnectorError> {
-    check(&token).map_err(|err| match err {
-        ConnectorError::ReauthRequired(reason) => {
-            ConnectorError::InvalidCredentials(format!("{refused} ({reason})"))
-        }
-        other => other,
-    })?;
+    check(&token)
+        .map_err(|err| err.refused_at_connect(|reason| format!("{refused} ({reason})")))?;
     Ok(Prepared {
         institution,
         settings: json!({}),

@@ -568,8 +568,7 @@ impl PluggyConnector {
             currency: account.currency_code.clone(),
             mask: account.number.as_deref().map(|number| {
                 let digits: String = number.chars().filter(char::is_ascii_alphanumeric).collect();
-                let tail: String = digits.chars().rev().take(4).collect();
-                tail.chars().rev().collect()
+                crate::mask::last_four(&digits)
             }),
             balance: Some(SnapshotBalance {
                 // A card's balance is what is owed: stored negative.
@@ -641,9 +640,8 @@ impl crate::connector::Connector for PluggyConnector {
             .ok()
             .filter(|id| is_item_id(id))
             .ok_or_else(|| wrong("a Pluggy item id is a UUID".into()))?;
-        let unaccepted = |err| match err {
-            ConnectorError::ReauthRequired(why) => wrong(why),
-            other => other,
+        let unaccepted = |err: ConnectorError| {
+            err.refused_at_connect(|why| format!("Pluggy did not accept these details: {why}"))
         };
         let client = Client {
             item_id: Some(item_id.to_owned()),

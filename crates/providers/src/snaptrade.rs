@@ -867,10 +867,7 @@ impl crate::connector::Connector for SnapTradeConnector {
                             logo_url: None,
                         })
                 });
-            let mask = account.number.as_ref().map(|n| {
-                let tail: String = n.chars().rev().take(4).collect();
-                tail.chars().rev().collect()
-            });
+            let mask = account.number.as_deref().map(crate::mask::last_four);
             snapshot_accounts.push(SnapshotAccount {
                 balance_history: Vec::new(),
                 provider_account_id: account.id.clone(),

@@ -648,11 +648,10 @@ impl crate::connector::Connector for TellerConnector {
         let token = personal_token::given(request, ("Teller", "access token"))?;
         let accounts: Vec<Account> = self
             .get(&token, &["accounts"], &[], "the token check")
-            .map_err(|err| match err {
-                ConnectorError::ReauthRequired(reason) => ConnectorError::InvalidCredentials(
-                    format!("Teller does not accept this access token: {reason}"),
-                ),
-                other => other,
+            .map_err(|err| {
+                err.refused_at_connect(|reason| {
+                    format!("Teller does not accept this access token: {reason}")
+                })
             })?;
         // Not secret, and what a repair in Teller Connect or Teller's
         // webhook names the enrollment by.

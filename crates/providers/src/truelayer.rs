@@ -578,8 +578,7 @@ impl TrueLayerConnector {
             Kind::Card => listed.partial_card_number.clone(),
             Kind::Account => listed.account_number.as_ref().and_then(|n| {
                 let digits = n.iban.as_ref().or(n.number.as_ref())?;
-                let tail: String = digits.chars().rev().take(4).collect();
-                Some(tail.chars().rev().collect())
+                Some(crate::mask::last_four(digits))
             }),
         };
         Ok(SnapshotAccount {

@@ -266,7 +266,7 @@ fn account(statement: &Element, now: DateTime<Utc>) -> Result<SnapshotAccount, C
             .text("acctAlias")
             .map_or_else(|| format!("Interactive Brokers {id}"), str::to_owned),
         kind: AccountKind::Brokerage,
-        mask: Some(id.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect()),
+        mask: Some(crate::mask::last_four(id)),
         balance: balance(statement, id, &currency, now)?,
         currency,
         balance_history: Vec::new(),
