@@ -7,6 +7,10 @@
 //! cursor (`next` a query with `after`), honours `dateFrom`, and lets the
 //! test post a pending transaction under a new id, put the item in
 //! `LOGIN_ERROR` and back, rotate the client secret, and switch faults on.
+//! The item also holds two investments (a stock and a CDB), one a page,
+//! with their activity two a page (`GET /investments`,
+//! `GET /investments/{id}/transactions`), amounts unsigned with their
+//! `movementType`, as Pluggy writes them.
 
 use crate::fakes::{Answer, Route, mount_gets};
 use serde_json::{Value, json};
@@ -51,6 +55,8 @@ struct State {
     pages: usize,
     /// The `dateFrom` each account's transactions were last asked from.
     date_from: HashMap<String, Option<String>>,
+    /// Whether the person has opened a savings account since connecting.
+    savings: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +78,7 @@ fn day(days_ago: i64) -> String {
 }
 
 const CHECKING: &str = "acc-checking";
+const SAVINGS: &str = "acc-savings";
 const CARD: &str = "acc-card";
 
 /// A transaction as Pluggy writes one: amounts as JSON numbers.
@@ -95,7 +102,6 @@ impl PluggyFake {
     pub async fn start() -> Self {
         // Pluggy writes amounts as JSON numbers: these are read with their
         // exact digits (serde_json's arbitrary precision).
-        let number = |text: &str| serde_json::from_str::<Value>(text).unwrap();
         let checking = vec![
             transaction(
                 ("tx-pend", CHECKING),
@@ -152,6 +158,7 @@ impl PluggyFake {
                 fault: None,
                 pages: 0,
                 date_from: HashMap::new(),
+                savings: false,
             })),
         };
         fake.mount().await;
@@ -177,13 +184,33 @@ impl PluggyFake {
     /// The `dateFrom` the checking account's transactions were last asked
     /// from.
     pub fn checking_date_from(&self) -> Option<String> {
-        self.state
-            .lock()
-            .unwrap()
-            .date_from
-            .get(CHECKING)
-            .cloned()
-            .flatten()
+        self.date_from(CHECKING).flatten()
+    }
+
+    /// The `dateFrom` the savings account's transactions were last asked
+    /// from (outer `None`: never asked).
+    pub fn savings_date_from(&self) -> Option<Option<String>> {
+        self.date_from(SAVINGS)
+    }
+
+    fn date_from(&self, account: &str) -> Option<Option<String>> {
+        self.state.lock().unwrap().date_from.get(account).cloned()
+    }
+
+    /// The person opens a savings account whose history reaches back
+    /// before the next sync's window (a deposit 60 days ago).
+    pub fn open_a_savings_account(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.savings = true;
+        state.transactions.insert(
+            SAVINGS.to_owned(),
+            vec![transaction(
+                ("tx-s1", SAVINGS),
+                (number("2500.00"), 60),
+                ("APLICACAO POUPANCA", None),
+                "POSTED",
+            )],
+        );
     }
 
     /// Pages of transactions served so far.
@@ -237,6 +264,14 @@ impl PluggyFake {
             (
                 "^/v2/transactions$",
                 Box::new(|f, r| f.with_key(r, Self::transactions)),
+            ),
+            (
+                "^/investments$",
+                Box::new(|f, r| f.with_key(r, Self::investments)),
+            ),
+            (
+                "^/investments/[^/]+/transactions$",
+                Box::new(|f, r| f.with_key(r, Self::investment_transactions)),
             ),
         ];
         mount_gets(&self.server, self, routes).await;
@@ -318,10 +353,9 @@ impl PluggyFake {
             return ResponseTemplate::new(200)
                 .set_body_json(json!({"page": 1, "total": 0, "totalPages": 0, "results": []}));
         }
-        let number = |text: &str| serde_json::from_str::<Value>(text).unwrap();
         // One account a page, so that the listing is paged.
         let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
-        let accounts = [
+        let mut accounts = vec![
             json!({"id": CHECKING, "type": "BANK", "subtype": "CHECKING_ACCOUNT", "number": "0001/12345-0",
                    "name": "Conta Corrente", "marketingName": "NuConta", "balance": number("3487.65"),
                    "itemId": ITEM_ID, "currencyCode": "BRL", "owner": "Ada Lovelace",
@@ -335,6 +369,11 @@ impl PluggyFake {
                                   "minimumPayment": number("39.53"), "creditLimit": number("10000.00"),
                                   "isLimitFlexible": false, "status": "ACTIVE"}}),
         ];
+        if self.state.lock().unwrap().savings {
+            accounts.push(json!({"id": SAVINGS, "type": "BANK", "subtype": "SAVINGS_ACCOUNT", "number": "0001/98765-1",
+                   "name": "Poupanca", "marketingName": null, "balance": number("2500.00"),
+                   "itemId": ITEM_ID, "currencyCode": "BRL", "owner": "Ada Lovelace", "creditData": null}));
+        }
         ResponseTemplate::new(200).set_body_json(json!({
             "page": page, "total": accounts.len(), "totalPages": accounts.len(),
             "results": accounts.get(page - 1).map(|a| vec![a.clone()]).unwrap_or_default()
@@ -382,4 +421,91 @@ impl PluggyFake {
         });
         ResponseTemplate::new(200).set_body_json(json!({"results": page, "next": next}))
     }
+
+    /// The item's investments, one a page: a stock and a CDB (no quotas).
+    fn investments(&self, request: &Request) -> ResponseTemplate {
+        let query: HashMap<String, String> = request.url.query_pairs().into_owned().collect();
+        if query.get("itemId").map(String::as_str) != Some(ITEM_ID) {
+            return error(400, "BAD_REQUEST", "itemId must be a UUID");
+        }
+        let page: usize = query.get("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+        let investments = investments();
+        ResponseTemplate::new(200).set_body_json(json!({
+            "page": page, "total": investments.len(), "totalPages": investments.len(),
+            "results": investments.get(page.saturating_sub(1)).map(|i| vec![i.clone()]).unwrap_or_default()
+        }))
+    }
+
+    /// An investment's activity, two a page (404 for an unknown one).
+    fn investment_transactions(&self, request: &Request) -> ResponseTemplate {
+        let id = request.url.path().split('/').nth(2).unwrap_or_default();
+        let all = match id {
+            STOCK => stock_activity(),
+            CDB => cdb_activity(),
+            _ => return error(404, "INVESTMENT_NOT_FOUND", "investment not found"),
+        };
+        let page: usize = request
+            .url
+            .query_pairs()
+            .find(|(name, _)| name == "page")
+            .and_then(|(_, p)| p.parse().ok())
+            .unwrap_or(1);
+        let pages = all.len().div_ceil(PAGE);
+        let results: Vec<Value> = all
+            .into_iter()
+            .skip((page.max(1) - 1) * PAGE)
+            .take(PAGE)
+            .collect();
+        ResponseTemplate::new(200).set_body_json(
+            json!({"page": page, "total": results.len(), "totalPages": pages, "results": results}),
+        )
+    }
+}
+
+const STOCK: &str = "inv-petr4";
+const CDB: &str = "inv-cdb";
+
+fn number(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+fn investments() -> [Value; 2] {
+    [
+        json!({"id": STOCK, "itemId": ITEM_ID, "name": "PETROBRAS PN", "code": "PETR4", "isin": "BRPETRACNPR6",
+               "number": null, "owner": "Ada Lovelace", "currencyCode": "BRL", "type": "EQUITY", "subtype": "STOCK",
+               "quantity": 100, "value": number("38.12"), "amount": number("3812.00"), "balance": number("3812.00"),
+               "amountProfit": number("212.00"), "amountWithdrawal": number("3812.00"), "amountOriginal": number("3600.00"),
+               "date": day(0), "status": "ACTIVE", "institution": {"name": "XP INVESTIMENTOS CCTVM S/A", "number": "02332886000104"}}),
+        json!({"id": CDB, "itemId": ITEM_ID, "name": "CDB BANCO INTER 110% CDI", "code": null, "isin": "BRBIDICDB0Z1",
+               "number": "001234567", "owner": "Ada Lovelace", "currencyCode": "BRL", "type": "FIXED_INCOME", "subtype": "CDB",
+               "quantity": null, "value": null, "amount": number("10534.12"), "balance": number("10412.66"),
+               "amountWithdrawal": number("10412.66"), "amountOriginal": number("10000.00"), "taxes": number("121.46"),
+               "rate": 110, "rateType": "CDI", "issuer": "Banco Inter", "dueDate": "2028-03-01T00:00:00.000Z",
+               "date": day(0), "status": "ACTIVE"}),
+    ]
+}
+
+/// A buy (with a brokerage fee), a sale and the tax on it (no
+/// `movementType`: a tax's default, money out of the position).
+fn stock_activity() -> Vec<Value> {
+    vec![
+        json!({"id": "it-1", "type": "BUY", "movementType": "CREDIT", "quantity": 150, "value": number("24.00"),
+               "amount": number("3600.00"), "netAmount": number("3604.90"), "date": day(90), "tradeDate": day(88),
+               "description": "COMPRA PETR4", "brokerageNumber": "88123",
+               "expenses": {"brokerageFee": number("4.90"), "incomeTax": null}}),
+        json!({"id": "it-2", "type": "SELL", "movementType": "DEBIT", "quantity": 50, "value": number("40.00"),
+               "amount": number("2000.00"), "date": day(20), "description": "VENDA PETR4", "expenses": {}}),
+        json!({"id": "it-3", "type": "TAX", "quantity": null, "value": null, "amount": number("30.00"),
+               "date": day(19), "description": "IRRF"}),
+    ]
+}
+
+/// The money put in, and principal paid back early.
+fn cdb_activity() -> Vec<Value> {
+    vec![
+        json!({"id": "it-4", "type": "BUY", "movementType": "CREDIT", "quantity": null, "value": null,
+               "amount": number("10000.00"), "date": day(200)}),
+        json!({"id": "it-5", "type": "AMORTIZATION", "movementType": "DEBIT", "amount": number("250.00"),
+               "date": day(10)}),
+    ]
 }

@@ -642,7 +642,7 @@ async fn pluggy_connects_with_a_persons_own_application_and_item() {
             token: tributary_e2e::pluggy::CLIENT_SECRET,
             wrong: "not-the-secret",
             an_account: "NuConta",
-            accounts: 2,
+            accounts: 4,
             also: &[
                 ("client_id", tributary_e2e::pluggy::CLIENT_ID),
                 ("item_id", tributary_e2e::pluggy::ITEM_ID),

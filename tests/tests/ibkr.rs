@@ -292,6 +292,7 @@ async fn the_statement_reads_as_ibflex_reads_it() {
                 credentials: Some(TOKEN),
                 last_synced_at: None,
                 oldest_pending: None,
+                stored_accounts: &Default::default(),
                 keep_credentials: None,
             })
             .unwrap()

@@ -1,9 +1,10 @@
 //! Pluggy against its local fake (`tributary_e2e::pluggy`), on SQLite and
 //! PostgreSQL: wrong application details refused at once, the first sync
 //! (paged accounts, the transactions' cursor, a credit card turned to
-//! Tributary's sign with its bill as liability), a second that changes
-//! nothing and reads only its window, a pending PIX that posts under a new
-//! id without a duplicate, the fault matrix with nothing stored lost, an
+//! Tributary's sign with its bill as liability, each investment an
+//! account holding its position, with its activity signed as the cash it
+//! moved), a second that changes nothing and reads only its window, a pending PIX that posts under a new
+//! id without a duplicate, an account opened since read whole, the fault matrix with nothing stored lost, an
 //! item whose bank wants the person (and is fine again once they act in
 //! Pluggy), and a rotated client secret repaired by connecting with the
 //! new one, keeping the accounts and data.
@@ -18,7 +19,7 @@ use tributary_e2e::pluggy::{
     CLIENT_ID, CLIENT_SECRET, Fault, ITEM_ID, NEW_CLIENT_SECRET, PluggyFake,
 };
 use tributary_e2e::providers::{
-    Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token,
+    Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token, investment_lines,
     on_every_backend_against, run_fault_matrix, transaction_lines,
 };
 use tributary_providers::sync::{SyncEngine, SyncOutcome};
@@ -87,7 +88,11 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         panic!("the first sync failed")
     };
     assert_eq!(fake.checking_date_from(), None, "the whole history");
-    assert_eq!(summary.accounts_seen, 2, "both pages of accounts");
+    assert_eq!(
+        summary.accounts_seen, 4,
+        "both pages of accounts, both of investments"
+    );
+    assert_eq!(summary.investment_transactions_added, 5);
     assert_eq!(
         fake.pages() - pages,
         3,
@@ -116,8 +121,60 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         [
             ("NuConta", AccountKind::Checking, Some("3450")),
             ("Mastercard Black", AccountKind::CreditCard, Some("8670")),
+            ("PETROBRAS PN", AccountKind::Brokerage, None),
+            (
+                "CDB BANCO INTER 110% CDI",
+                AccountKind::Brokerage,
+                Some("4567")
+            ),
         ]
     );
+    assert_eq!(
+        investment_lines(db, user),
+        [
+            "BUY - None None -10000.00",
+            "BUY PETR4 150 24.00 -3600.00",
+            "OTHER - None None 250.00",
+            "SELL PETR4 -50 40.00 2000.00",
+            "TAX PETR4 None None -30.00",
+        ],
+        "money put in negative, taken out positive, a tax a cost; both pages"
+    );
+    {
+        let conn = &mut db.conn().unwrap();
+        let stock = read::list_holdings(conn, accounts[2].id).unwrap();
+        assert_eq!(
+            stock
+                .iter()
+                .map(|h| (
+                    h.quantity.to_string(),
+                    h.price.to_string(),
+                    h.value.to_string(),
+                    h.cost_basis.map(|c| c.to_string())
+                ))
+                .collect::<Vec<_>>(),
+            [(
+                "100".to_owned(),
+                "38.12".to_owned(),
+                "3812.00".to_owned(),
+                Some("3600.00".to_owned())
+            )]
+        );
+        let cdb = read::list_holdings(conn, accounts[3].id).unwrap();
+        assert_eq!(
+            cdb.iter()
+                .map(|h| (h.quantity.to_string(), h.value.to_string()))
+                .collect::<Vec<_>>(),
+            [("1".to_owned(), "10412.66".to_owned())],
+            "a position without quotas is one unit at its net value"
+        );
+        let cdb_balance = read::latest_balance(conn, accounts[3].id).unwrap().unwrap();
+        assert_eq!(
+            cdb_balance.amount.to_string(),
+            "10412.66",
+            "the net balance"
+        );
+    }
     let card = &accounts[1];
     let balance = read::latest_balance(&mut db.conn().unwrap(), card.id)
         .unwrap()
@@ -148,9 +205,11 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         (
             summary.transactions_added,
             summary.transactions_updated,
-            summary.transactions_removed
+            summary.transactions_removed,
+            summary.investment_transactions_added,
+            summary.investment_transactions_updated
         ),
-        (0, 0, 0)
+        (0, 0, 0, 0, 0)
     );
     assert_eq!(fake.pages() - pages, 3);
     assert_eq!(
@@ -177,6 +236,34 @@ fn scenario(db: &Database, fake: &PluggyFake) {
             &"NuConta -27.90 false Some(\"Padaria Sao Jorge\") Some(\"PIX ENVIADO PADARIA\")"
                 .to_owned()
         )
+    );
+
+    // A savings account opened since: its whole history is read (a deposit
+    // from before the window), the others' only their window.
+    fake.open_a_savings_account();
+    clock.advance(chrono::Duration::hours(1));
+    let SyncOutcome::Synced { summary, .. } = sync(&engine) else {
+        panic!("the sync after a new account failed")
+    };
+    assert_eq!(
+        fake.savings_date_from(),
+        Some(None),
+        "a new account is read whole"
+    );
+    assert!(
+        fake.checking_date_from().is_some(),
+        "a known one, its window"
+    );
+    assert_eq!(summary.transactions_added, 1, "{summary:?}");
+    assert!(
+        transaction_lines(db, user)
+            .contains(&"Poupanca 2500.00 false None Some(\"APLICACAO POUPANCA\")".to_owned())
+    );
+    clock.advance(chrono::Duration::hours(1));
+    assert!(matches!(sync(&engine), SyncOutcome::Synced { .. }));
+    assert!(
+        fake.savings_date_from().unwrap().is_some(),
+        "once stored, its window"
     );
 
     let at = Matrix {

@@ -746,7 +746,7 @@ impl BunqConnector {
         let payments = self.listing(
             (caller, pacer),
             &format!("user/{user_id}/monetary-account/{}/payment", account.id),
-            context.reach_back(OVERLAP_DAYS),
+            context.reach_back_for(&account.id.to_string(), OVERLAP_DAYS),
             "the payments",
         )?;
         let transactions = payments

@@ -5,6 +5,7 @@
 //! pooled database connection while it waits on the provider.
 
 use chrono::{DateTime, Utc};
+use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
 use tributary_domain::model::{ConnectionStatus, Provider};
@@ -26,6 +27,10 @@ pub struct FetchContext<'a> {
     /// so a connector that reads a window must reach back to it
     /// ([`FetchContext::reach_back`]).
     pub oldest_pending: Option<chrono::NaiveDate>,
+    /// The provider's ids of the accounts the connection holds: an account
+    /// not among them (opened, or shared, since the last sync) is read
+    /// whole ([`FetchContext::reach_back_for`]).
+    pub stored_accounts: &'a HashSet<String>,
     /// Keeps, sealed and at once, credentials the provider replaced during
     /// this fetch (a refresh token that is good for one use): a sync that
     /// fails after the exchange must not lose them. `None` where nothing
@@ -50,6 +55,26 @@ impl FetchContext<'_> {
             .map(|day| day.and_time(chrono::NaiveTime::MIN).and_utc());
         Some(pending.map_or(window, |pending| pending.min(window)))
     }
+
+    /// The previous successful sync, for one account: `None` for an
+    /// account the connection does not hold yet, as on a first sync.
+    pub fn last_synced_for(&self, provider_account_id: &str) -> Option<DateTime<Utc>> {
+        self.last_synced_at
+            .filter(|_| self.stored_accounts.contains(provider_account_id))
+    }
+
+    /// [`FetchContext::reach_back`] for one account: `None` (its whole
+    /// history) for an account the connection does not hold yet. An
+    /// account opened or shared since the last sync has history from
+    /// before the window that no later sync would read.
+    pub fn reach_back_for(
+        &self,
+        provider_account_id: &str,
+        overlap_days: i64,
+    ) -> Option<DateTime<Utc>> {
+        self.last_synced_for(provider_account_id)?;
+        self.reach_back(overlap_days)
+    }
 }
 
 // Credentials never reach a log through `{:?}`.
@@ -61,6 +86,7 @@ impl std::fmt::Debug for FetchContext<'_> {
             .field("credentials", &self.credentials.map(|_| "<sealed>"))
             .field("last_synced_at", &self.last_synced_at)
             .field("oldest_pending", &self.oldest_pending)
+            .field("stored_accounts", &self.stored_accounts.len())
             .finish()
     }
 }
@@ -364,5 +390,36 @@ pub trait Connector: Send + Sync + fmt::Debug {
     /// operator's `TRIBUTARY_PROVIDER_LIMITS` replaces them.
     fn limits(&self) -> ProviderLimits {
         ProviderLimits::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn an_account_new_to_the_connection_is_read_whole() {
+        let last = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+        let stored = HashSet::from(["held".to_owned()]);
+        let context = FetchContext {
+            now: last + chrono::Duration::days(1),
+            settings: &serde_json::Value::Null,
+            credentials: None,
+            last_synced_at: Some(last),
+            oldest_pending: None,
+            stored_accounts: &stored,
+            keep_credentials: None,
+        };
+        let window = Some(last - chrono::Duration::days(14));
+        assert_eq!(context.reach_back_for("held", 14), window);
+        assert_eq!(context.reach_back_for("opened-since", 14), None);
+        assert_eq!(context.last_synced_for("held"), Some(last));
+        assert_eq!(context.last_synced_for("opened-since"), None);
+        let first = FetchContext {
+            last_synced_at: None,
+            ..context
+        };
+        assert_eq!(first.reach_back_for("held", 14), None, "a first sync");
     }
 }

@@ -838,15 +838,18 @@ impl crate::connector::Connector for EnableBankingConnector {
             })?;
         let now = context.now;
         let earliest = now.date_naive() - Days::new(HISTORY_DAYS);
-        let from = context
-            .last_synced_at
-            .map_or(earliest, |last| last.date_naive() - Days::new(OVERLAP_DAYS))
-            .max(earliest);
+        // An account new to the connection gets a first sync's history.
+        let from = |account: &SessionAccount| {
+            context
+                .last_synced_for(&account.identification_hash)
+                .map_or(earliest, |last| last.date_naive() - Days::new(OVERLAP_DAYS))
+                .max(earliest)
+        };
         let mut accounts = Vec::new();
         let mut notices = Vec::new();
         for account in &session.accounts {
             match &account.uid {
-                Some(uid) => accounts.push(self.account(account, uid, from, now)?),
+                Some(uid) => accounts.push(self.account(account, uid, from(account), now)?),
                 None => notices.push(format!(
                     "the bank lets no one read {} ({})",
                     account.display_name(),

@@ -502,13 +502,14 @@ impl Connector for GoCardlessConnector {
             .get("history_days")
             .and_then(Value::as_i64)
             .unwrap_or(90);
-        let from = match context.last_synced_at {
-            Some(last) => last - chrono::Duration::days(OVERLAP_DAYS),
-            None => context.now - chrono::Duration::days(history_days),
-        }
-        .date_naive();
         let mut accounts = Vec::with_capacity(requisition.accounts.len());
         for account_id in &requisition.accounts {
+            // An account new to the connection gets a first sync's history.
+            let from = match context.last_synced_for(account_id) {
+                Some(last) => last - chrono::Duration::days(OVERLAP_DAYS),
+                None => context.now - chrono::Duration::days(history_days),
+            }
+            .date_naive();
             accounts.push(self.account(account_id, from, context.now)?);
         }
         // The institution as `prepare` found it, so syncs keep its name.

@@ -813,11 +813,14 @@ impl crate::connector::Connector for SnapTradeConnector {
         }
         let now = context.now;
         let to = now.date_naive();
-        let from = context
-            .last_synced_at
-            .map_or(to - Days::new(HISTORY_DAYS), |last| {
-                last.date_naive() - Days::new(OVERLAP_DAYS)
-            });
+        // An account new to the connection gets a first sync's history.
+        let from = |account: &Account| {
+            context
+                .last_synced_for(&account.id)
+                .map_or(to - Days::new(HISTORY_DAYS), |last| {
+                    last.date_naive() - Days::new(OVERLAP_DAYS)
+                })
+        };
         let accounts: Vec<Account> = self.as_user(&user, "/accounts", &[], "the accounts")?;
         let mut snapshot_accounts = Vec::with_capacity(accounts.len());
         for account in accounts {
@@ -849,7 +852,7 @@ impl crate::connector::Connector for SnapTradeConnector {
                 .collect::<Result<Vec<_>, _>>()?;
             let mut transactions = Vec::new();
             let mut investment_transactions = Vec::new();
-            for raw in self.activities(&user, &account.id, from, to)? {
+            for raw in self.activities(&user, &account.id, from(&account), to)? {
                 let (transaction, investment) = activity(&raw, &currency, now)?;
                 transactions.push(transaction);
                 investment_transactions.extend(investment);

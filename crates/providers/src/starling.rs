@@ -379,13 +379,13 @@ impl crate::connector::Connector for StarlingConnector {
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
         let token = personal_token::kept(context)?;
-        let changes_since = match context.reach_back(OVERLAP_DAYS) {
-            Some(since) => since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            None => FIRST_CHANGES_SINCE.to_owned(),
-        };
         let Accounts { accounts } = self.get(token, "accounts", &[], "the accounts")?;
         let mut snapshot_accounts = Vec::new();
         for account in accounts {
+            let changes_since = match context.reach_back_for(&account.account_uid, OVERLAP_DAYS) {
+                Some(since) => since.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                None => FIRST_CHANGES_SINCE.to_owned(),
+            };
             let balance: Balance = self.get(
                 token,
                 &format!("accounts/{}/balance", account.account_uid),
@@ -398,7 +398,7 @@ impl crate::connector::Connector for StarlingConnector {
                     "feed/account/{}/category/{}",
                     account.account_uid, account.default_category
                 ),
-                &[("changesSince", changes_since.clone())],
+                &[("changesSince", changes_since)],
                 "the transactions",
             )?;
             let mut transactions = Vec::with_capacity(feed_items.len());

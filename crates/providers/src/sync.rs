@@ -11,6 +11,7 @@ use crate::connector::{
 use crate::registry::Registry;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use rand::RngExt as _;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tributary_domain::clock::Clock;
@@ -501,9 +502,19 @@ impl SyncEngine {
             } => (connection, credentials),
             Prepared::Done(outcome) => return Ok(outcome),
         };
-        let oldest_pending = read::oldest_pending(&mut *self.db.conn()?, connection.id)?;
+        let (oldest_pending, stored_accounts) = {
+            let conn = &mut *self.db.conn()?;
+            (
+                read::oldest_pending(conn, connection.id)?,
+                read::provider_account_ids(conn, connection.id)?,
+            )
+        };
         let fetched = self
-            .fetch(job, &connection, (credentials.as_deref(), oldest_pending))
+            .fetch(
+                job,
+                &connection,
+                (credentials.as_deref(), oldest_pending, &stored_accounts),
+            )
             .and_then(
                 |snapshot| match unexpected(connection.provider, &snapshot) {
                     Some(unexpected) => Err(ConnectorError::Misconfigured(format!(
@@ -647,7 +658,11 @@ impl SyncEngine {
         &self,
         job: &ClaimedJob,
         connection: &ConnectionRecord,
-        (credentials, oldest_pending): (Option<&str>, Option<chrono::NaiveDate>),
+        (credentials, oldest_pending, stored_accounts): (
+            Option<&str>,
+            Option<chrono::NaiveDate>,
+            &HashSet<String>,
+        ),
     ) -> Result<ProviderSnapshot, ConnectorError> {
         let keep = |fresh: &str| {
             self.keep_credentials(connection, credentials, fresh)
@@ -664,6 +679,7 @@ impl SyncEngine {
                     credentials,
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
                     oldest_pending,
+                    stored_accounts,
                     keep_credentials: Some(&keep),
                 })
             }),

@@ -576,7 +576,7 @@ impl TellerConnector {
         };
         let transactions = if offers(&account, "transactions") {
             let back_to = context
-                .reach_back(OVERLAP_DAYS)
+                .reach_back_for(&account.id, OVERLAP_DAYS)
                 .map(|at| at.date_naive());
             let Some(transactions) = self.transactions(token, &account, back_to)? else {
                 return Ok(Err(gone()));

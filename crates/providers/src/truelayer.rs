@@ -582,7 +582,7 @@ impl TrueLayerConnector {
             }),
         };
         Ok(SnapshotAccount {
-            provider_account_id: format!("{}:{}", kind.path(), listed.account_id),
+            provider_account_id: account_id(kind, listed),
             institution: None,
             name: listed
                 .display_name
@@ -842,7 +842,6 @@ impl crate::connector::Connector for TrueLayerConnector {
         let earliest = (now.date_naive() - Days::new(HISTORY_DAYS))
             .and_time(chrono::NaiveTime::MIN)
             .and_utc();
-        let from = context.reach_back(OVERLAP_DAYS).map_or(earliest, |f| f.max(earliest));
         let access = tokens.access_token.as_str();
         let mut accounts = Vec::new();
         for kind in [Kind::Account, Kind::Card] {
@@ -851,6 +850,10 @@ impl crate::connector::Connector for TrueLayerConnector {
                 Kind::Card => "the cards",
             };
             for listed in self.list::<Listed>((access, now), (kind.path(), &[]), what)? {
+                // An account new to the connection gets a first sync's history.
+                let from = context
+                    .reach_back_for(&account_id(kind, &listed), OVERLAP_DAYS)
+                    .map_or(earliest, |f| f.max(earliest));
                 accounts.push(self.account(access, (&listed, kind), (from, now))?);
             }
         }
@@ -864,6 +867,11 @@ impl crate::connector::Connector for TrueLayerConnector {
             complete: true,
         })
     }
+}
+
+/// The id an account or card is kept under (the two lists' ids may meet).
+fn account_id(kind: Kind, listed: &Listed) -> String {
+    format!("{}:{}", kind.path(), listed.account_id)
 }
 
 #[cfg(test)]

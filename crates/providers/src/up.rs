@@ -325,7 +325,7 @@ impl crate::connector::Connector for UpConnector {
         let mut snapshot_accounts = Vec::new();
         for account in accounts {
             let mut query = vec![("page[size]", PAGE_SIZE.to_owned())];
-            if let Some(since) = context.reach_back(OVERLAP_DAYS) {
+            if let Some(since) = context.reach_back_for(&account.id, OVERLAP_DAYS) {
                 query.push((
                     "filter[since]",
                     since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

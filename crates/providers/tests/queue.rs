@@ -307,6 +307,7 @@ fn a_worker_that_does_not_hold_the_job_stores_nothing() {
                 credentials: None,
                 last_synced_at: None,
                 oldest_pending: None,
+                stored_accounts: &Default::default(),
                 keep_credentials: None,
             })
             .unwrap();

@@ -21,6 +21,7 @@ fn fetch(
             credentials: None,
             last_synced_at: last,
             oldest_pending: None,
+            stored_accounts: &Default::default(),
             keep_credentials: None,
         })
         .expect("sandbox fetch")
@@ -223,12 +224,14 @@ fn failure_usernames_fail_the_documented_way() {
         }),
         Err(ConnectorError::InvalidCredentials(_))
     ));
+    let none_stored = Default::default();
     let context = |settings| FetchContext {
         now: at(2026, 11, 21),
         settings,
         credentials: None,
         last_synced_at: None,
         oldest_pending: None,
+        stored_accounts: &none_stored,
         keep_credentials: None,
     };
     let reauth = connection_settings("a@example.com", USER_REAUTH_REQUIRED);
@@ -264,6 +267,7 @@ fn slow_username_waits_before_answering() {
             credentials: None,
             last_synced_at: None,
             oldest_pending: None,
+            stored_accounts: &Default::default(),
             keep_credentials: None,
         })
         .unwrap();

@@ -14,6 +14,8 @@
 //!   account's transactions along the cursor of `GET /v2/transactions`
 //!   (`/transactions` is gone after 2026-12-31), from `dateFrom` 14 days
 //!   before the last sync, or the oldest pending transaction stored.
+//!   Then the item's investments, each an account holding that position,
+//!   with its activity (`investments`).
 //!
 //! Amounts are JSON numbers, read with their exact digits. A bank account's
 //! are signed for the holder (money out negative); a credit card's are
@@ -41,13 +43,15 @@ use tributary_domain::money::Decimal;
 use tributary_domain::pending_match::PendingMatchRule;
 use tributary_domain::snapshot::*;
 
+mod investments;
+
 pub const PROVIDER: Provider = Provider::new("pluggy");
 
 pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: "Pluggy",
-    summary: "Banks in Brazil through your own Pluggy application: its client id and secret, and the item of the bank you connected there.",
-    reports: Reports::ACCOUNTS,
+    summary: "Banks and brokers in Brazil through your own Pluggy application: its client id and secret, and the item of the bank you connected there.",
+    reports: Reports::INVESTMENTS,
     connect: Connect {
         fields: &[
             Field {
@@ -463,25 +467,38 @@ impl PluggyConnector {
         self.get(key, &format!("items/{id}"), &[], "the item")
     }
 
-    /// Every account of the item, page by page.
-    fn accounts(&self, key: &str, item_id: &str) -> Result<Vec<Account>, ConnectorError> {
-        let mut accounts = Vec::new();
+    /// Every page of a listing whose envelope says its `totalPages`.
+    fn every_page<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        path: &str,
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<Vec<T>, ConnectorError> {
+        let mut all = Vec::new();
         for page in 1..=MAX_PAGES {
-            let listed: Page<Account> = self.get(
-                key,
-                "accounts",
-                &[("itemId", item_id.to_owned()), ("page", page.to_string())],
-                "the accounts",
-            )?;
+            let mut paged = query.to_vec();
+            paged.push(("page", page.to_string()));
+            let listed: Page<T> = self.get(key, path, &paged, what)?;
             let last = listed.total_pages.is_none_or(|total| page as u64 >= total);
-            accounts.extend(listed.results);
+            all.extend(listed.results);
             if last {
-                return Ok(accounts);
+                return Ok(all);
             }
         }
         Err(ConnectorError::Protocol(format!(
-            "Pluggy kept paging the accounts past {MAX_PAGES} pages"
+            "Pluggy kept paging {what} past {MAX_PAGES} pages"
         )))
+    }
+
+    /// Every account of the item, page by page.
+    fn accounts(&self, key: &str, item_id: &str) -> Result<Vec<Account>, ConnectorError> {
+        self.every_page(
+            key,
+            "accounts",
+            &[("itemId", item_id.to_owned())],
+            "the accounts",
+        )
     }
 
     /// The account's transactions from `from`, along Pluggy's cursor.
@@ -538,7 +555,7 @@ impl PluggyConnector {
             Err(notice) => return Ok(Err(notice)),
         };
         let from = context
-            .reach_back(OVERLAP_DAYS)
+            .reach_back_for(&account.id, OVERLAP_DAYS)
             .map(|at| at.date_naive());
         let transactions = self
             .transactions(key, &account, from)?
@@ -725,6 +742,7 @@ impl crate::connector::Connector for PluggyConnector {
                 Err(notice) => notices.push(notice),
             }
         }
+        accounts.extend(self.investment_accounts(&key, item_id, context.now)?);
         Ok(ProviderSnapshot {
             institution: institution(&item),
             accounts,
