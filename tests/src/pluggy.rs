@@ -450,14 +450,14 @@ impl PluggyFake {
             .find(|(name, _)| name == "page")
             .and_then(|(_, p)| p.parse().ok())
             .unwrap_or(1);
-        let pages = all.len().div_ceil(PAGE);
+        let (total, pages) = (all.len(), all.len().div_ceil(PAGE));
         let results: Vec<Value> = all
             .into_iter()
             .skip((page.max(1) - 1) * PAGE)
             .take(PAGE)
             .collect();
         ResponseTemplate::new(200).set_body_json(
-            json!({"page": page, "total": results.len(), "totalPages": pages, "results": results}),
+            json!({"page": page, "total": total, "totalPages": pages, "results": results}),
         )
     }
 }
@@ -474,7 +474,7 @@ fn investments() -> [Value; 2] {
         json!({"id": STOCK, "itemId": ITEM_ID, "name": "PETROBRAS PN", "code": "PETR4", "isin": "BRPETRACNPR6",
                "number": null, "owner": "Ada Lovelace", "currencyCode": "BRL", "type": "EQUITY", "subtype": "STOCK",
                "quantity": 100, "value": number("38.12"), "amount": number("3812.00"), "balance": number("3812.00"),
-               "amountProfit": number("212.00"), "amountWithdrawal": number("3812.00"), "amountOriginal": number("3600.00"),
+               "amountProfit": number("1412.00"), "amountWithdrawal": number("3812.00"), "amountOriginal": number("2400.00"),
                "date": day(0), "status": "ACTIVE", "institution": {"name": "XP INVESTIMENTOS CCTVM S/A", "number": "02332886000104"}}),
         json!({"id": CDB, "itemId": ITEM_ID, "name": "CDB BANCO INTER 110% CDI", "code": null, "isin": "BRBIDICDB0Z1",
                "number": "001234567", "owner": "Ada Lovelace", "currencyCode": "BRL", "type": "FIXED_INCOME", "subtype": "CDB",
@@ -485,8 +485,9 @@ fn investments() -> [Value; 2] {
     ]
 }
 
-/// A buy (with a brokerage fee), a sale and the tax on it (no
-/// `movementType`: a tax's default, money out of the position).
+/// A buy (with a brokerage fee: its net amount is what was paid), a sale
+/// and the tax on it (no `movementType`: a tax's default, money out of the
+/// position).
 fn stock_activity() -> Vec<Value> {
     vec![
         json!({"id": "it-1", "type": "BUY", "movementType": "CREDIT", "quantity": 150, "value": number("24.00"),

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tributary_providers::Connector;
-use tributary_providers::teller::{TellerConfig, TellerConnector};
+use tributary_providers::teller::{TellerConfig, TellerConnect, TellerConnector};
 use wiremock::{MockServer, Request, ResponseTemplate};
 
 /// An enrollment's access token, as Teller Connect hands one over.
@@ -274,11 +274,23 @@ impl TellerFake {
 
     /// The real connector pointed at the fake, with `identity`.
     pub fn connector_with(&self, identity: &str, timeout: Duration) -> Arc<dyn Connector> {
+        self.connector_offering(identity, timeout, None)
+    }
+
+    /// The real connector with the operator's certificate, offering
+    /// Teller Connect as `connect` says (its script a fake's).
+    pub fn connector_offering(
+        &self,
+        identity: &str,
+        timeout: Duration,
+        connect: Option<TellerConnect>,
+    ) -> Arc<dyn Connector> {
         let config = TellerConfig {
             base_url: self.url.clone(),
             identity_pem: identity.as_bytes().to_vec(),
             extra_roots_pem: Some(self.pki.authority_pem.as_bytes().to_vec()),
             timeout,
+            connect,
         };
         std::thread::spawn(move || {
             Arc::new(TellerConnector::new(config).unwrap()) as Arc<dyn Connector>

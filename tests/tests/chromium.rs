@@ -369,13 +369,26 @@ async fn back_and_revoke_the_budgeting_app(browser: &Client, shot: &str) {
 
 /// The integrator's site: its callback page just says the person is back.
 fn start_integrator_site() -> (String, actix_web::dev::ServerHandle) {
-    let server = HttpServer::new(|| {
+    serve_on_loopback(
+        "/callback",
+        "text/html; charset=utf-8",
+        "<!doctype html><title>Budget app</title><h1 id=\"back\">Welcome back to the budget app</h1>".into(),
+    )
+}
+
+/// A server on loopback answering `path` with `body`; its address.
+fn serve_on_loopback(
+    path: &'static str,
+    content_type: &'static str,
+    body: String,
+) -> (String, actix_web::dev::ServerHandle) {
+    let server = HttpServer::new(move || {
+        let body = body.clone();
         App::new().route(
-            "/callback",
-            web::get().to(|| async {
-                HttpResponse::Ok()
-                    .content_type("text/html; charset=utf-8")
-                    .body("<!doctype html><title>Budget app</title><h1 id=\"back\">Welcome back to the budget app</h1>")
+            path,
+            web::get().to(move || {
+                let body = body.clone();
+                async move { HttpResponse::Ok().content_type(content_type).body(body) }
             }),
         )
     })
@@ -386,7 +399,7 @@ fn start_integrator_site() -> (String, actix_web::dev::ServerHandle) {
     let server = server.run();
     let handle = server.handle();
     actix_web::rt::spawn(server);
-    (format!("http://127.0.0.1:{port}/callback"), handle)
+    (format!("http://127.0.0.1:{port}{path}"), handle)
 }
 
 #[actix_web::test]
@@ -1138,15 +1151,7 @@ async fn upload_walk_through(driver: &Driver, database: TestDatabase) {
             .unwrap()
     }
 
-    browser.goto(&server.url("/")).await.unwrap();
-    wait_for(&browser, "how-to-sign-in").await;
-    fill(&browser, "email", "alice@example.com").await;
-    click(&browser, "send-code").await;
-    wait_for(&browser, "code").await;
-    let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
-    fill(&browser, "code", &code).await;
-    click(&browser, "verify").await;
-    wait_for(&browser, "worth-title").await;
+    sign_in_as_alice(&browser, &server).await;
 
     // Alice has no account of imported statements yet (hers is another
     // kind): the form offers the file's own account or a new one.
@@ -1761,4 +1766,161 @@ async fn a_first_start_of_personal_api_opens_a_year_of_demo_history() {
     assert!(again.contains("This sign-in link does not work"), "{again}");
     browser.close().await.unwrap();
     handle.stop(true).await;
+}
+
+/// Alice signs in to her dashboard with the mailed code.
+async fn sign_in_as_alice(browser: &Client, server: &tributary_e2e::TestServer) {
+    browser.goto(&server.url("/")).await.unwrap();
+    wait_for(browser, "how-to-sign-in").await;
+    fill(browser, "email", "alice@example.com").await;
+    click(browser, "send-code").await;
+    wait_for(browser, "code").await;
+    let code = tributary_e2e::browser::code_in(&server.outbox, "alice@example.com");
+    fill(browser, "code", &code).await;
+    click(browser, "verify").await;
+    wait_for(browser, "worth-title").await;
+}
+
+/// A stand-in for Teller Connect's script (teller.io/docs/guides/connect:
+/// `TellerConnect.setup(options).open()`, then `onSuccess` with the
+/// enrollment), served on loopback: it enrolls only for the application
+/// the server was configured with, else the person leaves (`onExit`).
+fn start_teller_connect_script() -> (String, actix_web::dev::ServerHandle) {
+    let script = format!(
+        r#"window.TellerConnect = {{
+  setup: function (options) {{
+    return {{
+      open: function () {{
+        setTimeout(function () {{
+          if (options.applicationId !== "app_tributarytest") {{ options.onExit(); return; }}
+          options.onSuccess({{
+            accessToken: "{token}",
+            user: {{ id: "usr_f4k3" }},
+            enrollment: {{ id: options.enrollmentId || "enr_f4k3", institution: {{ name: "Example Bank" }} }},
+            signatures: []
+          }});
+        }}, 0);
+      }}
+    }};
+  }}
+}};
+"#,
+        token = tributary_e2e::teller::TOKEN
+    );
+    serve_on_loopback(
+        "/connect/connect.js",
+        "text/javascript; charset=utf-8",
+        script,
+    )
+}
+
+#[actix_web::test]
+async fn a_person_enrolls_a_teller_bank_with_teller_connect_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        teller_connect_walk_through(&driver, database).await;
+    }
+}
+
+/// Teller Connect on Teller's connect page: the page loads Teller's
+/// script (its Content-Security-Policy lets that one in), the person
+/// enrolls, and the token it hands over connects the bank; signing in to
+/// the connection again opens Teller Connect in repair for its enrollment
+/// and keeps the connection.
+async fn teller_connect_walk_through(driver: &Driver, database: TestDatabase) {
+    let fake = tributary_e2e::teller::TellerFake::start().await;
+    let (script, script_server) = start_teller_connect_script();
+    let teller = fake.connector_offering(
+        fake.operator_identity(),
+        Duration::from_secs(30),
+        Some(tributary_providers::teller::TellerConnect {
+            application_id: "app_tributarytest".into(),
+            environment: "sandbox".into(),
+            script,
+        }),
+    );
+    let server = tributary_e2e::start_with(database, vec![teller]);
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    sign_in_as_alice(&browser, &server).await;
+
+    // What the page hands Teller Connect is kept across the form's post.
+    async fn enroll(browser: &Client) -> Value {
+        browser
+            .execute(
+                "const setup = window.TellerConnect.setup;
+window.TellerConnect.setup = function (options) {
+  sessionStorage.setItem('teller', JSON.stringify(options));
+  return setup(options);
+};",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        click(browser, "connect-widget-open").await;
+        wait_for(browser, "found").await;
+        let options = browser
+            .execute("return sessionStorage.getItem('teller');", Vec::new())
+            .await
+            .unwrap();
+        serde_json::from_str(options.as_str().expect("Teller Connect was set up")).unwrap()
+    }
+
+    browser
+        .goto(&server.url("/connect/banks/teller"))
+        .await
+        .unwrap();
+    wait_for(&browser, "connect-widget-open").await;
+    assert_accessible(&browser, "teller-connect").await;
+    shoot_both_widths(&browser, "dashboard/teller-connect").await;
+    let options = enroll(&browser).await;
+    assert_eq!(options["applicationId"], "app_tributarytest");
+    assert_eq!(options["environment"], "sandbox");
+    assert_eq!(
+        options["products"],
+        serde_json::json!(["balance", "transactions"])
+    );
+    assert!(options.get("enrollmentId").is_none(), "a new enrollment");
+    let found = browser
+        .find(Locator::Id("found"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(found, "Found 3 accounts:", "the enrollment's accounts");
+    assert!(
+        !tributary_storage::testing::dump(server.database.db())
+            .contains(tributary_e2e::teller::TOKEN),
+        "the token is sealed"
+    );
+
+    // Signing in again: Teller Connect repairs the enrollment; the same
+    // connection, no second one.
+    browser
+        .goto(&server.url("/connect/banks/teller"))
+        .await
+        .unwrap();
+    let again = browser
+        .find(Locator::Css("a[id^='reauth-existing-']"))
+        .await
+        .unwrap();
+    again.click().await.unwrap();
+    wait_for(&browser, "connect-widget-open").await;
+    let options = enroll(&browser).await;
+    assert_eq!(
+        options["enrollmentId"], "enr_f4k3",
+        "the repair of its enrollment"
+    );
+    let tellers: Vec<_> = tributary_storage::connections::list_for_users(
+        &mut server.database.db().conn().unwrap(),
+        &[server.world.alice_user],
+    )
+    .unwrap()
+    .into_iter()
+    .filter(|c| c.provider == tributary_providers::teller::PROVIDER)
+    .collect();
+    assert_eq!(tellers.len(), 1, "signed in to again, not connected twice");
+    script_server.stop(true).await;
 }

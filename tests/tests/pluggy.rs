@@ -133,12 +133,12 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         investment_lines(db, user),
         [
             "BUY - None None -10000.00",
-            "BUY PETR4 150 24.00 -3600.00",
+            "BUY PETR4 150 24.00 -3604.90",
             "OTHER - None None 250.00",
             "SELL PETR4 -50 40.00 2000.00",
             "TAX PETR4 None None -30.00",
         ],
-        "money put in negative, taken out positive, a tax a cost; both pages"
+        "a buy paid (net of its fee), a sale and principal received, a tax a cost; both pages"
     );
     {
         let conn = &mut db.conn().unwrap();
@@ -157,8 +157,18 @@ fn scenario(db: &Database, fake: &PluggyFake) {
                 "100".to_owned(),
                 "38.12".to_owned(),
                 "3812.00".to_owned(),
-                Some("3600.00".to_owned())
+                Some("2400.00".to_owned())
             )]
+        );
+        let fees: Vec<Option<String>> =
+            tributary_storage::investments::list(conn, accounts[2].id, (None, None), None)
+                .unwrap()
+                .into_iter()
+                .map(|t| t.fees.map(|f| f.to_string()))
+                .collect();
+        assert!(
+            fees.contains(&Some("4.90".to_owned())),
+            "the buy's brokerage fee: {fees:?}"
         );
         let cdb = read::list_holdings(conn, accounts[3].id).unwrap();
         assert_eq!(

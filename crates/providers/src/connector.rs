@@ -29,8 +29,13 @@ pub struct FetchContext<'a> {
     pub oldest_pending: Option<chrono::NaiveDate>,
     /// The provider's ids of the accounts the connection holds: an account
     /// not among them (opened, or shared, since the last sync) is read
-    /// whole ([`FetchContext::reach_back_for`]).
+    /// whole ([`FetchContext::reach_back_for`]), unless the person chose
+    /// which accounts to share (`takes_new_accounts` false: a new one is
+    /// not stored, so not read whole either).
     pub stored_accounts: &'a HashSet<String>,
+    /// Whether an account new to the connection would be stored (the
+    /// person has not chosen which to share).
+    pub takes_new_accounts: bool,
     /// Keeps, sealed and at once, credentials the provider replaced during
     /// this fetch (a refresh token that is good for one use): a sync that
     /// fails after the exchange must not lose them. `None` where nothing
@@ -57,10 +62,12 @@ impl FetchContext<'_> {
     }
 
     /// The previous successful sync, for one account: `None` for an
-    /// account the connection does not hold yet, as on a first sync.
+    /// account the connection does not hold yet and would take, as on a
+    /// first sync.
     pub fn last_synced_for(&self, provider_account_id: &str) -> Option<DateTime<Utc>> {
-        self.last_synced_at
-            .filter(|_| self.stored_accounts.contains(provider_account_id))
+        self.last_synced_at.filter(|_| {
+            !self.takes_new_accounts || self.stored_accounts.contains(provider_account_id)
+        })
     }
 
     /// [`FetchContext::reach_back`] for one account: `None` (its whole
@@ -87,6 +94,7 @@ impl std::fmt::Debug for FetchContext<'_> {
             .field("last_synced_at", &self.last_synced_at)
             .field("oldest_pending", &self.oldest_pending)
             .field("stored_accounts", &self.stored_accounts.len())
+            .field("takes_new_accounts", &self.takes_new_accounts)
             .finish()
     }
 }
@@ -391,6 +399,37 @@ pub trait Connector: Send + Sync + fmt::Debug {
     fn limits(&self) -> ProviderLimits {
         ProviderLimits::default()
     }
+
+    /// The provider's own enrollment script for the connect page, where
+    /// the operator configured one; `repairing` is the settings of the
+    /// connection being signed in to again. `None`: the fields alone.
+    fn connect_widget(&self, _repairing: Option<&serde_json::Value>) -> Option<ConnectWidget> {
+        None
+    }
+}
+
+/// A provider's own script that enrolls the person on the connect page,
+/// for a provider with no page of its own to send them to and back
+/// (Teller Connect). The page loads `script` and this server's `launcher`
+/// (served as `/static/connect/{provider}.js`), which opens the provider's
+/// script with `options` (the holder's `data-` attributes) when the person
+/// clicks, and once they have enrolled puts what the provider gave in the
+/// form's fields and sends it: connecting then goes on as if they had
+/// pasted it. The page's Content-Security-Policy adds `script`'s origin,
+/// and `origins` for the frames the script opens and the requests it
+/// makes, on that page only (docs/platform.md, "Content-Security-Policy").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectWidget {
+    /// The provider's script (https, or http on a loopback address).
+    pub script: String,
+    /// Origins its frames and requests go to.
+    pub origins: Vec<String>,
+    /// This server's script that opens it (JavaScript source).
+    pub launcher: &'static str,
+    /// The button's words.
+    pub label: &'static str,
+    /// What the launcher reads, as `data-{name}` attributes.
+    pub options: Vec<(&'static str, String)>,
 }
 
 #[cfg(test)]
@@ -409,6 +448,7 @@ mod tests {
             last_synced_at: Some(last),
             oldest_pending: None,
             stored_accounts: &stored,
+            takes_new_accounts: true,
             keep_credentials: None,
         };
         let window = Some(last - chrono::Duration::days(14));
@@ -421,5 +461,12 @@ mod tests {
             ..context
         };
         assert_eq!(first.reach_back_for("held", 14), None, "a first sync");
+        // The person chose which accounts to share: a new one is not
+        // taken, so not read whole.
+        let chosen = FetchContext {
+            takes_new_accounts: false,
+            ..context
+        };
+        assert_eq!(chosen.reach_back_for("opened-since", 14), window);
     }
 }

@@ -46,8 +46,8 @@ connectors! {
 }
 
 pub use connector::{
-    AuthorizationReturn, ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext,
-    InstitutionChoice, Prepared,
+    AuthorizationReturn, ConnectRequest, ConnectWidget, Connector, ConnectorError, ConsentEnd,
+    FetchContext, InstitutionChoice, Prepared,
 };
 pub use description::Description;
 pub use registry::Registry;

@@ -272,6 +272,17 @@ impl SyncEngine {
         connector.institutions(country).map_err(SyncError::Connect)
     }
 
+    /// The provider's enrollment script for the connect page, if its
+    /// connector offers one (`repairing`: the settings of the connection
+    /// signed in to again).
+    pub fn connect_widget(
+        &self,
+        provider: Provider,
+        repairing: Option<&serde_json::Value>,
+    ) -> Option<crate::connector::ConnectWidget> {
+        self.registry.get(provider)?.connect_widget(repairing)
+    }
+
     /// Whether a connector for `provider` is configured.
     pub fn supports(&self, provider: Provider) -> bool {
         self.registry.get(provider).is_some()
@@ -502,18 +513,23 @@ impl SyncEngine {
             } => (connection, credentials),
             Prepared::Done(outcome) => return Ok(outcome),
         };
-        let (oldest_pending, stored_accounts) = {
+        let (oldest_pending, stored_accounts, takes_new_accounts) = {
             let conn = &mut *self.db.conn()?;
             (
                 read::oldest_pending(conn, connection.id)?,
                 read::provider_account_ids(conn, connection.id)?,
+                tributary_storage::account_choice::chosen(conn, connection.id)?.is_none(),
             )
         };
         let fetched = self
             .fetch(
                 job,
                 &connection,
-                (credentials.as_deref(), oldest_pending, &stored_accounts),
+                (
+                    credentials.as_deref(),
+                    oldest_pending,
+                    (&stored_accounts, takes_new_accounts),
+                ),
             )
             .and_then(
                 |snapshot| match unexpected(connection.provider, &snapshot) {
@@ -658,10 +674,10 @@ impl SyncEngine {
         &self,
         job: &ClaimedJob,
         connection: &ConnectionRecord,
-        (credentials, oldest_pending, stored_accounts): (
+        (credentials, oldest_pending, (stored_accounts, takes_new_accounts)): (
             Option<&str>,
             Option<chrono::NaiveDate>,
-            &HashSet<String>,
+            (&HashSet<String>, bool),
         ),
     ) -> Result<ProviderSnapshot, ConnectorError> {
         let keep = |fresh: &str| {
@@ -680,6 +696,7 @@ impl SyncEngine {
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
                     oldest_pending,
                     stored_accounts,
+                    takes_new_accounts,
                     keep_credentials: Some(&keep),
                 })
             }),

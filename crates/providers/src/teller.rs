@@ -29,8 +29,8 @@
 //! needs the person.
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, PROVIDER_TIMEOUT, Prepared,
-    classify_http_status,
+    ConnectRequest, ConnectWidget, ConnectorError, FetchContext, HttpAnswer, PROVIDER_TIMEOUT,
+    Prepared, classify_http_status,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
@@ -52,14 +52,14 @@ pub const PROVIDER: Provider = Provider::new("teller");
 pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: "Teller",
-    summary: "US banks through Teller: paste the access token your Teller Connect enrollment gave.",
+    summary: "US banks through Teller: enroll your bank with Teller Connect, or paste the access token an enrollment gave.",
     reports: Reports::ACCOUNTS,
     connect: Connect {
         fields: &[personal_token::token_field(
             "Teller access token (token_…)",
             "The access token of your Teller enrollment (\"-\" reads it from standard input, keeping it out of the shell history).",
         )],
-        note: Some("Enroll your bank with Teller Connect for this server's Teller application (Teller's quickstart shows the access token when it succeeds). It is checked at once and kept sealed; if the bank disconnects the enrollment, enroll again and connect again with the new token."),
+        note: Some("Enroll your bank with Teller Connect for this server's Teller application (the button above, where this server offers it; else Teller's quickstart shows the access token when it succeeds) and paste the token. It is checked at once and kept sealed; if the bank disconnects the enrollment, sign in to the connection again: Teller Connect repairs the enrollment, or paste a new enrollment's token."),
         hands_off: false,
         picks_institution: false,
         return_address: ReturnAddress::Never,
@@ -80,11 +80,28 @@ pub const DESCRIPTION: Description = Description {
             names: "TRIBUTARY_TELLER_CA_FILE",
             help: "a PEM certificate authority to trust for Teller's API besides the public ones (a proxy's)",
         },
+        Variable {
+            names: "TRIBUTARY_TELLER_APPLICATION_ID",
+            help: "the Teller application's id (app_…): the connect page offers Teller Connect, loading Teller's script",
+        },
+        Variable {
+            names: "TRIBUTARY_TELLER_ENVIRONMENT",
+            help: "where Teller Connect enrolls: sandbox, development or production [default: development]",
+        },
+        Variable {
+            names: "TRIBUTARY_TELLER_CONNECT_SCRIPT",
+            help: "where Teller Connect's script is loaded from (https, or http on a loopback address) [default: https://cdn.teller.io/connect/connect.js]",
+        },
     ],
     configure,
 };
 
 pub const DEFAULT_BASE_URL: &str = "https://api.teller.io";
+/// Teller Connect's script (teller.io/docs/guides/connect).
+pub const CONNECT_SCRIPT: &str = "https://cdn.teller.io/connect/connect.js";
+/// Where Teller Connect's script opens its frame.
+const CONNECT_ORIGIN: &str = "https://teller.io";
+const ENVIRONMENTS: [&str; 3] = ["sandbox", "development", "production"];
 /// Transactions a page asks for.
 const PAGE_SIZE: usize = 250;
 /// Later syncs read back this far before the last one.
@@ -101,6 +118,79 @@ pub struct TellerConfig {
     /// Certificate authorities to trust besides the public ones, PEM.
     pub extra_roots_pem: Option<Vec<u8>>,
     pub timeout: Duration,
+    /// Teller Connect on the connect page, where the operator gave the
+    /// application's id.
+    pub connect: Option<TellerConnect>,
+}
+
+/// Teller Connect as the connect page opens it: the operator's
+/// application, the environment its enrollments are made in, and where
+/// Teller's script is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TellerConnect {
+    pub application_id: String,
+    pub environment: String,
+    pub script: String,
+}
+
+/// Teller Connect's settings, where `TRIBUTARY_TELLER_APPLICATION_ID` is
+/// given.
+fn teller_connect(env: &Environment<'_>) -> Result<Option<TellerConnect>, SettingError> {
+    let Some(application_id) = env.get("TRIBUTARY_TELLER_APPLICATION_ID") else {
+        return Ok(None);
+    };
+    // It goes in an attribute of the page: an id, nothing else.
+    if application_id.is_empty()
+        || !application_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(SettingError {
+            name: "TRIBUTARY_TELLER_APPLICATION_ID",
+            value: Some(application_id),
+            reason: "is not a Teller application id (app_ and letters and digits)".into(),
+        });
+    }
+    let environment = env
+        .get("TRIBUTARY_TELLER_ENVIRONMENT")
+        .unwrap_or_else(|| "development".to_owned());
+    if !ENVIRONMENTS.contains(&environment.as_str()) {
+        return Err(SettingError {
+            name: "TRIBUTARY_TELLER_ENVIRONMENT",
+            value: Some(environment),
+            reason: "must be sandbox, development or production".into(),
+        });
+    }
+    let script = env
+        .get("TRIBUTARY_TELLER_CONNECT_SCRIPT")
+        .unwrap_or_else(|| CONNECT_SCRIPT.to_owned());
+    if !is_script_address(&script) {
+        return Err(SettingError {
+            name: "TRIBUTARY_TELLER_CONNECT_SCRIPT",
+            value: Some(script),
+            reason: "must be an https:// address (or http:// on a loopback address)".into(),
+        });
+    }
+    Ok(Some(TellerConnect {
+        application_id,
+        environment,
+        script,
+    }))
+}
+
+/// Whether a page may load a script from `address`: https, or plain http
+/// on this machine only (a local copy, a test's fake).
+fn is_script_address(address: &str) -> bool {
+    let Ok(url) = url::Url::parse(address) else {
+        return false;
+    };
+    match (url.scheme(), url.host()) {
+        ("https", Some(_)) => true,
+        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Domain(name))) => name == "localhost",
+        _ => false,
+    }
 }
 
 // The private key never reaches a log.
@@ -110,6 +200,7 @@ impl std::fmt::Debug for TellerConfig {
             .field("base_url", &self.base_url)
             .field("identity_pem", &"<sealed>")
             .field("timeout", &self.timeout)
+            .field("connect", &self.connect)
             .finish()
     }
 }
@@ -164,6 +255,7 @@ fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError>
         identity_pem,
         extra_roots_pem,
         timeout: PROVIDER_TIMEOUT,
+        connect: teller_connect(env)?,
     };
     // The certificate and key are read now: one that does not parse is
     // said at start, naming the files.
@@ -689,6 +781,29 @@ impl crate::connector::Connector for TellerConnector {
             complete: true,
         })
     }
+
+    /// Teller Connect, where the operator configured it: a new
+    /// enrollment, or the repair of the connection's (Teller restores it,
+    /// and its access token stays good).
+    fn connect_widget(&self, repairing: Option<&Value>) -> Option<ConnectWidget> {
+        let connect = self.config.connect.as_ref()?;
+        let mut options = vec![
+            ("application-id", connect.application_id.clone()),
+            ("environment", connect.environment.clone()),
+            ("products", "balance,transactions".to_owned()),
+        ];
+        if let Some(enrollment) = repairing.and_then(|settings| settings["enrollment_id"].as_str())
+        {
+            options.push(("enrollment-id", enrollment.to_owned()));
+        }
+        Some(ConnectWidget {
+            script: connect.script.clone(),
+            origins: vec![CONNECT_ORIGIN.to_owned()],
+            launcher: include_str!("teller_connect.js"),
+            label: "Enroll your bank with Teller Connect",
+            options,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -697,6 +812,42 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn teller_connect_is_offered_only_as_configured() {
+        let connect = |pairs: &[(&'static str, &'static str)]| {
+            let pairs = pairs.to_vec();
+            let lookup = move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            };
+            teller_connect(&Environment::new(&lookup))
+        };
+        assert_eq!(connect(&[]), Ok(None), "nothing of Teller's without the id");
+        let offered = connect(&[("TRIBUTARY_TELLER_APPLICATION_ID", "app_o3k2")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (offered.environment.as_str(), offered.script.as_str()),
+            ("development", CONNECT_SCRIPT)
+        );
+        for (name, value) in [
+            ("TRIBUTARY_TELLER_APPLICATION_ID", "app\" onload=\"x"),
+            ("TRIBUTARY_TELLER_ENVIRONMENT", "staging"),
+            ("TRIBUTARY_TELLER_CONNECT_SCRIPT", "http://cdn.example/connect.js"),
+            ("TRIBUTARY_TELLER_CONNECT_SCRIPT", "javascript:alert(1)"),
+        ] {
+            // The one given first is the one read.
+            let pairs = [(name, value), ("TRIBUTARY_TELLER_APPLICATION_ID", "app_o3k2")];
+            let refused = connect(&pairs).unwrap_err();
+            assert_eq!(refused.name, name, "{value}");
+        }
+        assert!(is_script_address("http://127.0.0.1:9/connect.js"));
+        assert!(is_script_address("http://[::1]:9/connect.js"));
+        assert!(is_script_address("http://localhost:9/connect.js"));
+    }
 
     fn refused(status: u16, body: &str) -> ConnectorError {
         refusal(&Refusal {

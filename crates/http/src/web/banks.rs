@@ -15,6 +15,7 @@ use serde::Deserialize;
 use tributary_domain::ids::{ConnectionId, UserId};
 use tributary_domain::model::{AccountKind, ConnectionStatus, Provider};
 use tributary_domain::status::StatusDetail;
+use tributary_providers::ConnectWidget;
 use tributary_providers::catalog;
 use tributary_providers::description::{Description, Field};
 use tributary_storage::apps;
@@ -33,6 +34,8 @@ pub(super) struct Bank {
     pub hands_off: bool,
     /// The connector's description; `None` for the upload.
     pub connector: Option<&'static Description>,
+    /// The provider's own enrollment script, where the operator set it up.
+    pub widget: Option<ConnectWidget>,
 }
 
 impl Bank {
@@ -51,7 +54,22 @@ impl Bank {
             description: description.summary,
             hands_off: description.connect.hands_off,
             connector: Some(description),
+            widget: None,
         }
+    }
+
+    /// With the enrollment script `engine`'s connector offers for it
+    /// (`repairing`: the settings of the connection signed in to again).
+    pub(super) fn offering(
+        mut self,
+        engine: Option<&Engine>,
+        repairing: Option<&serde_json::Value>,
+    ) -> Bank {
+        self.widget = self
+            .connector
+            .zip(engine)
+            .and_then(|(c, engine)| engine.connect_widget(c.provider, repairing));
+        self
     }
 
     /// What the person fills in (none for the upload).
@@ -86,6 +104,7 @@ pub(super) const UPLOAD: Bank = Bank {
     description: "camt.052/053/054, MT940/MT942, OFX/QFX or CSV from your bank's website.",
     hands_off: false,
     connector: None,
+    widget: None,
 };
 
 pub(super) fn engine(state: &AppState) -> Result<Engine, PageError> {
@@ -105,7 +124,7 @@ fn banks(state: &AppState) -> Vec<Bank> {
         Some(engine) => catalog::CATALOG
             .iter()
             .filter(|d| engine.supports(d.provider))
-            .map(|d| Bank::of(d))
+            .map(|d| Bank::of(d).offering(Some(engine), None))
             .collect(),
         None => Vec::new(),
     };

@@ -265,6 +265,11 @@ impl<'a> BankFormPage<'a> {
         if self.bank.hands_off {
             policy = policy.form_action_to_any_https_site();
         }
+        if let Some(widget) = &self.bank.widget {
+            policy = policy
+                .scripts_from(&widget.script)
+                .frames_and_requests_to(widget.origins.iter().map(String::as_str));
+        }
         if let Some(picker) = &self.picker {
             policy = policy.images_from(
                 picker

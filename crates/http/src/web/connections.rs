@@ -15,7 +15,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use tributary_domain::access::Viewer;
 use tributary_domain::ids::ConnectionId;
-use tributary_domain::model::{ConnectionStatus, Provider, SyncJobKind};
+use tributary_domain::model::{ConnectionStatus, SyncJobKind};
 use tributary_domain::summary::SyncSummary;
 use tributary_providers::sync::{self, Requester, SyncError};
 use tributary_storage::connections::{self, ConnectionRecord};
@@ -309,8 +309,11 @@ pub(super) async fn disconnect<V: Visitor>(
     Ok(see_other(visitor.home()))
 }
 
-fn bank_of(provider: Provider) -> Option<Bank> {
-    tributary_providers::catalog::describe(provider).map(Bank::of)
+/// The bank `connection` is at, offering its provider's enrollment script
+/// in repair (where there is one).
+fn bank_of(state: &AppState, connection: &ConnectionRecord) -> Option<Bank> {
+    tributary_providers::catalog::describe(connection.provider)
+        .map(|d| Bank::of(d).offering(state.engine.as_ref(), Some(&connection.settings)))
 }
 
 pub(super) async fn reauth_form<V: Visitor>(
@@ -319,7 +322,7 @@ pub(super) async fn reauth_form<V: Visitor>(
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(&req, &state, &path, None).await?;
-    let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
+    let bank = bank_of(&state, &connection).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     // The same login or the same bank as before, unless changed.
     let prefill = bank
@@ -340,7 +343,7 @@ pub(super) async fn reauth<V: Visitor>(
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(&req, &state, &path, Some(form.csrf())).await?;
-    let bank = bank_of(connection.provider).ok_or_else(PageError::not_found)?;
+    let bank = bank_of(&state, &connection).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let target = Target::Existing(connection.id);
     submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await

@@ -12,9 +12,10 @@ use actix_web::HttpResponse;
 use actix_web::http::header::{CONTENT_SECURITY_POLICY, HeaderValue};
 
 /// Scripts only from this server's own files (`/static/progress.js`, which
-/// reads the progress page again: `connect-src 'self'`); nothing inline,
-/// no frames, no plugins; images only where a page adds them.
-const FIXED: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'";
+/// reads the progress page again: `connect-src 'self'`) unless a page adds
+/// a provider's; nothing inline, no frames (unless a page adds a
+/// provider's), no plugins; images only where a page adds them.
+const FIXED: &str = "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// A page's policy: the fixed directives, and where its forms may lead and
 /// its images come from.
@@ -22,6 +23,10 @@ const FIXED: &str = "default-src 'none'; script-src 'self'; connect-src 'self'; 
 pub(super) struct Policy {
     form_action: Vec<String>,
     img_src: Vec<String>,
+    /// Scripts besides this server's own.
+    script_src: Vec<String>,
+    /// Where a provider's script opens frames and sends requests.
+    provider_origins: Vec<String>,
 }
 
 impl Policy {
@@ -30,7 +35,31 @@ impl Policy {
         Self {
             form_action: vec!["'self'".to_owned()],
             img_src: Vec::new(),
+            script_src: Vec::new(),
+            provider_origins: Vec::new(),
         }
+    }
+
+    /// Scripts also from `url` (its origin): a provider's own enrollment
+    /// script (Teller Connect), on its connect page only.
+    pub fn scripts_from(mut self, url: &str) -> Self {
+        if let Some(source) =
+            source_of(url).filter(|s| s.starts_with("https://") || s.starts_with("http://"))
+        {
+            self.script_src.push(source);
+        }
+        self
+    }
+
+    /// Frames and requests to the origins of `urls` (https only): where a
+    /// provider's script opens its frame and sends its requests.
+    pub fn frames_and_requests_to<'a>(mut self, urls: impl IntoIterator<Item = &'a str>) -> Self {
+        self.provider_origins.extend(
+            urls.into_iter()
+                .filter_map(source_of)
+                .filter(|s| s.starts_with("https://")),
+        );
+        self
     }
 
     /// Forms may also lead to `url`'s origin (for a URL with no host, such
@@ -65,7 +94,22 @@ impl Policy {
 
     /// The header's value.
     pub fn value(&self) -> String {
-        let mut value = format!("{FIXED}; form-action {}", self.form_action.join(" "));
+        let with = |fixed: &str, more: &[String]| {
+            std::iter::once(fixed)
+                .chain(more.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut value = format!(
+            "{FIXED}; script-src {}; connect-src {}; form-action {}",
+            with("'self'", &self.script_src),
+            with("'self'", &self.provider_origins),
+            self.form_action.join(" ")
+        );
+        if !self.provider_origins.is_empty() {
+            value.push_str("; frame-src ");
+            value.push_str(&self.provider_origins.join(" "));
+        }
         if !self.img_src.is_empty() {
             value.push_str("; img-src ");
             value.push_str(&self.img_src.join(" "));
@@ -107,6 +151,30 @@ mod tests {
         assert!(value.contains("form-action 'self'"), "{value}");
         assert!(!value.contains("img-src"), "{value}");
         assert!(value.contains("default-src 'none'"), "{value}");
+    }
+
+    #[test]
+    fn a_providers_script_and_frames_are_let_in_only_where_added() {
+        let strict = Policy::strict().value();
+        assert!(strict.contains("script-src 'self';"), "{strict}");
+        assert!(strict.contains("connect-src 'self';"), "{strict}");
+        assert!(!strict.contains("frame-src"), "{strict}");
+        let widget = Policy::strict()
+            .scripts_from("https://cdn.teller.io/connect/connect.js")
+            .frames_and_requests_to(["https://teller.io", "javascript:alert(1); script-src *"])
+            .value();
+        assert!(
+            widget.contains("script-src 'self' https://cdn.teller.io;"),
+            "{widget}"
+        );
+        assert!(
+            widget.contains("connect-src 'self' https://teller.io;"),
+            "{widget}"
+        );
+        assert!(
+            widget.ends_with("; frame-src https://teller.io"),
+            "{widget}"
+        );
     }
 
     #[test]

@@ -174,6 +174,11 @@ fn static_files(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(progress_script))
             .route(web::head().to(progress_script)),
     )
+    .service(
+        web::resource("/static/connect/{file}")
+            .route(web::get().to(connect_launcher))
+            .route(web::head().to(connect_launcher)),
+    )
     // Browsers ask for it on their own; one small SVG (Chromium and
     // Firefox read an SVG here by its content type).
     .service(
@@ -200,6 +205,23 @@ async fn stylesheet() -> HttpResponse {
         "text/css; charset=utf-8",
         include_str!("../../static/tributary.css"),
     )
+}
+
+/// `/static/connect/{provider}.js`: the script that opens a provider's own
+/// enrollment script on its connect page, where its connector offers one.
+async fn connect_launcher(
+    state: web::Data<crate::state::AppState>,
+    file: web::Path<String>,
+) -> HttpResponse {
+    let launcher = file
+        .strip_suffix(".js")
+        .and_then(|name| name.parse::<tributary_domain::model::Provider>().ok())
+        .and_then(|provider| state.engine.as_ref()?.connect_widget(provider, None))
+        .map(|widget| widget.launcher);
+    match launcher {
+        Some(script) => static_file("text/javascript; charset=utf-8", script),
+        None => HttpResponse::NotFound().finish(),
+    }
 }
 
 async fn progress_script() -> HttpResponse {

@@ -10,13 +10,17 @@
 //! is its available amount.
 //!
 //! Activity amounts are written without a sign; `movementType` says which
-//! way money went: `CREDIT` into the position (a buy), `DEBIT` out of it
-//! (a sale, interest paid out, an amortization, a tax), each kind's
-//! default where it is absent. Stored as the cash effect for the person:
-//! money put in is negative, money taken out positive, and a tax (money
-//! out of the position that never reaches them) negative, a tax refunded
-//! positive. Every activity is read each sync: Pluggy's listing has no
-//! date filter.
+//! way money went: `CREDIT` into the position, `DEBIT` out of it, each
+//! kind's documented default where it is absent (a buy in, the rest out).
+//! The amount is stored as a brokerage account's cash would see it, as
+//! every source's investment activity is (negative when cash pays for
+//! something): a buy negative, a sale, interest or principal paid back
+//! positive, a tax negative (refunded, positive), a transfer of quotas 0
+//! (no cash moves; its value stays in `raw`). A buy or sale whose
+//! movement contradicts its type is not taken for one: OTHER, signed by
+//! its movement. Net of expenses (`netAmount`) where Pluggy gives it,
+//! else its gross `amount`. Every activity is read each sync: Pluggy's
+//! listing has no date filter.
 
 use super::{PluggyConnector, day};
 use crate::connector::ConnectorError;
@@ -73,6 +77,9 @@ struct Activity {
     /// The gross amount; absent only for a transfer.
     #[serde(default)]
     amount: Option<Decimal>,
+    /// The amount with the expenses counted in.
+    #[serde(rename = "netAmount", default)]
+    net_amount: Option<Decimal>,
     date: String,
     #[serde(default)]
     description: Option<String>,
@@ -106,43 +113,57 @@ impl Movement {
     }
 }
 
-/// The kind of a Pluggy activity `type`; a transfer's direction is its
-/// movement. An amortization (principal paid back before maturity) has no
-/// kind of its own: OTHER, with Pluggy's word kept as the subtype.
-fn kind(activity: &Activity, movement: Movement) -> InvestmentKind {
+/// How a cash amount counts: money out of the brokerage cash, or into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cash {
+    /// Paid: negative.
+    Out,
+    /// Received: positive.
+    In,
+    /// None moves: zero.
+    Unmoved,
+}
+
+/// The kind of a Pluggy activity `type` moving money `movement`, and how
+/// its amount counts (module docs). An amortization (principal paid back
+/// before maturity) has no kind of its own: OTHER, with Pluggy's word kept
+/// as the subtype.
+fn classify(kind: &str, movement: Movement) -> (InvestmentKind, Cash) {
     use InvestmentKind::*;
-    match activity.kind.as_str() {
-        "BUY" => Buy,
-        "SELL" => Sell,
-        "TAX" => Tax,
-        "INTEREST" => Interest,
-        "TRANSFER" => match movement {
-            Movement::IntoPosition => TransferIn,
-            Movement::OutOfPosition => TransferOut,
-        },
-        _ => Other,
+    use Movement::*;
+    // Money into the position came out of the person's cash; money out of
+    // it went to them.
+    let by_movement = match movement {
+        IntoPosition => Cash::Out,
+        OutOfPosition => Cash::In,
+    };
+    match (kind, movement) {
+        ("BUY", IntoPosition) => (Buy, Cash::Out),
+        ("SELL", OutOfPosition) => (Sell, Cash::In),
+        // Credited into the position or paid out: income either way.
+        ("INTEREST", _) => (Interest, Cash::In),
+        ("TAX", OutOfPosition) => (Tax, Cash::Out),
+        ("TAX", IntoPosition) => (Tax, Cash::In),
+        ("TRANSFER", IntoPosition) => (TransferIn, Cash::Unmoved),
+        ("TRANSFER", OutOfPosition) => (TransferOut, Cash::Unmoved),
+        _ => (Other, by_movement),
     }
 }
 
-/// The amount as the cash effect for the person (module docs).
-fn cash_effect(kind: InvestmentKind, movement: Movement, amount: Decimal) -> Decimal {
-    let person_pays = match kind {
-        InvestmentKind::Tax => movement == Movement::OutOfPosition,
-        _ => movement == Movement::IntoPosition,
-    };
-    // No money moved is 0, never -0.
-    if person_pays && !amount.is_zero() {
-        -amount
-    } else {
-        amount
+/// `amount` counted as `cash` says (0 is never -0).
+fn counted(cash: Cash, amount: Decimal) -> Decimal {
+    match cash {
+        Cash::Out if !amount.is_zero() => -amount.abs(),
+        Cash::Out | Cash::In => amount.abs(),
+        Cash::Unmoved => Decimal::ZERO,
     }
 }
 
 /// The fees among an activity's `expenses` (brokerage, custody, exchange
 /// and the like), as one positive cost; the taxes there (`incomeTax`,
-/// `iof`, `iofProvision`) are not fees.
+/// `iof`, `iofProvision`, `serviceTax`) are not fees.
 fn fees(expenses: Option<&Value>) -> Result<Option<Decimal>, ConnectorError> {
-    const TAXES: [&str; 3] = ["incomeTax", "iof", "iofProvision"];
+    const TAXES: [&str; 4] = ["incomeTax", "iof", "iofProvision", "serviceTax"];
     let Some(Value::Object(expenses)) = expenses else {
         return Ok(None);
     };
@@ -179,19 +200,22 @@ fn security(investment: &Investment) -> Security {
 }
 
 /// The position an investment holds; none once redeemed in full. Without
-/// quotas it is one unit at its value, as Pluggy itself writes such
+/// quotas it is one unit at its net balance, as Pluggy itself writes such
 /// positions where it fills them in.
 fn holding(investment: &Investment, raw: &Value) -> Option<SnapshotHolding> {
     if investment.status.as_deref() == Some("TOTAL_WITHDRAWAL") {
         return None;
     }
-    let quantity = investment
-        .quantity
-        .filter(|q| !q.is_zero())
-        .unwrap_or(Decimal::ONE);
-    let price = investment
-        .value
-        .unwrap_or_else(|| investment.balance / quantity);
+    let (quantity, price) = match investment.quantity.filter(|q| !q.is_zero()) {
+        Some(quantity) => (
+            quantity,
+            investment
+                .value
+                .or_else(|| investment.balance.checked_div(quantity))
+                .unwrap_or(investment.balance),
+        ),
+        None => (Decimal::ONE, investment.balance),
+    };
     Some(SnapshotHolding {
         security: security(investment),
         quantity,
@@ -215,13 +239,17 @@ fn activity(
             investment.id
         ))
     })?;
-    let movement = Movement::of(&a)?;
-    let kind = kind(&a, movement);
-    // Gross amount; a transfer of quotas may move no money.
-    let amount = match (a.amount, a.quantity.zip(a.value)) {
+    let (kind, cash) = classify(&a.kind, Movement::of(&a)?);
+    // Net where given, else gross; a transfer moves no cash.
+    let amount = match (a.net_amount.or(a.amount), a.quantity.zip(a.value)) {
+        _ if cash == Cash::Unmoved => Decimal::ZERO,
         (Some(amount), _) => amount,
-        (None, _) if a.kind == "TRANSFER" => Decimal::ZERO,
-        (None, Some((quantity, value))) => quantity * value,
+        (None, Some((quantity, value))) => quantity.checked_mul(value).ok_or_else(|| {
+            ConnectorError::Protocol(format!(
+                "Pluggy sent investment transaction {} with a quantity and value too large to multiply",
+                a.id
+            ))
+        })?,
         (None, None) => {
             return Err(ConnectorError::Protocol(format!(
                 "Pluggy sent investment transaction {} ({}) without an amount",
@@ -237,7 +265,7 @@ fn activity(
         security: Some(security(investment)),
         quantity: a.quantity.filter(|q| !q.is_zero()),
         price: a.value,
-        amount: cash_effect(kind, movement, amount),
+        amount: counted(cash, amount),
         fees: fees(a.expenses.as_ref())?,
         currency: investment.currency_code.clone(),
         description: a.description.filter(|d| !d.trim().is_empty()),
@@ -268,8 +296,7 @@ impl PluggyConnector {
                     "Pluggy sent an investment that does not read: {err}"
                 ))
             })?;
-            let id = url::form_urlencoded::byte_serialize(investment.id.as_bytes())
-                .collect::<String>();
+            let id = super::path_segment(&investment.id);
             let activity = self
                 .every_page::<Value>(
                     key,
@@ -323,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn money_put_in_is_negative_taken_out_positive_a_tax_a_cost() {
+    fn a_buy_pays_a_sale_interest_and_principal_are_received_a_tax_a_cost() {
         let at = |kind: &str, movement: Value| {
             signed(json!({"id": "t", "type": kind, "movementType": movement, "amount": 100.5,
                           "date": "2026-03-10T00:00:00.000Z"}))
@@ -332,13 +359,16 @@ mod tests {
         assert_eq!(at("BUY", Value::Null), (Buy, "-100.5".into()));
         assert_eq!(at("SELL", Value::Null), (Sell, "100.5".into()));
         assert_eq!(at("INTEREST", Value::Null), (Interest, "100.5".into()));
+        assert_eq!(at("INTEREST", json!("CREDIT")), (Interest, "100.5".into()), "credited into the position: income still");
         assert_eq!(at("AMORTIZATION", json!("DEBIT")), (Other, "100.5".into()));
         assert_eq!(at("TAX", Value::Null), (Tax, "-100.5".into()));
-        assert_eq!(at("TAX", json!("CREDIT")), (Tax, "100.5".into()));
-        assert_eq!(at("TRANSFER", json!("CREDIT")), (TransferIn, "-100.5".into()));
-        assert_eq!(at("TRANSFER", json!("DEBIT")), (TransferOut, "100.5".into()));
-        // A buy Pluggy says took money out is a reversal: money back.
-        assert_eq!(at("BUY", json!("DEBIT")), (Buy, "100.5".into()));
+        assert_eq!(at("TAX", json!("CREDIT")), (Tax, "100.5".into()), "refunded");
+        assert_eq!(at("TRANSFER", json!("CREDIT")), (TransferIn, "0".into()), "quotas move, no cash");
+        assert_eq!(at("TRANSFER", json!("DEBIT")), (TransferOut, "0".into()));
+        // A buy Pluggy says took money out of the position is not taken
+        // for a buy.
+        assert_eq!(at("BUY", json!("DEBIT")), (Other, "100.5".into()));
+        assert_eq!(at("SELL", json!("CREDIT")), (Other, "-100.5".into()));
         assert!(
             activity(&fund(), &json!({"id": "t", "type": "BUY", "movementType": "SIDEWAYS",
                 "amount": 1, "date": "2026-03-10T00:00:00.000Z"}))
@@ -348,10 +378,20 @@ mod tests {
     }
 
     #[test]
-    fn a_transfer_may_move_no_money_but_a_buy_has_an_amount() {
-        let transfer = activity(&fund(), &json!({"id": "t", "type": "TRANSFER", "movementType": "CREDIT",
-            "quantity": 10, "date": "2026-03-10T00:00:00.000Z"})).unwrap();
-        assert_eq!((transfer.amount.to_string(), transfer.quantity.map(|q| q.to_string())), ("0".into(), Some("10".into())));
+    fn the_net_amount_is_the_cash_where_pluggy_gives_it() {
+        // Parsed from text: Pluggy's numbers keep their digits.
+        let raw: Value = serde_json::from_str(r#"{"id": "t", "type": "BUY", "amount": 3600, "netAmount": 3604.90,
+            "expenses": {"brokerageFee": 4.90}, "date": "2026-03-10T00:00:00.000Z"}"#).unwrap();
+        let buy = activity(&fund(), &raw).unwrap();
+        assert_eq!(buy.amount.to_string(), "-3604.90");
+        assert_eq!(buy.fees.map(|f| f.to_string()), Some("4.90".into()));
+    }
+
+    #[test]
+    fn a_transfer_moves_quotas_and_no_cash_but_a_sale_has_an_amount() {
+        let transfer = activity(&fund(), &json!({"id": "t", "type": "TRANSFER", "movementType": "DEBIT",
+            "quantity": 10, "amount": 250, "date": "2026-03-10T00:00:00.000Z"})).unwrap();
+        assert_eq!((transfer.amount.to_string(), transfer.quantity.map(|q| q.to_string())), ("0".into(), Some("-10".into())));
         let sale = activity(&fund(), &json!({"id": "t", "type": "SELL", "quantity": 10, "value": 2.5,
             "date": "2026-03-10T00:00:00.000Z"})).unwrap();
         assert_eq!((sale.amount.to_string(), sale.quantity.map(|q| q.to_string())), ("25.0".into(), Some("-10".into())));
@@ -372,6 +412,11 @@ mod tests {
         let held = holding(&fund(), &raw).unwrap();
         assert_eq!(held.security.ticker, None, "a fund's code is its CNPJ");
         assert_eq!((held.quantity, held.price, held.value), (Decimal::ONE, Decimal::from(1000), Decimal::from(1000)));
+        // A quota's value without quotas says nothing of the position.
+        let mut valued = fund();
+        valued.value = Some(Decimal::from(3));
+        let held = holding(&valued, &raw).unwrap();
+        assert_eq!((held.quantity, held.price), (Decimal::ONE, Decimal::from(1000)));
         let mut stock = fund();
         stock.kind = "EQUITY".into();
         stock.code = Some("PETR4".into());

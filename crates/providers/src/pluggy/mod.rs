@@ -168,6 +168,17 @@ fn is_item_id(id: &str) -> bool {
     (1..=64).contains(&id.len()) && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
 }
 
+/// `id` as one path segment: every byte but letters, digits, `-` and `_`
+/// escaped, so that no id (`..`, `a/b`) reaches another address.
+fn path_segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => char::from(b).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// What signing in is called in errors.
 const SIGN_IN: &str = "the application's sign-in";
 
@@ -463,7 +474,7 @@ impl PluggyConnector {
     }
 
     fn item(&self, key: &str, item_id: &str) -> Result<Item, ConnectorError> {
-        let id = url::form_urlencoded::byte_serialize(item_id.as_bytes()).collect::<String>();
+        let id = path_segment(item_id);
         self.get(key, &format!("items/{id}"), &[], "the item")
     }
 
@@ -785,6 +796,13 @@ mod tests {
         assert_eq!((converted.amount.to_string(), converted.currency.as_str()), ("-104.35".to_owned(), "BRL"));
         let own = transaction(Side::Credit, t(None), "BRL").unwrap();
         assert_eq!((own.amount.to_string(), own.currency.as_str()), ("-19.99".to_owned(), "USD"));
+    }
+
+    #[test]
+    fn an_id_stays_one_path_segment() {
+        assert_eq!(path_segment("0b4c-7e2a_X"), "0b4c-7e2a_X");
+        assert_eq!(path_segment(".."), "%2E%2E");
+        assert_eq!(path_segment("a/b c"), "a%2Fb%20c");
     }
 
     #[test]
