@@ -293,7 +293,7 @@ async fn the_statement_reads_as_ibflex_reads_it() {
                 last_synced_at: None,
                 oldest_pending: None,
                 stored_accounts: &Default::default(),
-                takes_new_accounts: true,
+                chosen_accounts: None,
                 keep_credentials: None,
             })
             .unwrap()

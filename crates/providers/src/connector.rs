@@ -5,7 +5,7 @@
 //! pooled database connection while it waits on the provider.
 
 use chrono::{DateTime, Utc};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::time::Duration;
 use tributary_domain::model::{ConnectionStatus, Provider};
@@ -29,13 +29,11 @@ pub struct FetchContext<'a> {
     pub oldest_pending: Option<chrono::NaiveDate>,
     /// The provider's ids of the accounts the connection holds: an account
     /// not among them (opened, or shared, since the last sync) is read
-    /// whole ([`FetchContext::reach_back_for`]), unless the person chose
-    /// which accounts to share (`takes_new_accounts` false: a new one is
-    /// not stored, so not read whole either).
+    /// whole ([`FetchContext::reach_back_for`]) if it would be taken.
     pub stored_accounts: &'a HashSet<String>,
-    /// Whether an account new to the connection would be stored (the
-    /// person has not chosen which to share).
-    pub takes_new_accounts: bool,
+    /// The accounts the person chose to share; `None`: all. One left out
+    /// is not stored, so not read whole either.
+    pub chosen_accounts: Option<&'a BTreeSet<String>>,
     /// Keeps, sealed and at once, credentials the provider replaced during
     /// this fetch (a refresh token that is good for one use): a sync that
     /// fails after the exchange must not lose them. `None` where nothing
@@ -62,12 +60,14 @@ impl FetchContext<'_> {
     }
 
     /// The previous successful sync, for one account: `None` for an
-    /// account the connection does not hold yet and would take, as on a
-    /// first sync.
+    /// account the connection does not hold yet and would take (all are
+    /// taken, or the person chose it), as on a first sync.
     pub fn last_synced_for(&self, provider_account_id: &str) -> Option<DateTime<Utc>> {
-        self.last_synced_at.filter(|_| {
-            !self.takes_new_accounts || self.stored_accounts.contains(provider_account_id)
-        })
+        let taken_anew = !self.stored_accounts.contains(provider_account_id)
+            && self
+                .chosen_accounts
+                .is_none_or(|chosen| chosen.contains(provider_account_id));
+        self.last_synced_at.filter(|_| !taken_anew)
     }
 
     /// [`FetchContext::reach_back`] for one account: `None` (its whole
@@ -94,7 +94,7 @@ impl std::fmt::Debug for FetchContext<'_> {
             .field("last_synced_at", &self.last_synced_at)
             .field("oldest_pending", &self.oldest_pending)
             .field("stored_accounts", &self.stored_accounts.len())
-            .field("takes_new_accounts", &self.takes_new_accounts)
+            .field("chosen_accounts", &self.chosen_accounts.map(BTreeSet::len))
             .finish()
     }
 }
@@ -448,7 +448,7 @@ mod tests {
             last_synced_at: Some(last),
             oldest_pending: None,
             stored_accounts: &stored,
-            takes_new_accounts: true,
+            chosen_accounts: None,
             keep_credentials: None,
         };
         let window = Some(last - chrono::Duration::days(14));
@@ -461,12 +461,15 @@ mod tests {
             ..context
         };
         assert_eq!(first.reach_back_for("held", 14), None, "a first sync");
-        // The person chose which accounts to share: a new one is not
-        // taken, so not read whole.
+        // The person chose which accounts to share: one left out is not
+        // taken, so not read whole; one chosen but not stored yet is.
+        let picked = BTreeSet::from(["held".to_owned(), "chosen-since".to_owned()]);
         let chosen = FetchContext {
-            takes_new_accounts: false,
+            chosen_accounts: Some(&picked),
             ..context
         };
         assert_eq!(chosen.reach_back_for("opened-since", 14), window);
+        assert_eq!(chosen.reach_back_for("chosen-since", 14), None);
+        assert_eq!(chosen.reach_back_for("held", 14), window);
     }
 }

@@ -30,6 +30,16 @@ use tributary_storage::provider_limits::{self, Admission};
 use tributary_storage::sync_jobs::{self, ClaimedJob};
 use tributary_storage::{Database, StorageError, read, sync_apply};
 
+/// What the connection holds that a fetch's window depends on
+/// ([`FetchContext`]).
+struct Held {
+    oldest_pending: Option<chrono::NaiveDate>,
+    /// The provider's ids of its accounts.
+    accounts: HashSet<String>,
+    /// The accounts the person chose to share; `None`: all.
+    chosen: Option<std::collections::BTreeSet<String>>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     #[error(transparent)]
@@ -513,24 +523,16 @@ impl SyncEngine {
             } => (connection, credentials),
             Prepared::Done(outcome) => return Ok(outcome),
         };
-        let (oldest_pending, stored_accounts, takes_new_accounts) = {
+        let held = {
             let conn = &mut *self.db.conn()?;
-            (
-                read::oldest_pending(conn, connection.id)?,
-                read::provider_account_ids(conn, connection.id)?,
-                tributary_storage::account_choice::chosen(conn, connection.id)?.is_none(),
-            )
+            Held {
+                oldest_pending: read::oldest_pending(conn, connection.id)?,
+                accounts: read::provider_account_ids(conn, connection.id)?,
+                chosen: account_choice::chosen(conn, connection.id)?,
+            }
         };
         let fetched = self
-            .fetch(
-                job,
-                &connection,
-                (
-                    credentials.as_deref(),
-                    oldest_pending,
-                    (&stored_accounts, takes_new_accounts),
-                ),
-            )
+            .fetch(job, &connection, credentials.as_deref(), &held)
             .and_then(
                 |snapshot| match unexpected(connection.provider, &snapshot) {
                     Some(unexpected) => Err(ConnectorError::Misconfigured(format!(
@@ -674,11 +676,8 @@ impl SyncEngine {
         &self,
         job: &ClaimedJob,
         connection: &ConnectionRecord,
-        (credentials, oldest_pending, (stored_accounts, takes_new_accounts)): (
-            Option<&str>,
-            Option<chrono::NaiveDate>,
-            (&HashSet<String>, bool),
-        ),
+        credentials: Option<&str>,
+        held: &Held,
     ) -> Result<ProviderSnapshot, ConnectorError> {
         let keep = |fresh: &str| {
             self.keep_credentials(connection, credentials, fresh)
@@ -694,9 +693,9 @@ impl SyncEngine {
                     settings: &connection.settings,
                     credentials,
                     last_synced_at: connection.last_synced_at.map(|at| at.and_utc()),
-                    oldest_pending,
-                    stored_accounts,
-                    takes_new_accounts,
+                    oldest_pending: held.oldest_pending,
+                    stored_accounts: &held.accounts,
+                    chosen_accounts: held.chosen.as_ref(),
                     keep_credentials: Some(&keep),
                 })
             }),

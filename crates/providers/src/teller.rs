@@ -148,7 +148,7 @@ fn teller_connect(env: &Environment<'_>) -> Result<Option<TellerConnect>, Settin
         return Err(SettingError {
             name: "TRIBUTARY_TELLER_APPLICATION_ID",
             value: Some(application_id),
-            reason: "is not a Teller application id (app_ and letters and digits)".into(),
+            reason: "is not a Teller application id (letters, digits, _ and -)".into(),
         });
     }
     let environment = env
@@ -179,12 +179,21 @@ fn teller_connect(env: &Environment<'_>) -> Result<Option<TellerConnect>, Settin
 }
 
 /// Whether a page may load a script from `address`: https, or plain http
-/// on this machine only (a local copy, a test's fake).
+/// on this machine only (a local copy, a test's fake). Its origin goes in
+/// the page's Content-Security-Policy: a host name is letters, digits,
+/// `.` and `-` only (a URL parser takes `;` in one).
 fn is_script_address(address: &str) -> bool {
     let Ok(url) = url::Url::parse(address) else {
         return false;
     };
     match (url.scheme(), url.host()) {
+        (_, Some(url::Host::Domain(name)))
+            if !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') =>
+        {
+            false
+        }
         ("https", Some(_)) => true,
         ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
         ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
@@ -838,6 +847,7 @@ mod tests {
             ("TRIBUTARY_TELLER_ENVIRONMENT", "staging"),
             ("TRIBUTARY_TELLER_CONNECT_SCRIPT", "http://cdn.example/connect.js"),
             ("TRIBUTARY_TELLER_CONNECT_SCRIPT", "javascript:alert(1)"),
+            ("TRIBUTARY_TELLER_CONNECT_SCRIPT", "https://x;frame-src/c.js"),
         ] {
             // The one given first is the one read.
             let pairs = [(name, value), ("TRIBUTARY_TELLER_APPLICATION_ID", "app_o3k2")];

@@ -308,7 +308,7 @@ fn a_worker_that_does_not_hold_the_job_stores_nothing() {
                 last_synced_at: None,
                 oldest_pending: None,
                 stored_accounts: &Default::default(),
-                takes_new_accounts: true,
+                chosen_accounts: None,
                 keep_credentials: None,
             })
             .unwrap();

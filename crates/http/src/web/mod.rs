@@ -2,7 +2,8 @@
 //! by e-mailed code, checkout when users pay, connect a bank, consent) and
 //! the portal. Server-rendered (askama), one stylesheet; every page works
 //! without JavaScript (one small script only updates the sync progress page
-//! in place).
+//! in place; where the operator set up Teller Connect, Teller's bank form
+//! offers it with Teller's script beside the form, which works without).
 //!
 //! Every page runs in a server-side session named by an HttpOnly cookie;
 //! every form carries the session's CSRF token; every response carries a

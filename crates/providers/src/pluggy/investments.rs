@@ -296,7 +296,7 @@ impl PluggyConnector {
                     "Pluggy sent an investment that does not read: {err}"
                 ))
             })?;
-            let id = super::path_segment(&investment.id);
+            let id = super::path_segment(&investment.id)?;
             let activity = self
                 .every_page::<Value>(
                     key,

@@ -169,14 +169,21 @@ fn is_item_id(id: &str) -> bool {
 }
 
 /// `id` as one path segment: every byte but letters, digits, `-` and `_`
-/// escaped, so that no id (`..`, `a/b`) reaches another address.
-fn path_segment(id: &str) -> String {
-    id.bytes()
+/// escaped, so that no id (`a/b`) reaches another address; `.` and `..`
+/// are refused (URL parsers read `%2E%2E` as `..`).
+fn path_segment(id: &str) -> Result<String, ConnectorError> {
+    if id.is_empty() || id.bytes().all(|b| b == b'.') {
+        return Err(ConnectorError::Protocol(format!(
+            "Pluggy sent `{id}` as an id, which cannot name anything"
+        )));
+    }
+    Ok(id
+        .bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' => char::from(b).to_string(),
             _ => format!("%{b:02X}"),
         })
-        .collect()
+        .collect())
 }
 
 /// What signing in is called in errors.
@@ -474,7 +481,7 @@ impl PluggyConnector {
     }
 
     fn item(&self, key: &str, item_id: &str) -> Result<Item, ConnectorError> {
-        let id = path_segment(item_id);
+        let id = path_segment(item_id)?;
         self.get(key, &format!("items/{id}"), &[], "the item")
     }
 
@@ -800,9 +807,11 @@ mod tests {
 
     #[test]
     fn an_id_stays_one_path_segment() {
-        assert_eq!(path_segment("0b4c-7e2a_X"), "0b4c-7e2a_X");
-        assert_eq!(path_segment(".."), "%2E%2E");
-        assert_eq!(path_segment("a/b c"), "a%2Fb%20c");
+        assert_eq!(path_segment("0b4c-7e2a_X").unwrap(), "0b4c-7e2a_X");
+        assert_eq!(path_segment("a/b c.d").unwrap(), "a%2Fb%20c%2Ed");
+        for nothing in ["", ".", "..", "..."] {
+            assert!(path_segment(nothing).is_err(), "{nothing}");
+        }
     }
 
     #[test]

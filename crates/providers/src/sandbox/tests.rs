@@ -22,7 +22,7 @@ fn fetch(
             last_synced_at: last,
             oldest_pending: None,
             stored_accounts: &Default::default(),
-            takes_new_accounts: true,
+            chosen_accounts: None,
             keep_credentials: None,
         })
         .expect("sandbox fetch")
@@ -233,7 +233,7 @@ fn failure_usernames_fail_the_documented_way() {
         last_synced_at: None,
         oldest_pending: None,
         stored_accounts: &none_stored,
-        takes_new_accounts: true,
+        chosen_accounts: None,
         keep_credentials: None,
     };
     let reauth = connection_settings("a@example.com", USER_REAUTH_REQUIRED);
@@ -270,7 +270,7 @@ fn slow_username_waits_before_answering() {
             last_synced_at: None,
             oldest_pending: None,
             stored_accounts: &Default::default(),
-            takes_new_accounts: true,
+            chosen_accounts: None,
             keep_credentials: None,
         })
         .unwrap();
