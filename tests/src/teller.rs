@@ -285,12 +285,33 @@ impl TellerFake {
         timeout: Duration,
         connect: Option<TellerConnect>,
     ) -> Arc<dyn Connector> {
+        self.connector_configured(identity, timeout, (connect, Vec::new()))
+    }
+
+    /// The real connector with the operator's certificate, taking Teller's
+    /// webhooks signed with `secrets`.
+    pub fn connector_taking_webhooks(&self, secrets: &[&str]) -> Arc<dyn Connector> {
+        let secrets = secrets.iter().map(|s| (*s).to_owned()).collect();
+        self.connector_configured(
+            &self.pki.operator_identity,
+            Duration::from_secs(10),
+            (None, secrets),
+        )
+    }
+
+    fn connector_configured(
+        &self,
+        identity: &str,
+        timeout: Duration,
+        (connect, webhook_secrets): (Option<TellerConnect>, Vec<String>),
+    ) -> Arc<dyn Connector> {
         let config = TellerConfig {
             base_url: self.url.clone(),
             identity_pem: identity.as_bytes().to_vec(),
             extra_roots_pem: Some(self.pki.authority_pem.as_bytes().to_vec()),
             timeout,
             connect,
+            webhook_secrets,
         };
         std::thread::spawn(move || {
             Arc::new(TellerConnector::new(config).unwrap()) as Arc<dyn Connector>

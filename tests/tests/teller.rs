@@ -260,3 +260,134 @@ async fn the_fake_answers_a_request_without_a_certificate_400() {
     assert_eq!(fake.handshakes().0, 1);
     assert_eq!(fake.handshakes().1, 1);
 }
+
+/// Teller's `enrollment.disconnected` webhook over real HTTP, on both
+/// backends: only a body signed with a signing secret (either, while one
+/// is rotated) and at most 3 minutes old is taken; it marks the
+/// enrollment's connection as needing the person at once; other events
+/// and other enrollments change nothing; a provider that sends none here
+/// is 404.
+#[actix_web::test]
+async fn a_signed_enrollment_disconnected_webhook_needs_the_person() {
+    use hmac::{Hmac, KeyInit, Mac};
+    const OLD: &str = "whsec_0ld5ecret";
+    const NEW: &str = "whsec_n3w5ecret";
+    for database in tributary_storage::testing::TestDatabase::all() {
+        eprintln!("-- on {:?}", database.backend());
+        let fake = TellerFake::start().await;
+        let server =
+            tributary_e2e::start_with(database, vec![fake.connector_taking_webhooks(&[OLD, NEW])]);
+        let db = server.database.db().clone();
+        let webhooks = fake.clone();
+        let connection = std::thread::spawn(move || {
+            let bench = Bench::against(
+                &db,
+                |_| webhooks.connector_taking_webhooks(&[OLD, NEW]),
+                "webhook@example.com",
+            );
+            connect_with_a_token(
+                &bench.engine,
+                (&db, bench.user),
+                tributary_providers::teller::PROVIDER,
+                (&token_request("token_wrong"), &token_request(TOKEN)),
+            )
+        })
+        .join()
+        .unwrap();
+        let status = || {
+            tributary_storage::connections::get_connection(
+                &mut server.database.db().conn().unwrap(),
+                connection,
+            )
+            .unwrap()
+        };
+        let client = reqwest::Client::new();
+        let now = server.clock.now().timestamp();
+        let send = |body: String, signature: Option<String>, provider: &str| {
+            let mut request = client
+                .post(server.url(&format!("/providers/{provider}/webhook")))
+                .header("content-type", "application/json")
+                .body(body);
+            if let Some(signature) = signature {
+                request = request.header("Teller-Signature", signature);
+            }
+            async move { request.send().await.unwrap().status().as_u16() }
+        };
+        let sign = |secret: &str, at: i64, body: &str| {
+            let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+            mac.update(format!("{at}.{body}").as_bytes());
+            mac.finalize()
+                .into_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        let event = |kind: &str, enrollment: &str| {
+            serde_json::json!({"id": "wh_1", "type": kind, "timestamp": "2026-11-29T12:00:00Z",
+                "payload": {"enrollment_id": enrollment, "reason": "disconnected.account_locked"}})
+            .to_string()
+        };
+        let disconnected = event("enrollment.disconnected", "enr_f4k3");
+
+        // Refused, changing nothing: no signature, another secret, a stale
+        // one, a signature of another body.
+        let refused = [
+            None,
+            Some(format!(
+                "t={now},v1={}",
+                sign("whsec_other", now, &disconnected)
+            )),
+            Some(format!(
+                "t={},v1={}",
+                now - 400,
+                sign(OLD, now - 400, &disconnected)
+            )),
+            Some(format!("t={now},v1={}", sign(OLD, now, "{}"))),
+        ];
+        for signature in refused {
+            assert_eq!(
+                send(disconnected.clone(), signature.clone(), "teller").await,
+                401,
+                "{signature:?}"
+            );
+        }
+        assert_eq!(status().status, ConnectionStatus::Active);
+        // Signed but unreadable: 400.
+        let garbled = "{\"type\": \"enrollment.disconnected\"}".to_owned();
+        let signature = format!("t={now},v1={}", sign(OLD, now, &garbled));
+        assert_eq!(send(garbled, Some(signature), "teller").await, 400);
+        // A test event, and another enrollment's: taken, nothing changes.
+        for body in [
+            event("webhook.test", "enr_f4k3"),
+            event("enrollment.disconnected", "enr_other"),
+        ] {
+            let signature = format!("t={now},v1=00ff,v1={}", sign(NEW, now, &body));
+            assert_eq!(send(body, Some(signature), "teller").await, 204);
+        }
+        assert_eq!(status().status, ConnectionStatus::Active);
+        // The enrollment's: the person is needed at once.
+        let signature = format!("t={now},v1={}", sign(OLD, now, &disconnected));
+        assert_eq!(
+            send(disconnected.clone(), Some(signature), "teller").await,
+            204
+        );
+        let after = status();
+        assert_eq!(after.status, ConnectionStatus::ReauthRequired);
+        assert!(
+            after
+                .status_reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains("account_locked"),
+            "{:?}",
+            after.status_reason
+        );
+        // A provider that sends none here, and no provider at all.
+        let signature = format!("t={now},v1={}", sign(OLD, now, &disconnected));
+        assert_eq!(
+            send(disconnected.clone(), Some(signature.clone()), "sandbox").await,
+            404
+        );
+        assert_eq!(send(disconnected, Some(signature), "nobody").await, 404);
+    }
+}

@@ -23,6 +23,7 @@ pub mod openapi;
 mod origin;
 pub mod platform;
 pub mod provider_calls;
+pub mod provider_webhooks;
 pub mod recurring;
 pub mod request_id;
 pub mod response_cache;

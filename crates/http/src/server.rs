@@ -45,6 +45,13 @@ fn routes(interface: Interface) -> impl Fn(&mut web::ServiceConfig) + Clone {
         // Both interfaces serve SimpleFIN: Personal users' destinations come
         // from the CLI, app users' from the portal.
         crate::simplefin::configure(cfg, interface);
+        // Both take providers' webhooks: connections live on either.
+        cfg.service(crate::routes::only(
+            web::resource("/providers/{provider}/webhook")
+                .app_data(web::PayloadConfig::new(crate::provider_webhooks::MAX_BODY))
+                .route(web::post().to(crate::provider_webhooks::receive)),
+            "POST",
+        ));
     }
 }
 

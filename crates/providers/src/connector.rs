@@ -406,6 +406,16 @@ pub trait Connector: Send + Sync + fmt::Debug {
     fn connect_widget(&self, _repairing: Option<&serde_json::Value>) -> Option<ConnectWidget> {
         None
     }
+
+    /// A webhook the provider sent (`POST /providers/{provider}/webhook`):
+    /// its signature checked, what it says. By default none is taken.
+    fn webhook(
+        &self,
+        _inbound: &crate::provider_webhook::InboundWebhook<'_>,
+    ) -> Result<crate::provider_webhook::ProviderEvent, crate::provider_webhook::WebhookRefusal>
+    {
+        Err(crate::provider_webhook::WebhookRefusal::NotTaken)
+    }
 }
 
 /// A provider's own script that enrolls the person on the connect page,

@@ -11,6 +11,7 @@ mod mask;
 pub mod payments;
 mod personal_token;
 mod provider_http;
+pub mod provider_webhook;
 mod psd2;
 pub mod registry;
 pub mod sync;

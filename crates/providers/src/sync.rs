@@ -40,6 +40,15 @@ struct Held {
     chosen: Option<std::collections::BTreeSet<String>>,
 }
 
+/// Why a provider's webhook was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    #[error(transparent)]
+    Refused(crate::provider_webhook::WebhookRefusal),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     #[error(transparent)]
@@ -291,6 +300,44 @@ impl SyncEngine {
         repairing: Option<&serde_json::Value>,
     ) -> Option<crate::connector::ConnectWidget> {
         self.registry.get(provider)?.connect_widget(repairing)
+    }
+
+    /// A webhook `provider` sent: checked by its connector, then applied
+    /// (connections the bank disconnected need the person). How many
+    /// connections it changed.
+    pub fn receive_webhook(
+        &self,
+        provider: Provider,
+        inbound: &crate::provider_webhook::InboundWebhook<'_>,
+    ) -> Result<usize, WebhookError> {
+        use crate::provider_webhook::{ProviderEvent, WebhookRefusal};
+        let connector = self
+            .registry
+            .get(provider)
+            .ok_or(WebhookError::Refused(WebhookRefusal::NotTaken))?;
+        match connector.webhook(inbound).map_err(WebhookError::Refused)? {
+            ProviderEvent::Nothing => Ok(0),
+            ProviderEvent::NeedsPerson {
+                setting,
+                value,
+                reason,
+            } => {
+                let conn = &mut *self.db.conn()?;
+                let concerned = connections::with_setting(conn, provider, (setting, &value))?;
+                let now = inbound.now.naive_utc();
+                for id in &concerned {
+                    connections::record_failure(
+                        conn,
+                        *id,
+                        ConnectionStatus::ReauthRequired,
+                        &reason,
+                        None,
+                        now,
+                    )?;
+                }
+                Ok(concerned.len())
+            }
+        }
     }
 
     /// Whether a connector for `provider` is configured.

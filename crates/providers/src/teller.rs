@@ -26,7 +26,9 @@
 //! transaction may post under another id: the pending-match rule pairs
 //! them. An enrollment the bank has disconnected (`enrollment.disconnected`
 //! and its reasons: a new MFA, a locked account, changed credentials)
-//! needs the person.
+//! needs the person; Teller's webhook of it, signed with the operator's
+//! secret, says so at once (`webhook`). Where the operator gives the
+//! application's id, the bank form offers Teller Connect (`connect_widget`).
 
 use crate::connector::{
     ConnectRequest, ConnectWidget, ConnectorError, FetchContext, HttpAnswer, PROVIDER_TIMEOUT,
@@ -38,6 +40,7 @@ use crate::description::{
 };
 use crate::personal_token;
 use crate::provider_http::{ProviderHttp, Refusal};
+use crate::provider_webhook::{InboundWebhook, ProviderEvent, WebhookRefusal};
 use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -81,6 +84,10 @@ pub const DESCRIPTION: Description = Description {
             help: "a PEM certificate authority to trust for Teller's API besides the public ones (a proxy's)",
         },
         Variable {
+            names: "TRIBUTARY_TELLER_WEBHOOK_SECRET",
+            help: "the Teller application's webhook signing secret (several, comma-separated, while one is rotated): POST /providers/teller/webhook takes Teller's enrollment.disconnected",
+        },
+        Variable {
             names: "TRIBUTARY_TELLER_APPLICATION_ID",
             help: "the Teller application's id (app_…): the connect page offers Teller Connect, loading Teller's script",
         },
@@ -121,6 +128,9 @@ pub struct TellerConfig {
     /// Teller Connect on the connect page, where the operator gave the
     /// application's id.
     pub connect: Option<TellerConnect>,
+    /// The application's webhook signing secrets (Teller signs with each
+    /// one not expired); none: no webhook is taken.
+    pub webhook_secrets: Vec<String>,
 }
 
 /// Teller Connect as the connect page opens it: the operator's
@@ -178,6 +188,55 @@ fn teller_connect(env: &Environment<'_>) -> Result<Option<TellerConnect>, Settin
     }))
 }
 
+/// How old (or early) a signed webhook may be: Teller's guide says reject
+/// one older than 3 minutes.
+const WEBHOOK_TOLERANCE_SECONDS: i64 = 180;
+
+/// A `Teller-Signature` header: its time and its `v1` signatures.
+#[derive(Debug)]
+struct Signature {
+    timestamp: i64,
+    signatures: Vec<Vec<u8>>,
+}
+
+impl Signature {
+    fn parse(header: &str) -> Result<Signature, WebhookRefusal> {
+        let mut timestamp = None;
+        let mut signatures = Vec::new();
+        for part in header.split(',') {
+            match part.trim().split_once('=') {
+                Some(("t", t)) => timestamp = t.parse::<i64>().ok(),
+                // A signature that is not hex matches nothing.
+                Some(("v1", hex)) => signatures.extend(hex::decode(hex).ok()),
+                _ => {}
+            }
+        }
+        match (timestamp, signatures.is_empty()) {
+            (Some(timestamp), false) => Ok(Signature {
+                timestamp,
+                signatures,
+            }),
+            _ => Err(WebhookRefusal::Unsigned(
+                "Teller-Signature needs t=<time> and v1=<signature>".into(),
+            )),
+        }
+    }
+
+    /// Whether a signature is `message`'s HMAC-SHA256 under a secret
+    /// (each compared in constant time).
+    fn verifies(&self, message: &[u8], secrets: &[String]) -> bool {
+        use hmac::{Hmac, KeyInit, Mac};
+        secrets.iter().any(|secret| {
+            self.signatures.iter().any(|signature| {
+                Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).is_ok_and(|mut mac| {
+                    mac.update(message);
+                    mac.verify_slice(signature).is_ok()
+                })
+            })
+        })
+    }
+}
+
 /// Whether a page may load a script from `address`: https, or plain http
 /// on this machine only (a local copy, a test's fake). Its origin goes in
 /// the page's Content-Security-Policy: a host name is letters, digits,
@@ -210,6 +269,7 @@ impl std::fmt::Debug for TellerConfig {
             .field("identity_pem", &"<sealed>")
             .field("timeout", &self.timeout)
             .field("connect", &self.connect)
+            .field("webhook_secrets", &self.webhook_secrets.len())
             .finish()
     }
 }
@@ -265,6 +325,17 @@ fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError>
         extra_roots_pem,
         timeout: PROVIDER_TIMEOUT,
         connect: teller_connect(env)?,
+        webhook_secrets: env
+            .get("TRIBUTARY_TELLER_WEBHOOK_SECRET")
+            .map(|secrets| {
+                secrets
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     // The certificate and key are read now: one that does not parse is
     // said at start, naming the files.
@@ -788,6 +859,59 @@ impl crate::connector::Connector for TellerConnector {
             // A pending transaction may post under another id.
             pending_match: Some(PendingMatchRule::default()),
             complete: true,
+        })
+    }
+
+    /// Teller's webhook (teller.io/docs/api/webhooks): `Teller-Signature:
+    /// t=<unix time>,v1=<hex HMAC-SHA256>[,v1=…]` over `<t>.<body>` with a
+    /// signing secret, at most 3 minutes old. `enrollment.disconnected`
+    /// needs the person on every connection to that enrollment; other
+    /// events change nothing.
+    fn webhook(&self, inbound: &InboundWebhook<'_>) -> Result<ProviderEvent, WebhookRefusal> {
+        if self.config.webhook_secrets.is_empty() {
+            return Err(WebhookRefusal::NotTaken);
+        }
+        let header = (inbound.header)("teller-signature")
+            .ok_or_else(|| WebhookRefusal::Unsigned("no Teller-Signature header".into()))?;
+        let signed = Signature::parse(&header)?;
+        let age = inbound.now.timestamp() - signed.timestamp;
+        if age.abs() > WEBHOOK_TOLERANCE_SECONDS {
+            return Err(WebhookRefusal::Unsigned(format!(
+                "signed {age} s from now (at most {WEBHOOK_TOLERANCE_SECONDS} s either way)"
+            )));
+        }
+        let mut message = format!("{}.", signed.timestamp).into_bytes();
+        message.extend_from_slice(inbound.body);
+        if !signed.verifies(&message, &self.config.webhook_secrets) {
+            return Err(WebhookRefusal::Unsigned(
+                "no v1 signature matches a signing secret".into(),
+            ));
+        }
+        #[derive(Deserialize)]
+        struct Event {
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(default)]
+            payload: Value,
+        }
+        let event: Event = serde_json::from_slice(inbound.body)
+            .map_err(|err| WebhookRefusal::Malformed(format!("not a Teller event: {err}")))?;
+        if event.kind != "enrollment.disconnected" {
+            return Ok(ProviderEvent::Nothing);
+        }
+        let enrollment = event.payload["enrollment_id"]
+            .as_str()
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| {
+                WebhookRefusal::Malformed("enrollment.disconnected names no enrollment_id".into())
+            })?;
+        let reason = event.payload["reason"].as_str().unwrap_or("disconnected");
+        Ok(ProviderEvent::NeedsPerson {
+            setting: "enrollment_id",
+            value: enrollment.to_owned(),
+            reason: format!(
+                "Teller says the bank disconnected the enrollment ({reason}): sign in to the connection again to repair it"
+            ),
         })
     }
 

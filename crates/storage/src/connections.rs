@@ -231,6 +231,29 @@ pub fn list_for_users(
         .collect()
 }
 
+/// The connections through `provider`, not disconnected, whose setting
+/// `key` is `value` (a provider's webhook names an enrollment by it).
+pub fn with_setting(
+    conn: &mut AnyConnection,
+    provider: Provider,
+    (key, value): (&str, &str),
+) -> StorageResult<Vec<ConnectionId>> {
+    let rows: Vec<(i64, String)> = connections::table
+        .filter(connections::provider.eq(provider.as_str()))
+        .filter(connections::status.ne(ConnectionStatus::Disconnected.as_str()))
+        .select((connections::id, connections::settings))
+        .order(connections::id)
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .filter(|(_, settings)| {
+            serde_json::from_str::<serde_json::Value>(settings)
+                .is_ok_and(|settings| settings.get(key).and_then(|v| v.as_str()) == Some(value))
+        })
+        .map(|(id, _)| ConnectionId::new(id))
+        .collect())
+}
+
 /// Records a failed sync: the new status, the reason in plain words, one more
 /// consecutive failure.
 pub fn record_failure(
