@@ -311,7 +311,13 @@ async fn a_signed_enrollment_disconnected_webhook_needs_the_person() {
             if let Some(signature) = signature {
                 request = request.header("Teller-Signature", signature);
             }
-            async move { request.send().await.unwrap().status().as_u16() }
+            async move {
+                let response = request.send().await.unwrap();
+                let status = response.status().as_u16();
+                let body: serde_json::Value = response.json().await.unwrap_or_default();
+                // The error envelope's code beside the status.
+                (status, body["code"].as_str().unwrap_or_default().to_owned())
+            }
         };
         let sign = |secret: &str, at: i64, body: &str| {
             let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
@@ -347,7 +353,7 @@ async fn a_signed_enrollment_disconnected_webhook_needs_the_person() {
         for signature in refused {
             assert_eq!(
                 send(disconnected.clone(), signature.clone(), "teller").await,
-                401,
+                (401, "WEBHOOK_SIGNATURE_INVALID".to_owned()),
                 "{signature:?}"
             );
         }
@@ -355,24 +361,40 @@ async fn a_signed_enrollment_disconnected_webhook_needs_the_person() {
         // Signed but unreadable: 400.
         let garbled = "{\"type\": \"enrollment.disconnected\"}".to_owned();
         let signature = format!("t={now},v1={}", sign(OLD, now, &garbled));
-        assert_eq!(send(garbled, Some(signature), "teller").await, 400);
+        assert_eq!(
+            send(garbled, Some(signature), "teller").await,
+            (400, "WEBHOOK_MALFORMED".to_owned())
+        );
         // A test event, and another enrollment's: taken, nothing changes.
         for body in [
             event("webhook.test", "enr_f4k3"),
             event("enrollment.disconnected", "enr_other"),
         ] {
             let signature = format!("t={now},v1=00ff,v1={}", sign(NEW, now, &body));
-            assert_eq!(send(body, Some(signature), "teller").await, 204);
+            assert_eq!(
+                send(body, Some(signature), "teller").await,
+                (204, String::new())
+            );
         }
         assert_eq!(status().status, ConnectionStatus::Active);
         // The enrollment's: the person is needed at once.
         let signature = format!("t={now},v1={}", sign(OLD, now, &disconnected));
         assert_eq!(
-            send(disconnected.clone(), Some(signature), "teller").await,
-            204
+            send(disconnected.clone(), Some(signature.clone()), "teller").await,
+            (204, String::new())
         );
         let after = status();
         assert_eq!(after.status, ConnectionStatus::ReauthRequired);
+        // Delivered again: taken, and counted once.
+        assert_eq!(
+            send(disconnected.clone(), Some(signature), "teller").await,
+            (204, String::new())
+        );
+        assert_eq!(
+            status().consecutive_failures,
+            after.consecutive_failures,
+            "a repeated delivery changes nothing more"
+        );
         assert!(
             after
                 .status_reason
@@ -386,8 +408,11 @@ async fn a_signed_enrollment_disconnected_webhook_needs_the_person() {
         let signature = format!("t={now},v1={}", sign(OLD, now, &disconnected));
         assert_eq!(
             send(disconnected.clone(), Some(signature.clone()), "sandbox").await,
-            404
+            (404, "WEBHOOK_NOT_TAKEN".to_owned())
         );
-        assert_eq!(send(disconnected, Some(signature), "nobody").await, 404);
+        assert_eq!(
+            send(disconnected, Some(signature), "nobody").await,
+            (404, "WEBHOOK_NOT_TAKEN".to_owned())
+        );
     }
 }

@@ -322,20 +322,23 @@ impl SyncEngine {
                 value,
                 reason,
             } => {
-                let conn = &mut *self.db.conn()?;
-                let concerned = connections::with_setting(conn, provider, (setting, &value))?;
                 let now = inbound.now.naive_utc();
-                for id in &concerned {
-                    connections::record_failure(
-                        conn,
-                        *id,
-                        ConnectionStatus::ReauthRequired,
-                        &reason,
-                        None,
-                        now,
-                    )?;
-                }
-                Ok(concerned.len())
+                // All or none: a retry after a failure counts nothing twice.
+                let changed = self.db.conn()?.atomically(|conn| {
+                    let concerned = connections::with_setting(conn, provider, (setting, &value))?;
+                    for id in &concerned {
+                        connections::record_failure(
+                            conn,
+                            *id,
+                            ConnectionStatus::ReauthRequired,
+                            &reason,
+                            None,
+                            now,
+                        )?;
+                    }
+                    Ok(concerned.len())
+                })?;
+                Ok(changed)
             }
         }
     }

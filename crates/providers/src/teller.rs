@@ -196,8 +196,14 @@ const WEBHOOK_TOLERANCE_SECONDS: i64 = 180;
 #[derive(Debug)]
 struct Signature {
     timestamp: i64,
-    signatures: Vec<Vec<u8>>,
+    /// HMAC-SHA256 values (32 bytes each).
+    signatures: Vec<[u8; 32]>,
 }
+
+/// `v1` signatures read from one header: Teller sends one per secret not
+/// expired (two while one is rotated); more are not read, so that no
+/// header makes the server hash without end.
+const MAX_SIGNATURES: usize = 8;
 
 impl Signature {
     fn parse(header: &str) -> Result<Signature, WebhookRefusal> {
@@ -206,8 +212,14 @@ impl Signature {
         for part in header.split(',') {
             match part.trim().split_once('=') {
                 Some(("t", t)) => timestamp = t.parse::<i64>().ok(),
-                // A signature that is not hex matches nothing.
-                Some(("v1", hex)) => signatures.extend(hex::decode(hex).ok()),
+                // One that is not 32 bytes of hex matches nothing.
+                Some(("v1", hex)) if signatures.len() < MAX_SIGNATURES => {
+                    signatures.extend(
+                        hex::decode(hex)
+                            .ok()
+                            .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok()),
+                    );
+                }
                 _ => {}
             }
         }
@@ -222,17 +234,20 @@ impl Signature {
         }
     }
 
-    /// Whether a signature is `message`'s HMAC-SHA256 under a secret
-    /// (each compared in constant time).
+    /// Whether a signature is `message`'s HMAC-SHA256 under a secret:
+    /// one HMAC a secret, compared with each signature in constant time.
     fn verifies(&self, message: &[u8], secrets: &[String]) -> bool {
         use hmac::{Hmac, KeyInit, Mac};
+        use subtle::ConstantTimeEq;
         secrets.iter().any(|secret| {
-            self.signatures.iter().any(|signature| {
-                Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).is_ok_and(|mut mac| {
-                    mac.update(message);
-                    mac.verify_slice(signature).is_ok()
-                })
-            })
+            let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()) else {
+                return false;
+            };
+            mac.update(message);
+            let expected = mac.finalize().into_bytes();
+            self.signatures
+                .iter()
+                .any(|signature| bool::from(expected.as_slice().ct_eq(signature)))
         })
     }
 }
@@ -874,10 +889,10 @@ impl crate::connector::Connector for TellerConnector {
         let header = (inbound.header)("teller-signature")
             .ok_or_else(|| WebhookRefusal::Unsigned("no Teller-Signature header".into()))?;
         let signed = Signature::parse(&header)?;
-        let age = inbound.now.timestamp() - signed.timestamp;
-        if age.abs() > WEBHOOK_TOLERANCE_SECONDS {
+        let age = inbound.now.timestamp().abs_diff(signed.timestamp);
+        if age > WEBHOOK_TOLERANCE_SECONDS.unsigned_abs() {
             return Err(WebhookRefusal::Unsigned(format!(
-                "signed {age} s from now (at most {WEBHOOK_TOLERANCE_SECONDS} s either way)"
+                "not signed within {WEBHOOK_TOLERANCE_SECONDS} s of now"
             )));
         }
         let mut message = format!("{}.", signed.timestamp).into_bytes();
@@ -945,6 +960,21 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_signature_header_is_read_within_bounds() {
+        let hex = "ab".repeat(32);
+        let many = std::iter::repeat_n(format!("v1={hex}"), 100)
+            .collect::<Vec<_>>()
+            .join(",");
+        let read = Signature::parse(&format!("t=1700000000,{many}")).unwrap();
+        assert_eq!(read.signatures.len(), MAX_SIGNATURES);
+        // Not 32 bytes of hex: matches nothing, so none is left.
+        assert!(Signature::parse("t=1,v1=,v1=abcd,v1=zz").is_err());
+        assert!(Signature::parse(&format!("v1={hex}")).is_err(), "no time");
+        let extreme = Signature::parse(&format!("t={},v1={hex}", i64::MIN)).unwrap();
+        assert_eq!(extreme.timestamp, i64::MIN, "read, then refused as stale without overflow");
+    }
 
     #[test]
     fn teller_connect_is_offered_only_as_configured() {

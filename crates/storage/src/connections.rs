@@ -231,8 +231,12 @@ pub fn list_for_users(
         .collect()
 }
 
-/// The connections through `provider`, not disconnected, whose setting
-/// `key` is `value` (a provider's webhook names an enrollment by it).
+/// The connections through `provider` whose setting `key` is `value` (a
+/// provider's webhook names an enrollment by it), leaving out those
+/// disconnected or already waiting for the person (an event delivered
+/// twice changes nothing more). Reads every such connection of the
+/// provider's (its settings are JSON text): well within a self-hosted
+/// server's size; a column of its own would index it.
 pub fn with_setting(
     conn: &mut AnyConnection,
     provider: Provider,
@@ -240,7 +244,10 @@ pub fn with_setting(
 ) -> StorageResult<Vec<ConnectionId>> {
     let rows: Vec<(i64, String)> = connections::table
         .filter(connections::provider.eq(provider.as_str()))
-        .filter(connections::status.ne(ConnectionStatus::Disconnected.as_str()))
+        .filter(connections::status.ne_all([
+            ConnectionStatus::Disconnected.as_str(),
+            ConnectionStatus::ReauthRequired.as_str(),
+        ]))
         .select((connections::id, connections::settings))
         .order(connections::id)
         .load(conn)?;
