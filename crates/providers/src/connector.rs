@@ -253,7 +253,6 @@ impl ConnectorError {
         }
     }
 
-    /// Whether retrying later may succeed without the user doing anything.
     /// While connecting, what would need the user at a sync (the
     /// provider refusing their credentials) is their input being wrong:
     /// said as `say` words its reason.
@@ -274,6 +273,7 @@ impl ConnectorError {
         }
     }
 
+    /// Whether retrying later may succeed without the user doing anything.
     pub fn is_transient(&self) -> bool {
         matches!(self, ConnectorError::Unavailable { .. })
     }

@@ -124,7 +124,7 @@ fn banks(state: &AppState) -> Vec<Bank> {
         Some(engine) => catalog::CATALOG
             .iter()
             .filter(|d| engine.supports(d.provider))
-            .map(|d| Bank::of(d).offering(Some(engine), None))
+            .map(|d| Bank::of(d))
             .collect(),
         None => Vec::new(),
     };
@@ -132,10 +132,13 @@ fn banks(state: &AppState) -> Vec<Bank> {
     banks
 }
 
+/// The bank `key` names, with its provider's enrollment script (the list
+/// shows none, so only the one bank asks its connector for it).
 pub(super) fn find_bank(state: &AppState, key: &str) -> Result<Bank, PageError> {
     banks(state)
         .into_iter()
         .find(|b| b.key == key)
+        .map(|b| b.offering(state.engine.as_ref(), None))
         .ok_or_else(PageError::not_found)
 }
 
