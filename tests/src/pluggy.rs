@@ -10,7 +10,10 @@
 //! The item also holds two investments (a stock and a CDB), one a page,
 //! with their activity two a page (`GET /investments`,
 //! `GET /investments/{id}/transactions`), amounts unsigned with their
-//! `movementType`, as Pluggy writes them.
+//! `movementType`, as Pluggy writes them. The server's own application
+//! (`SERVER_CLIENT_ID`) signs in too and asks for connect tokens
+//! (`POST /connect_token`); the item is made for the `clientUserId` the
+//! last new-item token named, as Pluggy Connect would.
 
 use crate::fakes::{Answer, Route, mount_gets};
 use serde_json::{Value, json};
@@ -18,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tributary_providers::Connector;
-use tributary_providers::pluggy::{PluggyConfig, PluggyConnector};
+use tributary_providers::pluggy::{PluggyConfig, PluggyConnector, ServerApplication};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -27,6 +30,9 @@ pub const CLIENT_SECRET: &str = "pluggy-s3cr3t-f0r-t3sts";
 /// The secret made after the first was revoked.
 pub const NEW_CLIENT_SECRET: &str = "pluggy-n3w-s3cr3t";
 pub const ITEM_ID: &str = "0b4c7e2a-1f3d-4e5a-8b6c-9d0e1f2a3b4c";
+/// This server's own Pluggy application, for Pluggy Connect.
+pub const SERVER_CLIENT_ID: &str = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b";
+pub const SERVER_CLIENT_SECRET: &str = "pluggy-s3rv3r-s3cr3t";
 const PAGE: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +63,12 @@ struct State {
     date_from: HashMap<String, Option<String>>,
     /// Whether the person has opened a savings account since connecting.
     savings: bool,
+    /// Who the item was made for (`clientUserId`), if a token named them.
+    item_client_user_id: Option<String>,
+    /// The connect tokens asked for: the body of each request.
+    connect_tokens: Vec<Value>,
+    /// The API keys given to the server's application.
+    server_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +171,9 @@ impl PluggyFake {
                 pages: 0,
                 date_from: HashMap::new(),
                 savings: false,
+                item_client_user_id: None,
+                connect_tokens: Vec::new(),
+                server_keys: Vec::new(),
             })),
         };
         fake.mount().await;
@@ -166,15 +181,51 @@ impl PluggyFake {
     }
 
     pub fn connector(&self, timeout: Duration) -> Arc<dyn Connector> {
+        self.connector_with(timeout, None)
+    }
+
+    /// A connector with this server's own application, for Pluggy Connect
+    /// loaded from `script`.
+    pub fn connector_for_the_server(&self, timeout: Duration, script: &str) -> Arc<dyn Connector> {
+        let application = ServerApplication {
+            client_id: SERVER_CLIENT_ID.to_owned(),
+            client_secret: SERVER_CLIENT_SECRET.to_owned(),
+            script: script.to_owned(),
+            include_sandbox: true,
+        };
+        self.connector_with(timeout, Some(application))
+    }
+
+    fn connector_with(
+        &self,
+        timeout: Duration,
+        server_application: Option<ServerApplication>,
+    ) -> Arc<dyn Connector> {
         let config = PluggyConfig {
             base_url: self.server.uri(),
             timeout,
+            server_application,
         };
         std::thread::spawn(move || {
             Arc::new(PluggyConnector::new(config).unwrap()) as Arc<dyn Connector>
         })
         .join()
         .unwrap()
+    }
+
+    /// The connect tokens asked for so far: each request's body.
+    pub fn connect_tokens(&self) -> Vec<Value> {
+        self.state.lock().unwrap().connect_tokens.clone()
+    }
+
+    /// Who the item was made for, as Pluggy keeps it.
+    pub fn item_made_for(&self, client_user_id: Option<&str>) {
+        self.state.lock().unwrap().item_client_user_id = client_user_id.map(str::to_owned);
+    }
+
+    /// Whether a request was read with a key of the server's application.
+    pub fn server_keys_given(&self) -> usize {
+        self.state.lock().unwrap().server_keys.len()
     }
 
     pub fn set_fault(&self, fault: Option<Fault>) {
@@ -255,6 +306,15 @@ impl PluggyFake {
             })
             .mount(&self.server)
             .await;
+        Mock::given(method("POST"))
+            .and(path("/connect_token"))
+            .respond_with(Answer {
+                fake: self.clone(),
+                answer: Arc::new(|f: &Self, r: &Request| f.with_key(r, Self::connect_token))
+                    as Arc<Route<Self>>,
+            })
+            .mount(&self.server)
+            .await;
         let routes: Vec<(&str, Box<Route<Self>>)> = vec![
             ("^/items/[^/]+$", Box::new(|f, r| f.with_key(r, Self::item))),
             (
@@ -280,16 +340,44 @@ impl PluggyFake {
     fn auth(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
         let mut state = self.state.lock().unwrap();
-        let known = body["clientId"] == json!(CLIENT_ID)
+        let persons = body["clientId"] == json!(CLIENT_ID)
             && body["clientSecret"]
                 .as_str()
                 .is_some_and(|s| state.secrets.iter().any(|known| known == s));
-        if !known {
+        let servers = body["clientId"] == json!(SERVER_CLIENT_ID)
+            && body["clientSecret"] == json!(SERVER_CLIENT_SECRET);
+        if !persons && !servers {
             return error(401, "CLIENT_KEYS_UNAUTHORIZED", "Client keys are invalid");
         }
         let key = format!("api-key-{}", state.keys.len() + 1);
         state.keys.push(key.clone());
+        if servers {
+            state.server_keys.push(key.clone());
+        }
         ResponseTemplate::new(200).set_body_json(json!({"apiKey": key}))
+    }
+
+    /// A connect token (the server's application only, in this fake); a
+    /// new item's names who Pluggy Connect makes the item for.
+    fn connect_token(&self, request: &Request) -> ResponseTemplate {
+        let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+            return error(400, "INVALID_REQUEST", "body is not JSON");
+        };
+        let mut state = self.state.lock().unwrap();
+        let key = request
+            .headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        if !state.server_keys.iter().any(|k| k == key) {
+            return error(403, "FORBIDDEN", "not this application's key");
+        }
+        if body.get("itemId").is_none() {
+            state.item_client_user_id = body["options"]["clientUserId"].as_str().map(str::to_owned);
+        }
+        state.connect_tokens.push(body);
+        let token = format!("connect-token-{}", state.connect_tokens.len());
+        ResponseTemplate::new(200).set_body_json(json!({"accessToken": token}))
     }
 
     fn with_key(
@@ -334,7 +422,10 @@ impl PluggyFake {
         if !request.url.path().ends_with(ITEM_ID) {
             return error(404, "ITEM_NOT_FOUND", "item not found");
         }
-        let status = self.state.lock().unwrap().item_status;
+        let (status, made_for) = {
+            let state = self.state.lock().unwrap();
+            (state.item_status, state.item_client_user_id.clone())
+        };
         let login_error = status == "LOGIN_ERROR";
         ResponseTemplate::new(200).set_body_json(json!({
             "id": ITEM_ID,
@@ -343,7 +434,8 @@ impl PluggyFake {
             "status": status,
             "executionStatus": if login_error { "INVALID_CREDENTIALS" } else { "SUCCESS" },
             "error": if login_error { json!({"code": "INVALID_CREDENTIALS", "message": "Invalid credentials."}) } else { Value::Null },
-            "createdAt": day(60), "updatedAt": day(0), "lastUpdatedAt": day(0)
+            "createdAt": day(60), "updatedAt": day(0), "lastUpdatedAt": day(0),
+            "clientUserId": made_for
         }))
     }
 

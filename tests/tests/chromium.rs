@@ -1845,28 +1845,6 @@ async fn teller_connect_walk_through(driver: &Driver, database: TestDatabase) {
     let browser = open_browser(driver, profile.path()).await;
     sign_in_as_alice(&browser, &server).await;
 
-    // What the page hands Teller Connect is kept across the form's post.
-    async fn enroll(browser: &Client) -> Value {
-        browser
-            .execute(
-                "const setup = window.TellerConnect.setup;
-window.TellerConnect.setup = function (options) {
-  sessionStorage.setItem('teller', JSON.stringify(options));
-  return setup(options);
-};",
-                Vec::new(),
-            )
-            .await
-            .unwrap();
-        click(browser, "connect-widget-open").await;
-        wait_for(browser, "found").await;
-        let options = browser
-            .execute("return sessionStorage.getItem('teller');", Vec::new())
-            .await
-            .unwrap();
-        serde_json::from_str(options.as_str().expect("Teller Connect was set up")).unwrap()
-    }
-
     browser
         .goto(&server.url("/connect/banks/teller"))
         .await
@@ -1874,7 +1852,7 @@ window.TellerConnect.setup = function (options) {
     wait_for(&browser, "connect-widget-open").await;
     assert_accessible(&browser, "teller-connect").await;
     shoot_both_widths(&browser, "dashboard/teller-connect").await;
-    let options = enroll(&browser).await;
+    let options = open_connect_widget(&browser, TELLER_OPTIONS).await;
     assert_eq!(options["applicationId"], "app_tributarytest");
     assert_eq!(options["environment"], "sandbox");
     assert_eq!(
@@ -1882,14 +1860,11 @@ window.TellerConnect.setup = function (options) {
         serde_json::json!(["balance", "transactions"])
     );
     assert!(options.get("enrollmentId").is_none(), "a new enrollment");
-    let found = browser
-        .find(Locator::Id("found"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(found, "Found 3 accounts:", "the enrollment's accounts");
+    assert_eq!(
+        found_on_the_page(&browser).await,
+        "Found 3 accounts:",
+        "the enrollment's accounts"
+    );
     assert!(
         !tributary_storage::testing::dump(server.database.db())
             .contains(tributary_e2e::teller::TOKEN),
@@ -1898,8 +1873,175 @@ window.TellerConnect.setup = function (options) {
 
     // Signing in again: Teller Connect repairs the enrollment; the same
     // connection, no second one.
+    sign_in_again_from_the_bank_form(&browser, &server, "teller").await;
+    let options = open_connect_widget(&browser, TELLER_OPTIONS).await;
+    assert_eq!(
+        options["enrollmentId"], "enr_f4k3",
+        "the repair of its enrollment"
+    );
+    assert_eq!(
+        alices_connections(&server, tributary_providers::teller::PROVIDER),
+        1,
+        "signed in to again, not connected twice"
+    );
+    script_server.stop(true).await;
+}
+
+/// A stand-in for Pluggy Connect's script (the pluggy-connect-sdk's
+/// documented interface: `new PluggyConnect(options).init()`, then
+/// `onSuccess` with `{item}`), served on loopback. Like Pluggy's, it styles
+/// the page with a `<style>` element of its own as it loads; it connects
+/// only with a connect token from the server, else says so (`onError`).
+fn start_pluggy_connect_script() -> (String, actix_web::dev::ServerHandle) {
+    let script = format!(
+        r##"(function () {{
+  var style = document.createElement("style");
+  style.textContent = "#connect-widget {{ outline: 3px dotted rgb(130, 10, 209); }}";
+  document.head.appendChild(style);
+}})();
+window.PluggyConnect = function (options) {{
+  this.init = function () {{
+    setTimeout(function () {{
+      if (!/^connect-token-/.test(options.connectToken)) {{ options.onError({{ message: "no connect token" }}); return; }}
+      options.onSuccess({{ item: {{ id: options.updateItem || "{item}", status: "UPDATED" }} }});
+    }}, 0);
+    return Promise.resolve();
+  }};
+}};
+"##,
+        item = tributary_e2e::pluggy::ITEM_ID
+    );
+    serve_on_loopback(
+        "/pluggy-connect/pluggy-connect.js",
+        "text/javascript; charset=utf-8",
+        script,
+    )
+}
+
+#[actix_web::test]
+async fn a_person_connects_a_bank_in_pluggy_connect_in_headless_chromium() {
+    let Some(driver) = start_driver() else { return };
+    for database in TestDatabase::all() {
+        let _ = writeln!(std::io::stderr(), "-- on {:?}", database.backend());
+        pluggy_connect_walk_through(&driver, database).await;
+    }
+}
+
+/// Pluggy Connect on Pluggy's connect page, with this server's own Pluggy
+/// application: the page loads Pluggy's script (its Content-Security-Policy
+/// lets that one in, and its inline styles), the person connects their bank
+/// in it, and the item it made connects here without any details of
+/// theirs; signing in to the connection again opens Pluggy Connect on that
+/// item and keeps the connection.
+async fn pluggy_connect_walk_through(driver: &Driver, database: TestDatabase) {
+    let fake = tributary_e2e::pluggy::PluggyFake::start().await;
+    let (script, script_server) = start_pluggy_connect_script();
+    let pluggy = fake.connector_for_the_server(Duration::from_secs(30), &script);
+    let server = tributary_e2e::start_with(database, vec![pluggy]);
+    let profile = tempfile::tempdir().unwrap();
+    let browser = open_browser(driver, profile.path()).await;
+    sign_in_as_alice(&browser, &server).await;
+
     browser
-        .goto(&server.url("/connect/banks/teller"))
+        .goto(&server.url("/connect/banks/pluggy"))
+        .await
+        .unwrap();
+    wait_for(&browser, "connect-widget-open").await;
+    let styled = browser
+        .execute(
+            "return getComputedStyle(document.getElementById('connect-widget')).outlineStyle;",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        styled, "dotted",
+        "the widget's own <style> applies on its page"
+    );
+    assert_accessible(&browser, "pluggy-connect").await;
+    shoot_both_widths(&browser, "dashboard/pluggy-connect").await;
+    let options = open_connect_widget(&browser, PLUGGY_OPTIONS).await;
+    assert_eq!(options["connectToken"], "connect-token-1");
+    assert_eq!(options["includeSandbox"], true);
+    assert!(options.get("updateItem").is_none(), "a new item");
+    assert_eq!(
+        found_on_the_page(&browser).await,
+        "Found 4 accounts:",
+        "the item's accounts"
+    );
+    let person = format!("tributary-user-{}", server.world.alice_user);
+    assert_eq!(
+        fake.connect_tokens()[0]["options"]["clientUserId"],
+        person.as_str(),
+        "the token named Alice, by nothing of hers"
+    );
+
+    // Signing in again: Pluggy Connect updates the item; the same
+    // connection, no second one.
+    sign_in_again_from_the_bank_form(&browser, &server, "pluggy").await;
+    let options = open_connect_widget(&browser, PLUGGY_OPTIONS).await;
+    assert_eq!(
+        options["updateItem"],
+        tributary_e2e::pluggy::ITEM_ID,
+        "the update of its item"
+    );
+    assert_eq!(
+        alices_connections(&server, tributary_providers::pluggy::PROVIDER),
+        1,
+        "signed in to again, not connected twice"
+    );
+    script_server.stop(true).await;
+}
+
+/// Script for the page that keeps what it hands Teller Connect (across
+/// the form's post) in `sessionStorage.widget`.
+const TELLER_OPTIONS: &str = "const setup = window.TellerConnect.setup;
+window.TellerConnect.setup = function (options) {
+  sessionStorage.setItem('widget', JSON.stringify(options));
+  return setup(options);
+};";
+
+/// The same for Pluggy Connect (its constructor takes the options).
+const PLUGGY_OPTIONS: &str = "const Widget = window.PluggyConnect;
+window.PluggyConnect = function (options) {
+  sessionStorage.setItem('widget', JSON.stringify(options));
+  return new Widget(options);
+};";
+
+/// Opens the bank form's connect widget with `keep` watching what the
+/// page hands the provider's script, waits for the first sync's progress
+/// page to say what it found, and gives back what was handed.
+async fn open_connect_widget(browser: &Client, keep: &str) -> Value {
+    browser.execute(keep, Vec::new()).await.unwrap();
+    click(browser, "connect-widget-open").await;
+    wait_for(browser, "found").await;
+    let options = browser
+        .execute("return sessionStorage.getItem('widget');", Vec::new())
+        .await
+        .unwrap();
+    serde_json::from_str(options.as_str().expect("the widget was opened")).unwrap()
+}
+
+/// What the progress page says it found.
+async fn found_on_the_page(browser: &Client) -> String {
+    browser
+        .find(Locator::Id("found"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// From `bank`'s form, signs in again to the connection it lists, and
+/// waits for the widget.
+async fn sign_in_again_from_the_bank_form(
+    browser: &Client,
+    server: &tributary_e2e::TestServer,
+    bank: &str,
+) {
+    browser
+        .goto(&server.url(&format!("/connect/banks/{bank}")))
         .await
         .unwrap();
     let again = browser
@@ -1907,20 +2049,20 @@ window.TellerConnect.setup = function (options) {
         .await
         .unwrap();
     again.click().await.unwrap();
-    wait_for(&browser, "connect-widget-open").await;
-    let options = enroll(&browser).await;
-    assert_eq!(
-        options["enrollmentId"], "enr_f4k3",
-        "the repair of its enrollment"
-    );
-    let tellers: Vec<_> = tributary_storage::connections::list_for_users(
+    wait_for(browser, "connect-widget-open").await;
+}
+
+/// How many connections Alice has through `provider`.
+fn alices_connections(
+    server: &tributary_e2e::TestServer,
+    provider: tributary_domain::model::Provider,
+) -> usize {
+    tributary_storage::connections::list_for_users(
         &mut server.database.db().conn().unwrap(),
         &[server.world.alice_user],
     )
     .unwrap()
     .into_iter()
-    .filter(|c| c.provider == tributary_providers::teller::PROVIDER)
-    .collect();
-    assert_eq!(tellers.len(), 1, "signed in to again, not connected twice");
-    script_server.stop(true).await;
+    .filter(|c| c.provider == provider)
+    .count()
 }

@@ -7,7 +7,9 @@
 //! id without a duplicate, an account opened since read whole, the fault matrix with nothing stored lost, an
 //! item whose bank wants the person (and is fine again once they act in
 //! Pluggy), and a rotated client secret repaired by connecting with the
-//! new one, keeping the accounts and data.
+//! new one, keeping the accounts and data. With this server's own
+//! application (Pluggy Connect): the connect token names the person, and
+//! only an item made for them connects.
 
 // Test code: a failed unwrap is a failed test, with its message.
 #![allow(clippy::unwrap_used)]
@@ -16,13 +18,14 @@ use tributary_domain::access::Viewer;
 use tributary_domain::clock::Clock;
 use tributary_domain::model::{AccountKind, ConnectionStatus, SyncJobKind};
 use tributary_e2e::pluggy::{
-    CLIENT_ID, CLIENT_SECRET, Fault, ITEM_ID, NEW_CLIENT_SECRET, PluggyFake,
+    CLIENT_ID, CLIENT_SECRET, Fault, ITEM_ID, NEW_CLIENT_SECRET, PluggyFake, SERVER_CLIENT_SECRET,
 };
 use tributary_e2e::providers::{
     Bench, Matrix, a_revoked_token_is_replaced, case, connect_with_a_token, investment_lines,
     on_every_backend_against, run_fault_matrix, transaction_lines,
 };
-use tributary_providers::sync::{SyncEngine, SyncOutcome};
+use tributary_providers::description::Answers;
+use tributary_providers::sync::{SyncEngine, SyncError, SyncOutcome};
 use tributary_providers::{ConnectRequest, ConnectorError};
 use tributary_storage::Database;
 use tributary_storage::read;
@@ -334,5 +337,137 @@ fn scenario(db: &Database, fake: &PluggyFake) {
         (|| fake.revoke_the_secret(), || fake.issue_a_new_secret()),
         &request(NEW_CLIENT_SECRET),
         || clock.advance(chrono::Duration::hours(1)),
+    );
+}
+
+#[actix_web::test]
+async fn an_item_made_in_pluggy_connect_connects_for_its_person_only() {
+    on_every_backend_against(PluggyFake::start, pluggy_connect).await;
+}
+
+/// With this server's own application: the connect page's token names the
+/// person, the item Pluggy Connect makes carries that name, and only then
+/// does its id connect (no pair of the person's own); it syncs with the
+/// server's application; signing in again updates that same item.
+fn pluggy_connect(db: &Database, fake: &PluggyFake) {
+    let script = "https://cdn.pluggy.ai/pluggy-connect/latest/pluggy-connect.js";
+    let Bench { engine, user, .. } = Bench::against(
+        db,
+        |timeout| fake.connector_for_the_server(timeout, script),
+        "connect@example.com",
+    );
+    let pluggy = tributary_providers::pluggy::PROVIDER;
+    let description = tributary_providers::catalog::describe(pluggy).unwrap();
+    let request_of = |person, item: &str| {
+        let answers = Answers::new(person, "connect@example.com", None).with("item_id", item);
+        (description.connect.request)(&answers).unwrap()
+    };
+
+    let widget = engine
+        .connect_widget(pluggy, None, user)
+        .unwrap()
+        .expect("Pluggy Connect is offered");
+    assert_eq!(widget.script, script);
+    assert_eq!(widget.origins, ["https://connect.pluggy.ai"]);
+    assert!(widget.inline_styles);
+    let option = |widget: &tributary_providers::ConnectWidget, name: &str| {
+        widget
+            .options
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        option(&widget, "connect-token").as_deref(),
+        Some("connect-token-1")
+    );
+    assert_eq!(option(&widget, "include-sandbox").as_deref(), Some("true"));
+    assert_eq!(option(&widget, "update-item"), None, "a new item");
+    let person = format!("tributary-user-{user}");
+    assert_eq!(
+        fake.connect_tokens(),
+        [serde_json::json!({"options": {"clientUserId": person, "avoidDuplicates": true}})]
+    );
+
+    // Someone else's item (made for another person here): refused, nothing
+    // stored.
+    let stranger = tributary_domain::ids::UserId::new(user.get() + 1000);
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, pluggy, &request_of(stranger, ITEM_ID))
+    else {
+        panic!("an item made for another person connects nothing")
+    };
+    assert!(
+        why.contains("not made in Pluggy Connect from your account"),
+        "{why}"
+    );
+    // Nor an item made for nobody in particular.
+    fake.item_made_for(None);
+    assert!(
+        engine
+            .connect(user, pluggy, &request_of(user, ITEM_ID))
+            .is_err()
+    );
+    let connections = |db: &Database| {
+        tributary_storage::connections::list_for_users(&mut db.conn().unwrap(), &[user]).unwrap()
+    };
+    assert!(connections(db).is_empty(), "nothing stored");
+
+    // Their own item: connected, and synced with the server's application.
+    fake.item_made_for(Some(&person));
+    let keys = fake.server_keys_given();
+    let connection = engine
+        .connect(user, pluggy, &request_of(user, ITEM_ID))
+        .unwrap();
+    assert_eq!(connection.settings["client_user_id"], person.as_str());
+    let SyncOutcome::Synced { summary, .. } = engine
+        .sync_now(connection.id, SyncJobKind::OnDemand, "test")
+        .unwrap()
+    else {
+        panic!("the sync failed")
+    };
+    assert_eq!(summary.accounts_seen, 4);
+    assert!(
+        fake.server_keys_given() >= keys + 2,
+        "read with the server's key"
+    );
+    let dump = tributary_storage::testing::dump(db);
+    assert!(
+        !dump.contains(SERVER_CLIENT_SECRET),
+        "the server's secret is not stored"
+    );
+
+    // Signing in again: Pluggy Connect updates that item, for them.
+    let repair = engine
+        .connect_widget(pluggy, Some(&connection.settings), user)
+        .unwrap()
+        .expect("Pluggy Connect in update");
+    assert_eq!(option(&repair, "update-item").as_deref(), Some(ITEM_ID));
+    assert_eq!(
+        fake.connect_tokens().last().unwrap()["itemId"],
+        ITEM_ID,
+        "the token is for that item"
+    );
+    let again = engine
+        .reconnect(connection.id, &request_of(user, ITEM_ID))
+        .unwrap();
+    assert_eq!(again.id, connection.id);
+    assert_eq!(connections(db).len(), 1);
+
+    // A connection made with a person's own application is repaired in
+    // their own Pluggy: no widget for it.
+    let own = serde_json::json!({ "item_id": ITEM_ID });
+    assert!(
+        engine
+            .connect_widget(pluggy, Some(&own), user)
+            .unwrap()
+            .is_none()
+    );
+    // And the pair still connects beside the server's application.
+    fake.item_made_for(None);
+    assert!(
+        engine
+            .connect(user, pluggy, &request(CLIENT_SECRET))
+            .is_ok()
     );
 }

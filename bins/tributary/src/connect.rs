@@ -172,7 +172,7 @@ pub(crate) fn connect(
         given.push((field.name, value));
     }
     let answers = given.iter().fold(
-        Answers::new(&user.email, redirect),
+        Answers::new(user.id, &user.email, redirect),
         |answers, (name, value)| answers.with(name, value),
     );
     let request = match (connector.connect.request)(&answers) {

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::time::Duration;
+use tributary_domain::ids::UserId;
 use tributary_domain::model::{ConnectionStatus, Provider};
 use tributary_domain::provider_limits::ProviderLimits;
 use tributary_domain::snapshot::{ProviderSnapshot, SnapshotInstitution};
@@ -402,8 +403,23 @@ pub trait Connector: Send + Sync + fmt::Debug {
 
     /// The provider's own enrollment script for the connect page, where
     /// the operator configured one; `repairing` is the settings of the
-    /// connection being signed in to again. `None`: the fields alone.
-    fn connect_widget(&self, _repairing: Option<&serde_json::Value>) -> Option<ConnectWidget> {
+    /// connection being signed in to again, `person` who is connecting
+    /// (a provider may record them on what they enroll, so that connecting
+    /// checks it is theirs, from `Answers::user`). `None`: the
+    /// fields alone. It may ask the provider for a token, so it runs where
+    /// provider calls run.
+    fn connect_widget(
+        &self,
+        _repairing: Option<&serde_json::Value>,
+        _person: UserId,
+    ) -> Result<Option<ConnectWidget>, ConnectorError> {
+        Ok(None)
+    }
+
+    /// This server's script that opens the provider's enrollment script
+    /// (JavaScript source, served as `/static/connect/{provider}.js`), for
+    /// a connector that offers [`connect_widget`](Self::connect_widget).
+    fn connect_launcher(&self) -> Option<&'static str> {
         None
     }
 
@@ -420,8 +436,9 @@ pub trait Connector: Send + Sync + fmt::Debug {
 
 /// A provider's own script that enrolls the person on the connect page,
 /// for a provider with no page of its own to send them to and back
-/// (Teller Connect). The page loads `script` and this server's `launcher`
-/// (served as `/static/connect/{provider}.js`), which opens the provider's
+/// (Teller Connect, Pluggy Connect). The page loads `script` and this
+/// server's launcher (`Connector::connect_launcher`, served as
+/// `/static/connect/{provider}.js`), which opens the provider's
 /// script with `options` (the holder's `data-` attributes) when the person
 /// clicks, and once they have enrolled puts what the provider gave in the
 /// form's fields and sends it: connecting then goes on as if they had
@@ -434,12 +451,55 @@ pub struct ConnectWidget {
     pub script: String,
     /// Origins its frames and requests go to.
     pub origins: Vec<String>,
-    /// This server's script that opens it (JavaScript source).
-    pub launcher: &'static str,
+    /// Whether it styles the page with `<style>` elements of its own
+    /// (which carry no nonce): the page then allows inline styles.
+    pub inline_styles: bool,
     /// The button's words.
     pub label: &'static str,
     /// What the launcher reads, as `data-{name}` attributes.
     pub options: Vec<(&'static str, String)>,
+}
+
+/// Whether a page may load a script from `address`: https, or plain http
+/// on this machine only (a local copy, a test's fake). Its origin goes in
+/// the page's Content-Security-Policy: a host name is letters, digits,
+/// `.` and `-` only (a URL parser takes `;` in one).
+pub(crate) fn is_script_address(address: &str) -> bool {
+    let Ok(url) = url::Url::parse(address) else {
+        return false;
+    };
+    match (url.scheme(), url.host()) {
+        (_, Some(url::Host::Domain(name)))
+            if !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') =>
+        {
+            false
+        }
+        ("https", Some(_)) => true,
+        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
+        ("http", Some(url::Host::Domain(name))) => name == "localhost",
+        _ => false,
+    }
+}
+
+/// A connect widget's script address from the operator's `variable`
+/// (else `default`), refused unless a page may load it.
+pub(crate) fn script_setting(
+    env: &crate::description::Environment<'_>,
+    variable: &'static str,
+    default: &str,
+) -> Result<String, crate::description::SettingError> {
+    let script = env.get(variable).unwrap_or_else(|| default.to_owned());
+    if !is_script_address(&script) {
+        return Err(crate::description::SettingError {
+            name: variable,
+            value: Some(script),
+            reason: "must be an https:// address (or http:// on a loopback address)".into(),
+        });
+    }
+    Ok(script)
 }
 
 #[cfg(test)]

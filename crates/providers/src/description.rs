@@ -9,6 +9,7 @@
 use crate::connector::{ConnectRequest, Connector};
 use std::fmt;
 use std::sync::Arc;
+use tributary_domain::ids::UserId;
 use tributary_domain::model::Provider;
 use tributary_outbound::Guard;
 
@@ -192,9 +193,13 @@ impl Input {
     }
 }
 
-/// What a person gave, by field name, with where they come back to.
-#[derive(Debug, Default)]
+/// What a person gave, by field name, with who they are and where they
+/// come back to.
+#[derive(Debug)]
 pub struct Answers<'a> {
+    /// Who is connecting: the surface's signed-in person, never a field
+    /// (Pluggy Connect checks the item it made was made for them).
+    pub user: UserId,
     /// Their e-mail address (the sandbox derives its accounts from it).
     pub email: &'a str,
     /// Where the bank or aggregator sends them back, when the surface has one.
@@ -203,8 +208,9 @@ pub struct Answers<'a> {
 }
 
 impl<'a> Answers<'a> {
-    pub fn new(email: &'a str, return_address: Option<&'a str>) -> Self {
+    pub fn new(user: UserId, email: &'a str, return_address: Option<&'a str>) -> Self {
         Self {
+            user,
             email,
             return_address,
             values: Vec::new(),
@@ -330,7 +336,7 @@ mod tests {
 
     #[test]
     fn answers_are_trimmed_and_empty_when_missing() {
-        let answers = Answers::new("a@example.com", None).with("token", "  t  ");
+        let answers = Answers::new(UserId::new(1), "a@example.com", None).with("token", "  t  ");
         assert_eq!(answers.get("token"), "t");
         assert_eq!(answers.get("other"), "");
     }

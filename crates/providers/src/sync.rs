@@ -291,15 +291,27 @@ impl SyncEngine {
         connector.institutions(country).map_err(SyncError::Connect)
     }
 
-    /// The provider's enrollment script for the connect page, if its
-    /// connector offers one (`repairing`: the settings of the connection
-    /// signed in to again).
+    /// The provider's enrollment script for `person`'s connect page, if
+    /// its connector offers one (`repairing`: the settings of the
+    /// connection signed in to again). It may call the provider.
     pub fn connect_widget(
         &self,
         provider: Provider,
         repairing: Option<&serde_json::Value>,
-    ) -> Option<crate::connector::ConnectWidget> {
-        self.registry.get(provider)?.connect_widget(repairing)
+        person: UserId,
+    ) -> Result<Option<crate::connector::ConnectWidget>, SyncError> {
+        match self.registry.get(provider) {
+            Some(connector) => connector
+                .connect_widget(repairing, person)
+                .map_err(SyncError::Connect),
+            None => Ok(None),
+        }
+    }
+
+    /// The script that opens `provider`'s enrollment script, if its
+    /// connector offers one.
+    pub fn connect_launcher(&self, provider: Provider) -> Option<&'static str> {
+        self.registry.get(provider)?.connect_launcher()
     }
 
     /// A webhook `provider` sent: checked by its connector, then applied

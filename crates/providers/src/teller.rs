@@ -45,6 +45,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::time::Duration;
+use tributary_domain::ids::UserId;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::{Decimal, parse_decimal};
 use tributary_domain::pending_match::PendingMatchRule;
@@ -171,16 +172,11 @@ fn teller_connect(env: &Environment<'_>) -> Result<Option<TellerConnect>, Settin
             reason: "must be sandbox, development or production".into(),
         });
     }
-    let script = env
-        .get("TRIBUTARY_TELLER_CONNECT_SCRIPT")
-        .unwrap_or_else(|| CONNECT_SCRIPT.to_owned());
-    if !is_script_address(&script) {
-        return Err(SettingError {
-            name: "TRIBUTARY_TELLER_CONNECT_SCRIPT",
-            value: Some(script),
-            reason: "must be an https:// address (or http:// on a loopback address)".into(),
-        });
-    }
+    let script = crate::connector::script_setting(
+        env,
+        "TRIBUTARY_TELLER_CONNECT_SCRIPT",
+        CONNECT_SCRIPT,
+    )?;
     Ok(Some(TellerConnect {
         application_id,
         environment,
@@ -249,30 +245,6 @@ impl Signature {
                 .iter()
                 .any(|signature| bool::from(expected.as_slice().ct_eq(signature)))
         })
-    }
-}
-
-/// Whether a page may load a script from `address`: https, or plain http
-/// on this machine only (a local copy, a test's fake). Its origin goes in
-/// the page's Content-Security-Policy: a host name is letters, digits,
-/// `.` and `-` only (a URL parser takes `;` in one).
-fn is_script_address(address: &str) -> bool {
-    let Ok(url) = url::Url::parse(address) else {
-        return false;
-    };
-    match (url.scheme(), url.host()) {
-        (_, Some(url::Host::Domain(name)))
-            if !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-') =>
-        {
-            false
-        }
-        ("https", Some(_)) => true,
-        ("http", Some(url::Host::Ipv4(ip))) => ip.is_loopback(),
-        ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
-        ("http", Some(url::Host::Domain(name))) => name == "localhost",
-        _ => false,
     }
 }
 
@@ -933,8 +905,14 @@ impl crate::connector::Connector for TellerConnector {
     /// Teller Connect, where the operator configured it: a new
     /// enrollment, or the repair of the connection's (Teller restores it,
     /// and its access token stays good).
-    fn connect_widget(&self, repairing: Option<&Value>) -> Option<ConnectWidget> {
-        let connect = self.config.connect.as_ref()?;
+    fn connect_widget(
+        &self,
+        repairing: Option<&Value>,
+        _person: UserId,
+    ) -> Result<Option<ConnectWidget>, ConnectorError> {
+        let Some(connect) = self.config.connect.as_ref() else {
+            return Ok(None);
+        };
         let mut options = vec![
             ("application-id", connect.application_id.clone()),
             ("environment", connect.environment.clone()),
@@ -944,13 +922,20 @@ impl crate::connector::Connector for TellerConnector {
         {
             options.push(("enrollment-id", enrollment.to_owned()));
         }
-        Some(ConnectWidget {
+        Ok(Some(ConnectWidget {
             script: connect.script.clone(),
             origins: vec![CONNECT_ORIGIN.to_owned()],
-            launcher: include_str!("teller_connect.js"),
+            inline_styles: false,
             label: "Enroll your bank with Teller Connect",
             options,
-        })
+        }))
+    }
+
+    fn connect_launcher(&self) -> Option<&'static str> {
+        self.config
+            .connect
+            .as_ref()
+            .map(|_| include_str!("teller_connect.js"))
     }
 }
 
@@ -1008,9 +993,9 @@ mod tests {
             let refused = connect(&pairs).unwrap_err();
             assert_eq!(refused.name, name, "{value}");
         }
-        assert!(is_script_address("http://127.0.0.1:9/connect.js"));
-        assert!(is_script_address("http://[::1]:9/connect.js"));
-        assert!(is_script_address("http://localhost:9/connect.js"));
+        assert!(crate::connector::is_script_address("http://127.0.0.1:9/connect.js"));
+        assert!(crate::connector::is_script_address("http://[::1]:9/connect.js"));
+        assert!(crate::connector::is_script_address("http://localhost:9/connect.js"));
     }
 
     fn refused(status: u16, body: &str) -> ConnectorError {

@@ -58,18 +58,42 @@ impl Bank {
         }
     }
 
-    /// With the enrollment script `engine`'s connector offers for it
-    /// (`repairing`: the settings of the connection signed in to again).
-    pub(super) fn offering(
+    /// With the enrollment script its connector offers `person` for it
+    /// (`repairing`: the settings of the connection signed in to again),
+    /// asked where provider calls run: it may ask the provider for a
+    /// token. One that cannot be had is said in plain words, and the form
+    /// still takes what the person pastes.
+    pub(super) async fn offering(
         mut self,
-        engine: Option<&Engine>,
+        state: &AppState,
+        person: UserId,
         repairing: Option<&serde_json::Value>,
-    ) -> Bank {
-        self.widget = self
+    ) -> Result<(Bank, Option<String>), PageError> {
+        let Some((provider, engine)) = self
             .connector
-            .zip(engine)
-            .and_then(|(c, engine)| engine.connect_widget(c.provider, repairing));
-        self
+            .map(|c| c.provider)
+            .zip(state.engine.clone())
+            .filter(|(provider, engine)| engine.connect_launcher(*provider).is_some())
+        else {
+            return Ok((self, None));
+        };
+        let repairing = repairing.cloned();
+        let offered = state
+            .provider_calls
+            .run(person, move || {
+                engine.connect_widget(provider, repairing.as_ref(), person)
+            })
+            .await?;
+        match offered {
+            Ok(widget) => {
+                self.widget = widget;
+                Ok((self, None))
+            }
+            Err(err) => {
+                log::warn!("{provider}'s connect widget for user {person}: {err}");
+                Ok((self, Some(super::connect::connect_failure(&err))))
+            }
+        }
     }
 
     /// What the person fills in (none for the upload).
@@ -132,13 +156,12 @@ fn banks(state: &AppState) -> Vec<Bank> {
     banks
 }
 
-/// The bank `key` names, with its provider's enrollment script (the list
-/// shows none, so only the one bank asks its connector for it).
+/// The bank `key` names (its enrollment script is offered on its form
+/// alone: [`Bank::offering`]).
 pub(super) fn find_bank(state: &AppState, key: &str) -> Result<Bank, PageError> {
     banks(state)
         .into_iter()
         .find(|b| b.key == key)
-        .map(|b| b.offering(state.engine.as_ref(), None))
         .ok_or_else(PageError::not_found)
 }
 

@@ -23,6 +23,7 @@ use tributary_providers::import::{self, ImportTarget, StoreError, TargetError, T
 use tributary_providers::sync::SyncError;
 use tributary_providers::{AuthorizationReturn, ConnectRequest, InstitutionChoice};
 use tributary_storage::connections::ConnectionRecord;
+use tributary_storage::users::UserRecord;
 
 #[derive(Template)]
 #[template(path = "bank_form.html")]
@@ -269,6 +270,9 @@ impl<'a> BankFormPage<'a> {
             policy = policy
                 .scripts_from(&widget.script)
                 .frames_and_requests_to(widget.origins.iter().map(String::as_str));
+            if widget.inline_styles {
+                policy = policy.inline_styles();
+            }
         }
         if let Some(picker) = &self.picker {
             policy = policy.images_from(
@@ -330,9 +334,11 @@ pub(super) async fn form<V: Visitor>(
         .map(|c| AlreadyConnected::of(c, &bank))
         .collect();
     let Some(provider) = bank.reaches_many() else {
+        let (bank, trouble) = bank.offering(&state, visitor.user().id, None).await?;
         let csrf = visitor.csrf();
         return BankFormPage {
             already,
+            error: trouble.as_deref(),
             ..BankFormPage::plain(&visitor, &csrf, &bank, &action)
         }
         .answer(StatusCode::OK);
@@ -407,7 +413,7 @@ impl CredentialsForm {
 fn connect_request(
     bank: &Bank,
     form: &CredentialsForm,
-    email: &str,
+    user: &UserRecord,
     return_url: impl FnOnce(&str) -> String,
 ) -> Result<(Provider, ConnectRequest), &'static str> {
     let connector = bank.connector.ok_or("This bank connects by upload.")?;
@@ -416,7 +422,7 @@ fn connect_request(
         ReturnAddress::Always { .. } | ReturnAddress::Sometimes => Some(return_url(bank.key)),
     };
     let answers = form.fields.iter().fold(
-        Answers::new(email, return_address.as_deref()),
+        Answers::new(user.id, &user.email, return_address.as_deref()),
         |answers, (name, value)| answers.with(name, value),
     );
     (connector.connect.request)(&answers).map(|request| (connector.provider, request))
@@ -515,11 +521,30 @@ pub(super) async fn connect<V: Visitor>(
         if let Some(twin) = twin {
             let action = format!("/connect/connections/{}/reauth", twin.id);
             let target = Target::Existing(twin.id);
-            return submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await;
+            let repairing = Some(&twin.settings);
+            return submit_credentials(
+                &req,
+                &state,
+                &visitor,
+                (&bank, repairing),
+                &action,
+                &form,
+                target,
+            )
+            .await;
         }
     }
     let action = format!("/connect/banks/{}", bank.key);
-    submit_credentials(&req, &state, &visitor, &bank, &action, &form, Target::New).await
+    submit_credentials(
+        &req,
+        &state,
+        &visitor,
+        (&bank, None),
+        &action,
+        &form,
+        Target::New,
+    )
+    .await
 }
 
 /// What a credential form is for.
@@ -533,34 +558,51 @@ pub(super) enum Target {
 
 /// The credential step: asks the provider, then sends the person to their
 /// bank (GoCardless) or to the progress page of the first sync; a refusal
-/// shows the form again with the reason in plain words.
+/// shows the form again with the reason in plain words (and the
+/// provider's enrollment script offered again, `repairing` the settings of
+/// the connection signed in to again).
 pub(super) async fn submit_credentials(
     req: &HttpRequest,
     state: &web::Data<AppState>,
     visitor: &impl Visitor,
-    bank: &Bank,
+    (bank, repairing): (&Bank, Option<&serde_json::Value>),
     action: &str,
     form: &CredentialsForm,
     target: Target,
 ) -> Result<HttpResponse, PageError> {
     let user = visitor.user().clone();
-    let refused = |message: &str| {
-        bank_form(
-            visitor,
-            bank,
-            action,
-            form.prefill(bank),
-            Some(message),
-            StatusCode::BAD_REQUEST,
-        )
-    };
     let return_url = |key: &str| state.absolute_url(req, &format!("/connect/{key}/return"));
-    let (provider, request) = match connect_request(bank, form, &user.email, return_url) {
-        Ok(request) => request,
-        Err(missing) => return refused(missing),
+    let message = match connect_request(bank, form, &user, return_url) {
+        Ok((provider, request)) => {
+            match ask_provider(state, visitor, provider, request, target).await? {
+                Ok(response) => return Ok(response),
+                Err(refusal) => refusal,
+            }
+        }
+        Err(missing) => missing.to_owned(),
     };
+    let (offered, _) = bank.clone().offering(state, user.id, repairing).await?;
+    bank_form(
+        visitor,
+        &offered,
+        action,
+        form.prefill(bank),
+        Some(&message),
+        StatusCode::BAD_REQUEST,
+    )
+}
+
+/// Connects (or signs in again) with what the person gave: where it leads
+/// next, or the provider's refusal in plain words.
+async fn ask_provider(
+    state: &web::Data<AppState>,
+    visitor: &impl Visitor,
+    provider: Provider,
+    request: ConnectRequest,
+    target: Target,
+) -> Result<Result<HttpResponse, String>, PageError> {
     let engine = engine(state)?;
-    let user_id = user.id;
+    let user_id = visitor.user().id;
     let outcome = state
         .provider_calls
         .run(user_id, move || match target {
@@ -572,13 +614,16 @@ pub(super) async fn submit_credentials(
         // A provider that sends the user to the bank (or its own pages)
         // first: its connection has a link to go to.
         Ok(connection) if connection.settings.get("link").is_some() => {
-            to_the_bank(state, visitor, &connection).await
+            to_the_bank(state, visitor, &connection).await.map(Ok)
         }
         Ok(connection) => {
             sync_in_background(state, connection.id).await;
-            Ok(see_other(&format!("/connect/progress/{}", connection.id)))
+            Ok(Ok(see_other(&format!(
+                "/connect/progress/{}",
+                connection.id
+            ))))
         }
-        Err(err) => refused(&connect_failure(&err)),
+        Err(err) => Ok(Err(connect_failure(&err))),
     }
 }
 

@@ -309,11 +309,9 @@ pub(super) async fn disconnect<V: Visitor>(
     Ok(see_other(visitor.home()))
 }
 
-/// The bank `connection` is at, offering its provider's enrollment script
-/// in repair (where there is one).
-fn bank_of(state: &AppState, connection: &ConnectionRecord) -> Option<Bank> {
-    tributary_providers::catalog::describe(connection.provider)
-        .map(|d| Bank::of(d).offering(state.engine.as_ref(), Some(&connection.settings)))
+/// The bank `connection` is at.
+fn bank_of(connection: &ConnectionRecord) -> Option<Bank> {
+    tributary_providers::catalog::describe(connection.provider).map(Bank::of)
 }
 
 pub(super) async fn reauth_form<V: Visitor>(
@@ -322,7 +320,11 @@ pub(super) async fn reauth_form<V: Visitor>(
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(&req, &state, &path, None).await?;
-    let bank = bank_of(&state, &connection).ok_or_else(PageError::not_found)?;
+    let bank = bank_of(&connection).ok_or_else(PageError::not_found)?;
+    // Its provider's enrollment script, in repair (where there is one).
+    let (bank, trouble) = bank
+        .offering(&state, visitor.user().id, Some(&connection.settings))
+        .await?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     // The same login or the same bank as before, unless changed.
     let prefill = bank
@@ -333,7 +335,14 @@ pub(super) async fn reauth_form<V: Visitor>(
         .and_then(|v| v.as_str())
         .unwrap_or_default()
         .to_owned();
-    bank_form(&visitor, &bank, &action, &prefill, None, StatusCode::OK)
+    bank_form(
+        &visitor,
+        &bank,
+        &action,
+        &prefill,
+        trouble.as_deref(),
+        StatusCode::OK,
+    )
 }
 
 pub(super) async fn reauth<V: Visitor>(
@@ -343,10 +352,11 @@ pub(super) async fn reauth<V: Visitor>(
     form: web::Form<CredentialsForm>,
 ) -> Result<HttpResponse, PageError> {
     let (visitor, connection) = open::<V>(&req, &state, &path, Some(form.csrf())).await?;
-    let bank = bank_of(&state, &connection).ok_or_else(PageError::not_found)?;
+    let bank = bank_of(&connection).ok_or_else(PageError::not_found)?;
     let action = format!("/connect/connections/{}/reauth", connection.id);
     let target = Target::Existing(connection.id);
-    submit_credentials(&req, &state, &visitor, &bank, &action, &form, target).await
+    let offered = (&bank, Some(&connection.settings));
+    submit_credentials(&req, &state, &visitor, offered, &action, &form, target).await
 }
 
 #[cfg(test)]

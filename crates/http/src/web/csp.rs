@@ -15,7 +15,7 @@ use actix_web::http::header::{CONTENT_SECURITY_POLICY, HeaderValue};
 /// reads the progress page again: `connect-src 'self'`) unless a page adds
 /// a provider's; nothing inline, no frames (unless a page adds a
 /// provider's), no plugins; images only where a page adds them.
-const FIXED: &str = "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'";
+const FIXED: &str = "default-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// A page's policy: the fixed directives, and where its forms may lead and
 /// its images come from.
@@ -27,6 +27,8 @@ pub(super) struct Policy {
     script_src: Vec<String>,
     /// Where a provider's script opens frames and sends requests.
     provider_origins: Vec<String>,
+    /// Whether `<style>` elements a provider's script adds apply.
+    inline_styles: bool,
 }
 
 impl Policy {
@@ -37,7 +39,17 @@ impl Policy {
             img_src: Vec::new(),
             script_src: Vec::new(),
             provider_origins: Vec::new(),
+            inline_styles: false,
         }
+    }
+
+    /// Styles also from `<style>` elements: a provider's enrollment
+    /// script that styles its modal so (Pluggy Connect), on its connect
+    /// page only. Images and fonts stay this server's, so a style cannot
+    /// send what the page holds anywhere.
+    pub fn inline_styles(mut self) -> Self {
+        self.inline_styles = true;
+        self
     }
 
     /// Scripts also from `url` (its origin): a provider's own enrollment
@@ -100,8 +112,13 @@ impl Policy {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
+        let styles = if self.inline_styles {
+            "'self' 'unsafe-inline'"
+        } else {
+            "'self'"
+        };
         let mut value = format!(
-            "{FIXED}; script-src {}; connect-src {}; form-action {}",
+            "{FIXED}; style-src {styles}; script-src {}; connect-src {}; form-action {}",
             with("'self'", &self.script_src),
             with("'self'", &self.provider_origins),
             self.form_action.join(" ")
@@ -175,6 +192,13 @@ mod tests {
             widget.ends_with("; frame-src https://teller.io"),
             "{widget}"
         );
+        assert!(widget.contains("style-src 'self';"), "{widget}");
+        let styled = Policy::strict().inline_styles().value();
+        assert!(
+            styled.contains("style-src 'self' 'unsafe-inline';"),
+            "{styled}"
+        );
+        assert!(!styled.contains("img-src"), "{styled}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! by e-mailed code, checkout when users pay, connect a bank, consent) and
 //! the portal. Server-rendered (askama), one stylesheet; every page works
 //! without JavaScript (one small script only updates the sync progress page
-//! in place; where the operator set up Teller Connect, Teller's bank form
-//! offers it with Teller's script beside the form, which works without).
+//! in place; where the operator set up Teller Connect or Pluggy Connect,
+//! that bank's form offers it with the provider's script beside the form,
+//! which works without).
 //!
 //! Every page runs in a server-side session named by an HttpOnly cookie;
 //! every form carries the session's CSRF token; every response carries a
@@ -217,8 +218,7 @@ async fn connect_launcher(
     let launcher = file
         .strip_suffix(".js")
         .and_then(|name| name.parse::<tributary_domain::model::Provider>().ok())
-        .and_then(|provider| state.engine.as_ref()?.connect_widget(provider, None))
-        .map(|widget| widget.launcher);
+        .and_then(|provider| state.engine.as_ref()?.connect_launcher(provider));
     match launcher {
         Some(script) => static_file("text/javascript; charset=utf-8", script),
         None => HttpResponse::NotFound().finish(),

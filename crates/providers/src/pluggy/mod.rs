@@ -1,13 +1,16 @@
-//! Pluggy (Brazil), with the person's own Pluggy application: its client id
-//! and secret, and the item (one bank connected in Pluggy) to read. Written
-//! against Pluggy's OpenAPI document and its Node client (docs/providers.md,
-//! "Pluggy"); the way of connecting is the one self-hosted budgeting apps
-//! use with Pluggy today (client id, secret and item id, pasted).
+//! Pluggy (Brazil): the item (one bank connected in Pluggy) to read, with
+//! this server's Pluggy application (the operator's; the person connects
+//! their bank in Pluggy Connect on the bank form: `connect`) or the
+//! person's own (its client id and secret pasted with the item's id, the
+//! way self-hosted budgeting apps use Pluggy today). Written against
+//! Pluggy's OpenAPI document and its Node client (docs/providers.md,
+//! "Pluggy").
 //!
 //! - `prepare`: the pair is checked at once (`POST /auth`: 401 for a wrong
 //!   one) and the item read (`GET /items/{id}`: 404 for one the
-//!   application does not hold); the pair is kept sealed, the item's id as
-//!   a setting, the bank is the item's connector.
+//!   application does not hold); with the server's application the item
+//!   must carry the person's `clientUserId`. The person's own pair is kept
+//!   sealed, the item's id as a setting, the bank is the item's connector.
 //! - `fetch`: an API key (`POST /auth`, two hours), the item (one whose
 //!   bank wants the person, `LOGIN_ERROR` or `WAITING_USER_*`, needs them),
 //!   its accounts (`GET /accounts?itemId=`, page by page), and each
@@ -27,30 +30,35 @@
 //! pairs them.
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+    ConnectRequest, ConnectWidget, ConnectorError, FetchContext, HttpAnswer, Prepared,
+    classify_http_status,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
-    SettingError, Variable,
+    SettingError, SetupError, Variable, constructor,
 };
-use crate::personal_token::{self, TokenBankConfig};
+use crate::personal_token;
 use crate::provider_http::{ProviderHttp, Refusal};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tributary_domain::ids::UserId;
 use tributary_domain::model::{AccountKind, Provider};
 use tributary_domain::money::Decimal;
 use tributary_domain::pending_match::PendingMatchRule;
 use tributary_domain::snapshot::*;
 
+mod connect;
 mod investments;
+
+pub use connect::ServerApplication;
 
 pub const PROVIDER: Provider = Provider::new("pluggy");
 
 pub const DESCRIPTION: Description = Description {
     provider: PROVIDER,
     name: "Pluggy",
-    summary: "Banks and brokers in Brazil through your own Pluggy application: its client id and secret, and the item of the bank you connected there.",
+    summary: "Banks and brokers in Brazil through Pluggy: connect your bank in Pluggy Connect, or give your own Pluggy application's client id and secret with the item of the bank you connected there.",
     reports: Reports::INVESTMENTS,
     connect: Connect {
         fields: &[
@@ -58,11 +66,11 @@ pub const DESCRIPTION: Description = Description {
                 name: "client_id",
                 flag: Some("client-id"),
                 label: "Pluggy client id",
-                help: "Your Pluggy application's client id (dashboard.pluggy.ai, Applications).",
+                help: "Your own Pluggy application's client id (dashboard.pluggy.ai, Applications); none with Pluggy Connect.",
                 input: Input::Text {
                     autocomplete: "off",
                 },
-                required: true,
+                required: false,
                 default: None,
                 remembered_as: None,
             },
@@ -70,11 +78,11 @@ pub const DESCRIPTION: Description = Description {
                 name: "client_secret",
                 flag: Some("client-secret"),
                 label: "Pluggy client secret",
-                help: "Its client secret (\"-\" reads it from standard input, keeping it out of the shell history).",
+                help: "Its client secret (\"-\" reads it from standard input, keeping it out of the shell history); none with Pluggy Connect.",
                 input: Input::Secret {
                     autocomplete: "off",
                 },
-                required: true,
+                required: false,
                 default: None,
                 remembered_as: None,
             },
@@ -82,7 +90,7 @@ pub const DESCRIPTION: Description = Description {
                 name: "item_id",
                 flag: Some("item"),
                 label: "Pluggy item id",
-                help: "The item of the bank you connected in Pluggy (its id, a UUID).",
+                help: "The item of the bank you connected in Pluggy (its id, a UUID); Pluggy Connect fills it in.",
                 input: Input::Text {
                     autocomplete: "off",
                 },
@@ -91,18 +99,32 @@ pub const DESCRIPTION: Description = Description {
                 remembered_as: None,
             },
         ],
-        note: Some("Connect your bank in Pluggy (its Connect, or the dashboard's demo) for your own application, then paste the application's client id and secret and the item's id. They are checked at once; the secret is kept sealed. Each bank is an item: connect each one here."),
+        note: Some("Where this server has a Pluggy application, connect your bank in Pluggy Connect: the item it makes is connected here. Else connect your bank in Pluggy for your own application, then paste the application's client id and secret and the item's id. They are checked at once; the secret is kept sealed. Each bank is an item: connect each one here."),
         hands_off: false,
         picks_institution: false,
         return_address: ReturnAddress::Never,
         finish_on_return: false,
-        command_help: "Connect a bank you connected in Pluggy: your application's --client-id and --client-secret (- to paste it) and the --item id, then sync.",
+        command_help: "Connect a bank you connected in Pluggy: your own application's --client-id and --client-secret (- to paste it) and the --item id, then sync; without the pair, an item made in Pluggy Connect for this user with the server's application.",
         request: request_from,
     },
-    environment: &[Variable {
-        names: "TRIBUTARY_PLUGGY_URL",
-        help: "its API root [default: https://api.pluggy.ai]",
-    }],
+    environment: &[
+        Variable {
+            names: "TRIBUTARY_PLUGGY_URL",
+            help: "its API root [default: https://api.pluggy.ai]",
+        },
+        Variable {
+            names: "TRIBUTARY_PLUGGY_CLIENT_ID, TRIBUTARY_PLUGGY_CLIENT_SECRET",
+            help: "this server's Pluggy application: the Pluggy bank form offers Pluggy Connect",
+        },
+        Variable {
+            names: "TRIBUTARY_PLUGGY_CONNECT_SCRIPT",
+            help: "where Pluggy Connect's script is loaded from (https, or http on a loopback address) [default: https://cdn.pluggy.ai/pluggy-connect/latest/pluggy-connect.js]",
+        },
+        Variable {
+            names: "TRIBUTARY_PLUGGY_INCLUDE_SANDBOX",
+            help: "true: Pluggy Connect lists Pluggy's sandbox banks too, for trying it out [default: false]",
+        },
+    ],
     configure,
 };
 
@@ -115,13 +137,19 @@ const MAX_PAGES: usize = 10_000;
 /// step, an action at the bank).
 const NEEDS_THE_PERSON: [&str; 3] = ["LOGIN_ERROR", "WAITING_USER_INPUT", "WAITING_USER_ACTION"];
 
-/// Always offered: each person brings their own Pluggy application.
+/// Always offered: a person may bring their own Pluggy application; with
+/// the server's, Pluggy Connect too.
 fn configure(env: &Environment<'_>) -> Result<Option<Constructor>, SettingError> {
-    Ok(personal_token::configure(
-        env,
-        ("TRIBUTARY_PLUGGY_URL", DEFAULT_BASE_URL),
-        ("Pluggy", PluggyConnector::new),
-    ))
+    let config = PluggyConfig {
+        base_url: env
+            .get("TRIBUTARY_PLUGGY_URL")
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned()),
+        timeout: crate::connector::PROVIDER_TIMEOUT,
+        server_application: connect::configure(env)?,
+    };
+    Ok(constructor(move || {
+        PluggyConnector::new(config.clone()).map_err(|err| SetupError::new("Pluggy", err))
+    }))
 }
 
 fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
@@ -130,21 +158,37 @@ fn request_from(answers: &Answers<'_>) -> Result<ConnectRequest, &'static str> {
         answers.get("client_secret").trim(),
         answers.get("item_id").trim(),
     );
-    if id.is_empty() || secret.is_empty() || item.is_empty() {
-        return Err("Give your Pluggy client id, client secret and item id.");
+    if item.is_empty() {
+        return Err("Give the Pluggy item id (Pluggy Connect fills it in).");
     }
     if !is_item_id(item) {
         return Err("A Pluggy item id is a UUID (letters a-f, digits and dashes).");
     }
-    Ok(ConnectRequest {
-        settings: json!({ "item_id": item }),
-        secret: Some(
-            json!({"client_id": id, "client_secret": secret}).to_string(),
-        ),
-    })
+    match (id.is_empty(), secret.is_empty()) {
+        // With this server's application: the item must be theirs.
+        (true, true) => Ok(ConnectRequest {
+            settings: json!({
+                "item_id": item,
+                "client_user_id": connect::client_user_id(answers.user),
+            }),
+            secret: None,
+        }),
+        (false, false) => Ok(ConnectRequest {
+            settings: json!({ "item_id": item }),
+            secret: Some(json!({"client_id": id, "client_secret": secret}).to_string()),
+        }),
+        _ => Err("Give both your Pluggy client id and client secret, or neither (with Pluggy Connect)."),
+    }
 }
 
-pub type PluggyConfig = TokenBankConfig;
+/// Where Pluggy's API is, how long it may take, and this server's own
+/// application where the operator set one.
+#[derive(Debug, Clone)]
+pub struct PluggyConfig {
+    pub base_url: String,
+    pub timeout: std::time::Duration,
+    pub server_application: Option<ServerApplication>,
+}
 
 #[derive(Debug)]
 pub struct PluggyConnector {
@@ -152,13 +196,21 @@ pub struct PluggyConnector {
     http: ProviderHttp,
 }
 
-/// The application's pair, kept sealed, with the item it was given for.
-/// Never printed.
+/// A Pluggy application's pair. Never printed.
 #[derive(Serialize, Deserialize)]
 struct Client {
     client_id: String,
     client_secret: String,
-    /// The item connected with it: signing in again keeps to it.
+}
+
+/// What a connection keeps sealed: the person's own application's pair
+/// (none when it reads with this server's), and the item it was given
+/// for. Never printed.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    #[serde(flatten)]
+    client: Option<Client>,
+    /// The item connected: signing in again keeps to it.
     #[serde(default)]
     item_id: Option<String>,
 }
@@ -188,6 +240,8 @@ fn path_segment(id: &str) -> Result<String, ConnectorError> {
 
 /// What signing in is called in errors.
 const SIGN_IN: &str = "the application's sign-in";
+/// And signing in with this server's application.
+const SERVER_SIGN_IN: &str = "this server's application's sign-in";
 
 /// Pluggy's error document: `{"code", "message", "codeDescription"}`.
 fn refusal(refused: &Refusal<'_>) -> ConnectorError {
@@ -204,6 +258,11 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         401 | 403 if what == SIGN_IN => {
             return ConnectorError::ReauthRequired(format!(
                 "Pluggy does not accept the application's client id and secret ({detail}): make a new one in Pluggy's dashboard and connect again"
+            ));
+        }
+        401 | 403 if what == SERVER_SIGN_IN => {
+            return ConnectorError::Misconfigured(format!(
+                "Pluggy does not accept this server's application, TRIBUTARY_PLUGGY_CLIENT_ID and TRIBUTARY_PLUGGY_CLIENT_SECRET ({detail})"
             ));
         }
         404 if what == "the item" => {
@@ -250,6 +309,9 @@ struct Item {
     error: Option<ItemError>,
     #[serde(default)]
     connector: Option<ItemConnector>,
+    /// Who the item was made for, where a connect token named them.
+    #[serde(rename = "clientUserId", default)]
+    client_user_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -448,9 +510,33 @@ impl PluggyConnector {
         format!("{}/{path}", self.config.base_url.trim_end_matches('/'))
     }
 
-    /// An API key for the application's pair.
+    /// An API key for the person's own application.
     fn api_key(&self, client: &Client) -> Result<String, ConnectorError> {
-        let what = SIGN_IN;
+        self.sign_in(client, SIGN_IN)
+    }
+
+    /// An API key for this server's application.
+    fn server_key(&self, application: &ServerApplication) -> Result<String, ConnectorError> {
+        let client = Client {
+            client_id: application.client_id.clone(),
+            client_secret: application.client_secret.clone(),
+        };
+        self.sign_in(&client, SERVER_SIGN_IN)
+    }
+
+    /// The key a connection reads with: its own application's, else this
+    /// server's.
+    fn key_for(&self, kept: &Kept) -> Result<String, ConnectorError> {
+        match (&kept.client, &self.config.server_application) {
+            (Some(client), _) => self.api_key(client),
+            (None, Some(application)) => self.server_key(application),
+            (None, None) => Err(ConnectorError::Misconfigured(
+                "the connection reads with this server's Pluggy application, and TRIBUTARY_PLUGGY_CLIENT_ID is no longer set".into(),
+            )),
+        }
+    }
+
+    fn sign_in(&self, client: &Client, what: &str) -> Result<String, ConnectorError> {
         let response = self.http.send(
             self.http.client.post(self.url("auth")).json(&json!({
                 "clientId": client.client_id,
@@ -661,33 +747,55 @@ impl crate::connector::Connector for PluggyConnector {
     }
 
     fn prepare(&self, request: &ConnectRequest) -> Result<Prepared, ConnectorError> {
-        let wrong = |why: String| {
+        let wrong = |why: &str| {
             ConnectorError::InvalidCredentials(format!(
                 "Pluggy did not accept these details: {why}"
             ))
         };
-        let client: Client = request
-            .secret
-            .as_deref()
-            .and_then(|secret| serde_json::from_str(secret).ok())
-            .ok_or_else(|| wrong("connecting Pluggy needs your client id and secret".into()))?;
         let item_id = item_id(&request.settings)
             .ok()
             .filter(|id| is_item_id(id))
-            .ok_or_else(|| wrong("a Pluggy item id is a UUID".into()))?;
+            .ok_or_else(|| wrong("a Pluggy item id is a UUID"))?;
         let unaccepted = |err: ConnectorError| {
             err.refused_at_connect(|why| format!("Pluggy did not accept these details: {why}"))
         };
-        let client = Client {
-            item_id: Some(item_id.to_owned()),
-            ..client
+        let (kept, person) = match request.secret.as_deref() {
+            Some(secret) => {
+                let client: Client = serde_json::from_str(secret)
+                    .map_err(|_| wrong("connecting Pluggy needs your client id and secret"))?;
+                (Some(client), None)
+            }
+            None => {
+                let person = request.settings["client_user_id"]
+                    .as_str()
+                    .filter(|_| self.config.server_application.is_some())
+                    .ok_or_else(|| wrong("connecting Pluggy needs your client id and secret"))?;
+                (None, Some(person))
+            }
         };
-        let key = self.api_key(&client).map_err(unaccepted)?;
+        let kept = Kept {
+            client: kept,
+            item_id: Some(item_id.to_owned()),
+        };
+        let key = self.key_for(&kept).map_err(unaccepted)?;
         let item = self.item(&key, item_id).map_err(unaccepted)?;
+        // The server's application holds every person's items: only one
+        // made for this person is theirs to connect.
+        if let Some(person) = person
+            && item.client_user_id.as_deref() != Some(person)
+        {
+            return Err(wrong(
+                "that item was not made in Pluggy Connect from your account here",
+            ));
+        }
+        let mut settings = json!({ "item_id": item_id });
+        if let Some(person) = person {
+            settings["client_user_id"] = json!(person);
+        }
         Ok(Prepared {
             institution: institution(&item),
-            settings: json!({ "item_id": item_id }),
-            credentials: Some(serde_json::to_string(&client).map_err(|err| {
+            settings,
+            credentials: Some(serde_json::to_string(&kept).map_err(|err| {
                 ConnectorError::Protocol(format!("keeping Pluggy's client: {err}"))
             })?),
             consent: None,
@@ -702,8 +810,8 @@ impl crate::connector::Connector for PluggyConnector {
         existing: Option<&str>,
     ) -> Result<Prepared, ConnectorError> {
         let kept = existing
-            .and_then(|sealed| serde_json::from_str::<Client>(sealed).ok())
-            .and_then(|client| client.item_id);
+            .and_then(|sealed| serde_json::from_str::<Kept>(sealed).ok())
+            .and_then(|kept| kept.item_id);
         if let (Some(kept), Ok(given)) = (kept, item_id(&request.settings))
             && kept != given
         {
@@ -715,7 +823,7 @@ impl crate::connector::Connector for PluggyConnector {
     }
 
     fn fetch(&self, context: &FetchContext<'_>) -> Result<ProviderSnapshot, ConnectorError> {
-        let client: Client = serde_json::from_str(personal_token::kept(context)?).map_err(|_| {
+        let kept: Kept = serde_json::from_str(personal_token::kept(context)?).map_err(|_| {
             ConnectorError::ReauthRequired(
                 "the kept Pluggy client cannot be read: connect again".into(),
             )
@@ -726,7 +834,7 @@ impl crate::connector::Connector for PluggyConnector {
                 "the connection's Pluggy item id is not a UUID".into(),
             ));
         }
-        let key = self.api_key(&client)?;
+        let key = self.key_for(&kept)?;
         let item = self.item(&key, item_id)?;
         if NEEDS_THE_PERSON.contains(&item.status.as_str()) {
             let why = item
@@ -769,6 +877,22 @@ impl crate::connector::Connector for PluggyConnector {
             pending_match: Some(PendingMatchRule::default()),
             complete: true,
         })
+    }
+
+    /// Pluggy Connect, where this server has a Pluggy application.
+    fn connect_widget(
+        &self,
+        repairing: Option<&Value>,
+        person: UserId,
+    ) -> Result<Option<ConnectWidget>, ConnectorError> {
+        self.widget(repairing, person)
+    }
+
+    fn connect_launcher(&self) -> Option<&'static str> {
+        self.config
+            .server_application
+            .as_ref()
+            .map(|_| include_str!("connect.js"))
     }
 }
 
