@@ -69,6 +69,8 @@ struct State {
     connect_tokens: Vec<Value>,
     /// The API keys given to the server's application.
     server_keys: Vec<String>,
+    /// Requests made with one of those keys.
+    server_key_reads: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -174,6 +176,7 @@ impl PluggyFake {
                 item_client_user_id: None,
                 connect_tokens: Vec::new(),
                 server_keys: Vec::new(),
+                server_key_reads: 0,
             })),
         };
         fake.mount().await;
@@ -223,9 +226,14 @@ impl PluggyFake {
         self.state.lock().unwrap().item_client_user_id = client_user_id.map(str::to_owned);
     }
 
-    /// Whether a request was read with a key of the server's application.
+    /// How many keys the server's application was given.
     pub fn server_keys_given(&self) -> usize {
         self.state.lock().unwrap().server_keys.len()
+    }
+
+    /// How many requests carried a key of the server's application.
+    pub fn server_key_reads(&self) -> usize {
+        self.state.lock().unwrap().server_key_reads
     }
 
     pub fn set_fault(&self, fault: Option<Fault>) {
@@ -386,13 +394,16 @@ impl PluggyFake {
         answer: fn(&Self, &Request) -> ResponseTemplate,
     ) -> ResponseTemplate {
         let fault = {
-            let state = self.state.lock().unwrap();
+            let mut state = self.state.lock().unwrap();
             let key = request
                 .headers
                 .get("x-api-key")
                 .and_then(|v| v.to_str().ok());
             if !key.is_some_and(|k| state.keys.iter().any(|known| known == k)) {
                 return error(403, "FORBIDDEN", "Missing or invalid API key");
+            }
+            if key.is_some_and(|k| state.server_keys.iter().any(|known| known == k)) {
+                state.server_key_reads += 1;
             }
             state.fault
         };

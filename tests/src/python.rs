@@ -12,13 +12,24 @@ use std::sync::Mutex;
 /// succeeds; made on first use by running pip once per entry of
 /// `installs` (the arguments after `pip install --quiet`).
 pub fn venv(venv: &Path, imports: &str, installs: &[&[&str]]) -> PathBuf {
-    // Tests of one binary run in parallel threads and may ask for the same
-    // virtualenv at once: one makes it while the others wait, then find it.
+    // Tests of one binary run in parallel threads, and tests run as
+    // processes of their own (cargo-nextest), and may ask for the same
+    // virtualenv at once: one makes it while the others wait (a lock file
+    // beside it, for processes; a mutex, for the threads of one), then find
+    // it.
     static MAKING: Mutex<()> = Mutex::new(());
     let _making = MAKING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let name = venv.display();
+    if let Some(parent) = venv.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let lock_file = std::fs::File::create(venv.with_extension("lock"))
+        .unwrap_or_else(|e| panic!("{name}: its lock file cannot be made: {e}"));
+    lock_file
+        .lock()
+        .unwrap_or_else(|e| panic!("{name}: its lock file cannot be locked: {e}"));
     let python = venv.join("bin/python");
     let importable = |python: &Path| {
         Command::new(python)

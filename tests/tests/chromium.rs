@@ -1942,6 +1942,31 @@ async fn pluggy_connect_walk_through(driver: &Driver, database: TestDatabase) {
     let browser = open_browser(driver, profile.path()).await;
     sign_in_as_alice(&browser, &server).await;
 
+    // Pluggy failing: the form says so, and offers no widget.
+    fake.set_fault(Some(tributary_e2e::pluggy::Fault::ServerError));
+    browser
+        .goto(&server.url("/connect/banks/pluggy"))
+        .await
+        .unwrap();
+    let trouble = browser
+        .find(Locator::Id("error"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        trouble,
+        "Pluggy's own connect window cannot open right now: reload this page in a few minutes."
+    );
+    assert!(
+        browser
+            .find(Locator::Id("connect-widget-open"))
+            .await
+            .is_err()
+    );
+    fake.set_fault(None);
+
     browser
         .goto(&server.url("/connect/banks/pluggy"))
         .await

@@ -403,10 +403,14 @@ fn pluggy_connect(db: &Database, fake: &PluggyFake) {
     );
     // Nor an item made for nobody in particular.
     fake.item_made_for(None);
+    let Err(SyncError::Connect(ConnectorError::InvalidCredentials(why))) =
+        engine.connect(user, pluggy, &request_of(user, ITEM_ID))
+    else {
+        panic!("an item made for nobody connects nothing")
+    };
     assert!(
-        engine
-            .connect(user, pluggy, &request_of(user, ITEM_ID))
-            .is_err()
+        why.contains("not made in Pluggy Connect from your account"),
+        "{why}"
     );
     let connections = |db: &Database| {
         tributary_storage::connections::list_for_users(&mut db.conn().unwrap(), &[user]).unwrap()
@@ -415,7 +419,7 @@ fn pluggy_connect(db: &Database, fake: &PluggyFake) {
 
     // Their own item: connected, and synced with the server's application.
     fake.item_made_for(Some(&person));
-    let keys = fake.server_keys_given();
+    let reads = fake.server_key_reads();
     let connection = engine
         .connect(user, pluggy, &request_of(user, ITEM_ID))
         .unwrap();
@@ -428,9 +432,26 @@ fn pluggy_connect(db: &Database, fake: &PluggyFake) {
     };
     assert_eq!(summary.accounts_seen, 4);
     assert!(
-        fake.server_keys_given() >= keys + 2,
-        "read with the server's key"
+        fake.server_key_reads() >= reads + 4,
+        "the item and its listings read with the server's key"
     );
+    assert_eq!(fake.server_keys_given(), 1, "one key, reused");
+    // Pluggy's item no longer the person's: not read, the person is asked.
+    fake.item_made_for(Some("tributary-user-somebody-else"));
+    let SyncOutcome::ProviderFailed {
+        error: ConnectorError::ReauthRequired(why),
+        ..
+    } = engine
+        .sync_now(connection.id, SyncJobKind::OnDemand, "test")
+        .unwrap()
+    else {
+        panic!("another person's item is not read")
+    };
+    assert!(
+        why.contains("not made for this connection's person"),
+        "{why}"
+    );
+    fake.item_made_for(Some(&person));
     let dump = tributary_storage::testing::dump(db);
     assert!(
         !dump.contains(SERVER_CLIENT_SECRET),
@@ -453,6 +474,11 @@ fn pluggy_connect(db: &Database, fake: &PluggyFake) {
         .unwrap();
     assert_eq!(again.id, connection.id);
     assert_eq!(connections(db).len(), 1);
+
+    // Pluggy failing: no widget, and the page says so (`Err`).
+    fake.set_fault(Some(Fault::ServerError));
+    assert!(engine.connect_widget(pluggy, None, user).is_err());
+    fake.set_fault(None);
 
     // A connection made with a person's own application is repaired in
     // their own Pluggy: no widget for it.

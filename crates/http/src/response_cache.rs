@@ -134,6 +134,8 @@ mod tests {
     #[test]
     fn a_body_is_given_back_only_under_its_own_key_and_epoch() {
         let database = TestDatabase::sqlite();
+        // Not the watcher's first look ending what is kept below.
+        tributary_storage::testing::watching(database.db());
         let cache = ResponseCache::new(database.db().freshness().clone());
         let alice = ResponseKey::new(&viewer(1, None), "accounts");
         let epoch = cache.epoch();
@@ -173,6 +175,7 @@ mod tests {
     #[test]
     fn memory_stays_bounded() {
         let database = TestDatabase::sqlite();
+        tributary_storage::testing::watching(database.db());
         let cache = ResponseCache::new(database.db().freshness().clone());
         let epoch = cache.epoch();
         let large = ResponseKey::new(&viewer(1, None), "large");

@@ -445,7 +445,7 @@ pub trait Connector: Send + Sync + fmt::Debug {
 /// pasted it. The page's Content-Security-Policy adds `script`'s origin,
 /// and `origins` for the frames the script opens and the requests it
 /// makes, on that page only (docs/platform.md, "Content-Security-Policy").
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ConnectWidget {
     /// The provider's script (https, or http on a loopback address).
     pub script: String,
@@ -481,6 +481,26 @@ pub(crate) fn is_script_address(address: &str) -> bool {
         ("http", Some(url::Host::Ipv6(ip))) => ip.is_loopback(),
         ("http", Some(url::Host::Domain(name))) => name == "localhost",
         _ => false,
+    }
+}
+
+// An option may be a credential (Pluggy's connect token): names only.
+impl fmt::Debug for ConnectWidget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectWidget")
+            .field("script", &self.script)
+            .field("origins", &self.origins)
+            .field("inline_styles", &self.inline_styles)
+            .field("label", &self.label)
+            .field(
+                "options",
+                &self
+                    .options
+                    .iter()
+                    .map(|(name, _)| name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
     }
 }
 

@@ -116,7 +116,6 @@ impl Freshness {
     }
 
     /// Both epochs as they are, without starting the watcher.
-    #[cfg(test)]
     pub(crate) fn peek(&self) -> (u64, u64) {
         (
             self.credentials.load(Ordering::SeqCst),

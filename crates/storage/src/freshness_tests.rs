@@ -7,7 +7,7 @@ use crate::freshness::Epoch;
 use crate::testing::{TestDatabase, empty_account, insert_transactions, posted_row};
 use crate::{AnyConnection, StorageError};
 use chrono::NaiveDate;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tributary_domain::ids::ApiKeyId;
 use tributary_domain::money::Decimal;
 use tributary_domain::snapshot::SnapshotTransaction;
@@ -45,27 +45,7 @@ fn a_row(id: &str) -> SnapshotTransaction {
     )
 }
 
-/// Waits, without sleeping, until `moved` holds; how long that took.
-fn until(moved: impl Fn() -> bool) -> Duration {
-    let started = Instant::now();
-    while !moved() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "nothing moved in 10 s"
-        );
-        std::thread::yield_now();
-    }
-    started.elapsed()
-}
-
-/// Starts the watcher and waits until it has connected: it then moves
-/// both epochs once (what happened before it watched is unknown), which
-/// must not be taken for a write.
-fn watching(db: &Database) {
-    let unwatched = db.freshness().peek();
-    let _ = epochs(db);
-    until(|| db.freshness().peek() != unwatched);
-}
+use crate::testing::{until, watching};
 
 #[test]
 fn this_process_writes_move_the_epochs_as_they_commit() {

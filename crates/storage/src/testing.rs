@@ -742,6 +742,30 @@ fn only_account(conn: &mut AnyConnection, user: UserId) -> crate::StorageResult<
         .expect("the seeded account is there"))
 }
 
+/// Waits, without sleeping, until `moved` holds (at most 10 s); how long
+/// that took.
+pub fn until(moved: impl Fn() -> bool) -> Duration {
+    let started = std::time::Instant::now();
+    while !moved() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "nothing moved in 10 s"
+        );
+        std::thread::yield_now();
+    }
+    started.elapsed()
+}
+
+/// Starts `db`'s watcher of other processes' writes and waits until it
+/// has connected: it then moves both epochs once (what happened before it
+/// watched is unknown), which a test must not take for a write, nor see
+/// end what it just cached.
+pub fn watching(db: &Database) {
+    let unwatched = db.freshness().peek();
+    let _ = (db.freshness().credentials(), db.freshness().data());
+    until(|| db.freshness().peek() != unwatched);
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -91,7 +91,11 @@ impl Bank {
             }
             Err(err) => {
                 log::warn!("{provider}'s connect widget for user {person}: {err}");
-                Ok((self, Some(super::connect::connect_failure(&err))))
+                let trouble = format!(
+                    "{}'s own connect window cannot open right now: reload this page in a few minutes.",
+                    self.name
+                );
+                Ok((self, Some(trouble)))
             }
         }
     }

@@ -45,8 +45,8 @@ impl Policy {
 
     /// Styles also from `<style>` elements: a provider's enrollment
     /// script that styles its modal so (Pluggy Connect), on its connect
-    /// page only. Images and fonts stay this server's, so a style cannot
-    /// send what the page holds anywhere.
+    /// page only. The page still loads no images or fonts, so a style
+    /// cannot send what the page holds anywhere.
     pub fn inline_styles(mut self) -> Self {
         self.inline_styles = true;
         self

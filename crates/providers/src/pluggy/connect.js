@@ -54,7 +54,9 @@
       },
       onError: function (error) {
         var why = error && error.message ? " (" + error.message + ")" : "";
-        status.textContent = "Pluggy Connect could not connect the bank" + why + ": try again.";
+        // Its connect token may have run out (30 minutes): a new page
+        // brings a new one.
+        status.textContent = "Pluggy Connect could not connect the bank" + why + ": reload the page to try again.";
       },
       onClose: function () {
         if (!sent && !status.textContent) {

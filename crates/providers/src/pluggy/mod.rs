@@ -194,7 +194,12 @@ pub struct PluggyConfig {
 pub struct PluggyConnector {
     config: PluggyConfig,
     http: ProviderHttp,
+    /// This server's application's API key, and when it was made.
+    server_key: std::sync::Mutex<Option<(String, std::time::Instant)>>,
 }
+
+/// How long this server's API key is used: Pluggy's last two hours.
+const SERVER_KEY_REUSE: std::time::Duration = std::time::Duration::from_secs(100 * 60);
 
 /// A Pluggy application's pair. Never printed.
 #[derive(Serialize, Deserialize)]
@@ -204,15 +209,46 @@ struct Client {
 }
 
 /// What a connection keeps sealed: the person's own application's pair
-/// (none when it reads with this server's), and the item it was given
-/// for. Never printed.
+/// (neither half when it reads with this server's), and the item it was
+/// given for. Never printed.
 #[derive(Serialize, Deserialize)]
 struct Kept {
-    #[serde(flatten)]
-    client: Option<Client>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
     /// The item connected: signing in again keeps to it.
     #[serde(default)]
     item_id: Option<String>,
+}
+
+impl Kept {
+    fn new(client: Option<Client>, item_id: &str) -> Self {
+        let (client_id, client_secret) = match client {
+            Some(c) => (Some(c.client_id), Some(c.client_secret)),
+            None => (None, None),
+        };
+        Self {
+            client_id,
+            client_secret,
+            item_id: Some(item_id.to_owned()),
+        }
+    }
+
+    /// The person's own application's pair; `None`: this server's. Half
+    /// a pair is neither, and is refused rather than read as the server's.
+    fn client(&self) -> Result<Option<Client>, ConnectorError> {
+        match (&self.client_id, &self.client_secret) {
+            (Some(client_id), Some(client_secret)) => Ok(Some(Client {
+                client_id: client_id.clone(),
+                client_secret: client_secret.clone(),
+            })),
+            (None, None) => Ok(None),
+            _ => Err(ConnectorError::ReauthRequired(
+                "the kept Pluggy client is half a pair: connect again".into(),
+            )),
+        }
+    }
 }
 
 /// Whether `id` can be a Pluggy item's (a UUID): it goes in a path.
@@ -503,7 +539,11 @@ fn kind(account: &Account) -> AccountKind {
 impl PluggyConnector {
     pub fn new(config: PluggyConfig) -> Result<Self, reqwest::Error> {
         let http = ProviderHttp::new("Pluggy", config.timeout)?;
-        Ok(Self { config, http })
+        Ok(Self {
+            config,
+            http,
+            server_key: std::sync::Mutex::new(None),
+        })
     }
 
     fn url(&self, path: &str) -> String {
@@ -515,20 +555,34 @@ impl PluggyConnector {
         self.sign_in(client, SIGN_IN)
     }
 
-    /// An API key for this server's application.
+    /// An API key for this server's application, reused while it lives
+    /// (every connect page asks for a connect token with it, and
+    /// `POST /auth` has a rate limit of its own).
     fn server_key(&self, application: &ServerApplication) -> Result<String, ConnectorError> {
+        let kept = || {
+            self.server_key
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some((key, made)) = kept().as_ref()
+            && made.elapsed() < SERVER_KEY_REUSE
+        {
+            return Ok(key.clone());
+        }
         let client = Client {
             client_id: application.client_id.clone(),
             client_secret: application.client_secret.clone(),
         };
-        self.sign_in(&client, SERVER_SIGN_IN)
+        let key = self.sign_in(&client, SERVER_SIGN_IN)?;
+        *kept() = Some((key.clone(), std::time::Instant::now()));
+        Ok(key)
     }
 
     /// The key a connection reads with: its own application's, else this
     /// server's.
     fn key_for(&self, kept: &Kept) -> Result<String, ConnectorError> {
-        match (&kept.client, &self.config.server_application) {
-            (Some(client), _) => self.api_key(client),
+        match (kept.client()?, &self.config.server_application) {
+            (Some(client), _) => self.api_key(&client),
             (None, Some(application)) => self.server_key(application),
             (None, None) => Err(ConnectorError::Misconfigured(
                 "the connection reads with this server's Pluggy application, and TRIBUTARY_PLUGGY_CLIENT_ID is no longer set".into(),
@@ -773,10 +827,7 @@ impl crate::connector::Connector for PluggyConnector {
                 (None, Some(person))
             }
         };
-        let kept = Kept {
-            client: kept,
-            item_id: Some(item_id.to_owned()),
-        };
+        let kept = Kept::new(kept, item_id);
         let key = self.key_for(&kept).map_err(unaccepted)?;
         let item = self.item(&key, item_id).map_err(unaccepted)?;
         // The server's application holds every person's items: only one
@@ -836,6 +887,16 @@ impl crate::connector::Connector for PluggyConnector {
         }
         let key = self.key_for(&kept)?;
         let item = self.item(&key, item_id)?;
+        // Read with this server's application, which holds every person's
+        // items: only the one made for this connection's person.
+        if kept.client()?.is_none() {
+            let person = context.settings["client_user_id"].as_str();
+            if person.is_none() || item.client_user_id.as_deref() != person {
+                return Err(ConnectorError::ReauthRequired(
+                    "Pluggy's item was not made for this connection's person: connect the bank again in Pluggy Connect".into(),
+                ));
+            }
+        }
         if NEEDS_THE_PERSON.contains(&item.status.as_str()) {
             let why = item
                 .error
@@ -936,6 +997,20 @@ mod tests {
         for nothing in ["", ".", "..", "..."] {
             assert!(path_segment(nothing).is_err(), "{nothing}");
         }
+    }
+
+    #[test]
+    fn a_kept_pair_reads_whole_or_not_at_all() {
+        let read = |text: &str| serde_json::from_str::<Kept>(text).unwrap().client();
+        // As connections made before this server had an application kept it.
+        let own = read(r#"{"client_id":"i","client_secret":"s","item_id":"x"}"#).unwrap();
+        assert_eq!(own.map(|c| c.client_id).as_deref(), Some("i"));
+        assert!(read(r#"{"item_id":"x"}"#).unwrap().is_none(), "the server's");
+        for half in [r#"{"client_id":"i","item_id":"x"}"#, r#"{"client_secret":"s"}"#] {
+            assert!(read(half).is_err(), "{half}: not the server's");
+        }
+        let written = serde_json::to_string(&Kept::new(None, "x")).unwrap();
+        assert_eq!(written, r#"{"item_id":"x"}"#);
     }
 
     #[test]
