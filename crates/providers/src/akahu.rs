@@ -21,7 +21,6 @@
 use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
-    classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
 use crate::description::{
@@ -239,9 +238,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
                 detail: &message,
                 retry_after: refused.seconds_header(&["retry-after"]),
             };
-            classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-                ConnectorError::Protocol(format!("Akahu answered {what} with {}", refused.status))
-            })
+            answer.error(|_| None)
         }
     }
 }

@@ -39,7 +39,7 @@
 //! and a payment's day is the bank's, in Amsterdam.
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
@@ -354,9 +354,7 @@ fn refusal(check: KeyCheck, refused: &Refusal<'_>) -> ConnectorError {
         detail: &message,
         retry_after: refused.seconds_header(&["retry-after"]),
     };
-    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!("bunq answered {what} with {status} ({message})"))
-    })
+    answer.error(|_| None)
 }
 
 /// The header bunq signs its answers' bodies in.

@@ -320,6 +320,28 @@ pub(crate) fn classify_http_status(
     })
 }
 
+impl HttpAnswer<'_> {
+    /// The error this answer means ([`classify_http_status`]); one whose
+    /// status is a success after all (a connector refused what came with
+    /// it) is an answer we cannot use.
+    pub(crate) fn error(
+        &self,
+        needs_user: impl FnOnce(reqwest::StatusCode) -> Option<String>,
+    ) -> ConnectorError {
+        classify_http_status(self, needs_user).unwrap_or_else(|| {
+            let detail = if self.detail.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", self.detail)
+            };
+            ConnectorError::Protocol(format!(
+                "{} answered {} with {}{detail}",
+                self.provider, self.what, self.status
+            ))
+        })
+    }
+}
+
 /// What [`classify_http_status`] reads of an answer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HttpAnswer<'a> {

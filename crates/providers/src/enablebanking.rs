@@ -23,7 +23,7 @@
 use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
-    InstitutionChoice, Prepared, classify_http_status,
+    InstitutionChoice, Prepared,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
 use crate::description::{
@@ -269,12 +269,7 @@ fn refusal(refused: &Refusal<'_>, now: DateTime<Utc>) -> ConnectorError {
                 detail: &text,
                 retry_after: refused.seconds_header(&["retry-after"]),
             };
-            classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-                ConnectorError::Protocol(format!(
-                    "Enable Banking answered {what} with {}",
-                    refused.status
-                ))
-            })
+            answer.error(|_| None)
         }
     }
 }

@@ -18,7 +18,7 @@
 use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     ConnectRequest, Connector, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
-    InstitutionChoice, Prepared, classify_http_status,
+    InstitutionChoice, Prepared,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
 use crate::description::{
@@ -194,9 +194,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
             )
         })
     };
-    classify_http_status(&answer, needs_user).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!("GoCardless answered {what} with {status}"))
-    })
+    answer.error(needs_user)
 }
 
 impl GoCardlessConnector {

@@ -26,7 +26,6 @@
 use tributary_domain::enrich::hints::{CategoryHint, Hints};
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
-    classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
 use crate::description::{
@@ -251,9 +250,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         detail: &text,
         retry_after: refused.seconds_header(&["retry-after"]),
     };
-    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!("Plaid answered {what} with {}", refused.status))
-    })
+    answer.error(|_| None)
 }
 
 /// The Item's token, sealed with the connection.

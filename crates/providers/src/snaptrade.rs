@@ -26,7 +26,6 @@
 
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
-    classify_http_status,
 };
 use crate::provider_http::{ProviderHttp, Refusal};
 use crate::description::{
@@ -236,12 +235,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
                 detail: &detail,
                 retry_after,
             };
-            classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-                ConnectorError::Protocol(format!(
-                    "SnapTrade answered {what} with {}",
-                    refused.status
-                ))
-            })
+            answer.error(|_| None)
         }
     }
 }

@@ -18,7 +18,7 @@
 //! (`REVERSED`) is no transaction, and its stored pending row goes.
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
@@ -116,9 +116,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         detail: &message,
         retry_after: refused.seconds_header(&["retry-after"]),
     };
-    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!("Starling answered {what} with {}", refused.status))
-    })
+    answer.error(|_| None)
 }
 
 /// The scopes a sync reads with: the accounts, their balances, their feeds.

@@ -32,7 +32,7 @@
 
 use crate::connector::{
     ConnectRequest, ConnectWidget, ConnectorError, FetchContext, HttpAnswer, PROVIDER_TIMEOUT,
-    Prepared, classify_http_status,
+    Prepared,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
@@ -410,12 +410,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         detail: &detail,
         retry_after: refused.seconds_header(&["retry-after"]),
     };
-    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!(
-            "Teller answered {what} with {} ({detail})",
-            refused.status
-        ))
-    })
+    answer.error(|_| None)
 }
 
 #[derive(Debug, Deserialize)]

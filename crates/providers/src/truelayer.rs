@@ -26,7 +26,7 @@
 use crate::connector::PROVIDER_TIMEOUT;
 use crate::connector::{
     AuthorizationReturn, ConnectRequest, ConnectorError, ConsentEnd, FetchContext, HttpAnswer,
-    InstitutionChoice, Prepared, classify_http_status,
+    InstitutionChoice, Prepared,
 };
 use crate::description::{
     Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
@@ -215,9 +215,7 @@ fn refusal(refused: &Refusal<'_>, now: DateTime<Utc>) -> ConnectorError {
                     retry_after: None,
                 };
             }
-            classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-                ConnectorError::Protocol(format!("TrueLayer answered {what} with {}", refused.status))
-            })
+            answer.error(|_| None)
         }
     }
 }

@@ -19,7 +19,7 @@
 //! amounts taken off), the one balance Up gives.
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Reports, ReturnAddress, SettingError,
@@ -116,8 +116,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         detail: &message,
         retry_after: refused.seconds_header(&["retry-after"]),
     };
-    classify_http_status(&answer, |_| None)
-        .unwrap_or_else(|| ConnectorError::Protocol(format!("Up answered {what} with {}", refused.status)))
+    answer.error(|_| None)
 }
 
 #[derive(Debug, Deserialize)]

@@ -14,7 +14,7 @@
 mod statement;
 
 use crate::connector::{
-    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared, classify_http_status,
+    ConnectRequest, ConnectorError, FetchContext, HttpAnswer, Prepared,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Field, Input, Reports,
@@ -193,9 +193,7 @@ impl IbkrConnector {
                 detail: "",
                 retry_after: None,
             };
-            return Err(classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-                ConnectorError::Protocol(format!("Interactive Brokers answered {what} with {status}"))
-            }));
+            return Err(answer.error(|_| None));
         }
         let too_large = || {
             ConnectorError::Protocol(format!(

@@ -31,7 +31,6 @@
 
 use crate::connector::{
     ConnectRequest, ConnectWidget, ConnectorError, FetchContext, HttpAnswer, Prepared,
-    classify_http_status,
 };
 use crate::description::{
     Answers, Connect, Constructor, Description, Environment, Field, Input, Reports, ReturnAddress,
@@ -321,12 +320,7 @@ fn refusal(refused: &Refusal<'_>) -> ConnectorError {
         detail: &detail,
         retry_after,
     };
-    classify_http_status(&answer, |_| None).unwrap_or_else(|| {
-        ConnectorError::Protocol(format!(
-            "Pluggy answered {what} with {} ({detail})",
-            refused.status
-        ))
-    })
+    answer.error(|_| None)
 }
 
 /// Not `Debug`: it is a credential.
